@@ -1,0 +1,33 @@
+# RetroRapid Online. `make run` and `make test` are the two commands the README promises.
+SWIFT ?= swift
+# Tests run optimised (the survival property tests play 180 million steps) but with
+# testing enabled; they build in their own folder so `make run`'s build is not redone.
+TEST_FLAGS = -c release -Xswiftc -enable-testing --scratch-path .build/test
+
+.PHONY: all deps build run test bench sim clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build -c release --product retrorapid
+
+run: build
+	.build/release/retrorapid serve
+
+test: deps
+	$(SWIFT) build $(TEST_FLAGS) --build-tests
+	$(SWIFT) test $(TEST_FLAGS) --skip-build
+	$(SWIFT) build $(TEST_FLAGS) --product retrorapid
+	.build/test/release/retrorapid sim --level all --seeds 2000 --steps 5000 --bot cues --threads 2 --expect-survival
+
+bench: deps
+	scripts/bench-engine.sh
+
+sim: build
+	.build/release/retrorapid sim --level all --seeds 1000 --steps 5000 --bot perfect --threads 2
+
+clean:
+	rm -rf .build

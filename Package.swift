@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+// RetroRapid Online. No outside Swift packages: only the toolchain and two C libraries
+// from Debian (libwebsockets-dev, libsqlite3-dev) through system-library targets.
+import PackageDescription
+
+let package = Package(
+    name: "RetroRapid",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "retrorapid", targets: ["retrorapid"]),
+    ],
+    targets: [
+        // MARK: - C libraries (module map + shim + pkg-config)
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite3",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // MARK: - Game (pure, no I/O)
+        // The rules: road, generator, steps, moves, speed, grace, events, replay.
+        .target(name: "RetroRapidRules"),
+        // Built-in players (perfect, cues-only, random) and the simulation runner.
+        .target(name: "RetroRapidBots", dependencies: ["RetroRapidRules"]),
+
+        // MARK: - Server side
+        // Logger and configuration shared by every server-side target.
+        .target(name: "RetroRapidSupport"),
+        // SQLite connection, statements, migrations, repositories.
+        .target(name: "RetroRapidStorage", dependencies: ["CSQLite3", "RetroRapidSupport", "RetroRapidRules"]),
+        // The libwebsockets loop, HTTP routes, WebSocket sessions, tick scheduler.
+        .target(name: "RetroRapidServer", dependencies: ["CLibWebSockets", "RetroRapidSupport", "RetroRapidRules", "RetroRapidStorage"]),
+        // The thin executable: parses a command and hands it to the targets above.
+        .executableTarget(
+            name: "retrorapid",
+            dependencies: ["RetroRapidRules", "RetroRapidBots", "RetroRapidSupport", "RetroRapidStorage", "RetroRapidServer"]
+        ),
+
+        // MARK: - Tests (mirror the targets)
+        .testTarget(name: "RetroRapidRulesTests", dependencies: ["RetroRapidRules"]),
+        .testTarget(name: "RetroRapidBotsTests", dependencies: ["RetroRapidBots", "RetroRapidRules"]),
+        .testTarget(name: "RetroRapidSupportTests", dependencies: ["RetroRapidSupport"]),
+        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidRules"]),
+        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer"]),
+    ]
+)

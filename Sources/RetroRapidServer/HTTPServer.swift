@@ -1,0 +1,178 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Synchronization
+
+/// Where and what the HTTP server serves.
+public struct HTTPServerOptions: Sendable, Equatable {
+    /// A numeric IPv4 or IPv6 address to listen on (or "localhost", meaning 127.0.0.1);
+    /// "0.0.0.0" or "::" (or "") for every interface.
+    public var host: String
+    /// The TCP port; 0 lets the kernel choose (read `HTTPServer.boundPort`).
+    public var port: Int
+    /// The folder served at `/`, relative to the working directory or absolute.
+    public var webRoot: String
+    /// PEM certificate and private key: give both to serve HTTPS instead of HTTP.
+    public var tlsCertificatePath: String?
+    public var tlsPrivateKeyPath: String?
+
+    public init(host: String = "0.0.0.0", port: Int = 8080, webRoot: String = "Web",
+                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil) {
+        self.host = host
+        self.port = port
+        self.webRoot = webRoot
+        self.tlsCertificatePath = tlsCertificatePath
+        self.tlsPrivateKeyPath = tlsPrivateKeyPath
+    }
+}
+
+/// The HTTP server: static files from the web root at `/`, the router's routes (`/healthz`,
+/// everything under `/api`), one libwebsockets service thread.
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerOptions
+    private let router: HTTPRouter
+    private let running = Mutex<Running?>(nil)
+
+    private struct Running: Sendable {
+        let context: LWSContext
+        let port: Int
+    }
+
+    /// Headers on every response, files and routes alike. Written here rather than with
+    /// LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE because that option's CSP
+    /// has no media-src or manifest-src (so `default-src 'none'` would block the client's audio
+    /// files and web manifest) and it sends the deprecated X-XSS-Protection. No inline script
+    /// or style is allowed. `ws: wss:` is there because Safari before 16 does not let 'self'
+    /// cover WebSocket URLs.
+    static let securityHeaders: [(name: String, value: String)] = [
+        ("content-security-policy:",
+         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            + "font-src 'self'; media-src 'self'; manifest-src 'self'; connect-src 'self' ws: wss:; "
+            + "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+        ("x-content-type-options:", "nosniff"),
+        ("referrer-policy:", "no-referrer"),
+        ("x-frame-options:", "DENY"),
+        ("cross-origin-opener-policy:", "same-origin"),
+    ]
+
+    /// HSTS is sent only when this server itself terminates TLS.
+    static let strictTransportSecurity = (name: "strict-transport-security:", value: "max-age=15552000")
+
+    public init(configuration: HTTPServerOptions, router: HTTPRouter = .standard) {
+        self.configuration = configuration
+        self.router = router
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The port the server listens on (the kernel's choice when configured with 0); nil when
+    /// not running.
+    public var boundPort: Int? {
+        running.withLock { $0?.port }
+    }
+
+    /// Starts listening and serving on a new service thread; returns once the port is bound.
+    public func start() throws(HTTPServerError) {
+        let options = try makeContextOptions()
+        try running.withLock { (running: inout Running?) throws(HTTPServerError) in
+            guard running == nil else {
+                throw HTTPServerError(.alreadyStarted, "The server is already running.")
+            }
+            let context = LWSContext(options: options)
+            do throws(LWSContextError) {
+                running = Running(context: context, port: try context.start())
+            } catch {
+                throw listenError(error)
+            }
+        }
+    }
+
+    /// Stops serving: closes every connection, destroys the libwebsockets context and joins its
+    /// thread before returning; the port is free afterwards. Safe to call more than once.
+    public func stop() {
+        guard let context = running.withLock({ $0?.context }) else { return }
+        context.stop()  // every caller waits here until the context is gone
+        running.withLock { running in
+            if running?.context === context { running = nil }
+        }
+    }
+
+    // MARK: - Setup
+
+    private func makeContextOptions() throws(HTTPServerError) -> LWSContextOptions {
+        let address = try Self.listenAddress(configuration.host)
+        guard (0...65535).contains(configuration.port) else {
+            throw HTTPServerError(.invalidPort, "The port \(configuration.port) is not between 0 and 65535.")
+        }
+        let files = try StaticFiles(webRoot: configuration.webRoot)
+        var headers = Self.securityHeaders
+        let tls = try tlsPaths()
+        if tls != nil { headers.append(Self.strictTransportSecurity) }
+        let router = self.router
+        return LWSContextOptions(
+            address: address,
+            port: configuration.port,
+            mounts: [files.mount] + router.mountpoints.map { .callback(mountpoint: $0) },
+            responseHeaders: headers,
+            httpHandler: { request in router.response(for: request) },
+            tlsCertificatePath: tls?.certificate,
+            tlsPrivateKeyPath: tls?.key
+        )
+    }
+
+    /// libwebsockets takes an interface name or a numeric address and, for a name that does not
+    /// exist yet, waits for it to appear instead of failing; so only numeric addresses go in.
+    static func listenAddress(_ host: String) throws(HTTPServerError) -> String? {
+        if ["", "0.0.0.0", "::", "*"].contains(host) { return nil }
+        if host == "localhost" { return "127.0.0.1" }
+        var ipv4 = in_addr()
+        var ipv6 = in6_addr()
+        guard inet_pton(AF_INET, host, &ipv4) == 1 || inet_pton(AF_INET6, host, &ipv6) == 1 else {
+            throw HTTPServerError(.invalidHost,
+                "The host '\(host)' is not an IP address. Use one such as 127.0.0.1, or 0.0.0.0 for every interface.")
+        }
+        return host
+    }
+
+    private func tlsPaths() throws(HTTPServerError) -> (certificate: String, key: String)? {
+        switch (configuration.tlsCertificatePath, configuration.tlsPrivateKeyPath) {
+        case (nil, nil):
+            return nil
+        case let (certificate?, key?):
+            for path in [certificate, key] where !FileManager.default.isReadableFile(atPath: path) {
+                throw HTTPServerError(.tlsFilesMissing, "The TLS file \(path) does not exist or cannot be read.")
+            }
+            return (certificate, key)
+        default:
+            throw HTTPServerError(.tlsFilesMissing, "HTTPS needs both a certificate and a private key file.")
+        }
+    }
+
+    private func listenError(_ error: LWSContextError) -> HTTPServerError {
+        let place = "\(configuration.host):\(configuration.port)"
+        switch error {
+        case .contextCreationFailed:
+            return HTTPServerError(.listenFailed, "libwebsockets could not create its context; see the messages above.")
+        case .listenFailed(errno: EADDRINUSE?):
+            return HTTPServerError(.portInUse,
+                "Cannot listen on \(place): the port is already in use. Stop the other server or choose another port.")
+        case .listenFailed(errno: EADDRNOTAVAIL?):
+            return HTTPServerError(.addressUnavailable,
+                "Cannot listen on \(place): this machine has no such address. Use one of its addresses, or 0.0.0.0.")
+        case .listenFailed(errno: EACCES?):
+            return HTTPServerError(.permissionDenied,
+                "Cannot listen on \(place): permission denied. Ports below 1024 need privileges; choose a higher port.")
+        case .listenFailed(errno: nil) where configuration.tlsCertificatePath != nil:
+            return HTTPServerError(.tlsFilesMissing,
+                "Cannot serve HTTPS on \(place): libwebsockets could not load the certificate or key (see its messages above). Both must be PEM files that belong together.")
+        case .listenFailed(let code):
+            let reason = code.map { String(cString: strerror($0)) } ?? "see the libwebsockets messages above"
+            return HTTPServerError(.listenFailed, "Cannot listen on \(place): \(reason).")
+        }
+    }
+}

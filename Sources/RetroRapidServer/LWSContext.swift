@@ -1,0 +1,375 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CLibWebSockets
+import Dispatch
+import Foundation
+import Synchronization
+
+/// What an `LWSContext` listens on and serves, in Swift terms. The context turns it into the C
+/// structs libwebsockets wants and keeps them alive for the context's whole life.
+struct LWSContextOptions: Sendable {
+    /// A numeric IPv4 or IPv6 address; `nil` listens on every interface.
+    var address: String?
+    /// 0 lets the kernel pick a free port; `LWSContext.start()` returns the one bound.
+    var port: Int
+    /// Mounts in the vhost's URL space. libwebsockets picks the longest matching mountpoint.
+    var mounts: [LWSMount]
+    /// Headers added to every HTTP response the vhost sends (files, routes, errors, 304s).
+    var responseHeaders: [(name: String, value: String)]
+    /// Answers requests that land on `.callback` mounts. Called on the service thread.
+    var httpHandler: HTTPHandler
+    var tlsCertificatePath: String?
+    var tlsPrivateKeyPath: String?
+}
+
+/// One entry in the vhost's URL space.
+enum LWSMount: Sendable {
+    /// Serve a directory (`LWSMPRO_FILE`): libwebsockets does ranges, ETag and 304 itself, and
+    /// hands a request for a missing file to the protocol callback (so to `httpHandler`).
+    /// `extraMimeTypes` maps a file name suffix (".mjs") to a content type; libwebsockets checks
+    /// it before its own table and answers 415 for a file neither names.
+    case files(mountpoint: String, directory: String, defaultFile: String,
+               extraMimeTypes: [(suffix: String, contentType: String)])
+    /// Hand requests to our protocol callback (`LWSMPRO_CALLBACK`), which calls `httpHandler`.
+    case callback(mountpoint: String)
+}
+
+/// Why a context could not start listening.
+enum LWSContextError: Error, Equatable {
+    case contextCreationFailed
+    /// `errno` of our own bind to the same address and port; `nil` when that bind works, so the
+    /// cause is something else (TLS files, for one: see the libwebsockets log).
+    case listenFailed(errno: Int32?)
+}
+
+/// Owns one `lws_context` and the one thread that services it.
+///
+/// Threading rule: the service thread created by `start()` makes every libwebsockets call:
+/// it creates the context and vhost, runs `lws_service` until stopped, runs every callback, and
+/// destroys the context. Any other thread may only call `stop()`/`wait()`, which use
+/// `lws_cancel_service` (the one call libwebsockets allows off the service thread).
+/// The C strings and structs handed to libwebsockets live in `allocations` and are freed on
+/// the service thread after `lws_context_destroy`.
+final class LWSContext: @unchecked Sendable {
+    // @unchecked: `allocations` and `openExchangeCount` are touched only by the service thread
+    // (and read by tests after `wait()`); everything else shared is a Mutex, Atomic or let.
+
+    let options: LWSContextOptions
+    /// The name of our one HTTP protocol; callback mounts name it as their origin.
+    static let httpProtocolName = "retrorapid-http"
+
+    private let stopRequested = Atomic<Bool>(false)
+    private let shared = Mutex(SharedState())
+    /// Left when the service thread has destroyed the context and freed its C memory.
+    private let finished = DispatchGroup()
+    /// Signalled once the service thread knows whether the vhost is listening.
+    private let startupDone = DispatchSemaphore(value: 0)
+    private var allocations = CAllocations()
+    /// Live per-connection HTTP exchanges (service thread only); tests read it after `wait()`.
+    var openExchangeCount = 0
+
+    private struct SharedState {
+        var phase = Phase.idle
+        /// Set while the context exists, so `stop()` can reach `lws_cancel_service`. Cleared by
+        /// the service thread, under the lock, before `lws_context_destroy`.
+        var context: ContextHandle?
+        /// The service thread, once created; kept after it ends so it can be recognised.
+        var thread: pthread_t?
+        /// Set by the one caller of `wait()` that joins the thread; the others wait on `finished`.
+        var joinClaimed = false
+        var startupResult: Result<Int, LWSContextError>?
+    }
+
+    private enum Phase { case idle, running, finished }
+
+    /// `lws_context *` is an `OpaquePointer`, which is not Sendable; the only thing done with it
+    /// off the service thread is `lws_cancel_service`, under the `shared` lock.
+    private struct ContextHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    init(options: LWSContextOptions) {
+        self.options = options
+    }
+
+    /// Creates the service thread and blocks until the vhost is listening or has failed.
+    /// Returns the bound port (the kernel's choice when `options.port` is 0).
+    func start() throws(LWSContextError) -> Int {
+        LWSLogging.configureOnce()
+        let thread: pthread_t? = shared.withLock { state in
+            precondition(state.phase == .idle, "LWSContext.start() called twice")
+            state.phase = .running
+            finished.enter()
+            var thread = pthread_t()
+            // The thread owns one retain of self until it has destroyed the context: callbacks
+            // that run during lws_context_destroy still find the object alive.
+            let retained = Unmanaged.passRetained(self).toOpaque()
+            let rc = pthread_create(&thread, nil, { argument in
+                let context = Unmanaged<LWSContext>.fromOpaque(argument!).takeRetainedValue()
+                context.serviceThreadMain()
+                return nil
+            }, retained)
+            guard rc == 0 else {
+                Unmanaged<LWSContext>.fromOpaque(retained).release()
+                state.phase = .finished
+                finished.leave()
+                return nil
+            }
+            state.thread = thread
+            return thread
+        }
+        guard thread != nil else { throw .contextCreationFailed }
+        startupDone.wait()
+        let result = shared.withLock { $0.startupResult }!
+        switch result {
+        case .success(let port):
+            return port
+        case .failure(let error):
+            wait()
+            throw error
+        }
+    }
+
+    /// Asks the service loop to end and waits until the context is destroyed. Safe from any
+    /// thread, any number of times. Called on the service thread itself (from a handler), it
+    /// only asks, because waiting there would deadlock.
+    func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        shared.withLock { state in
+            if let context = state.context {
+                lws_cancel_service(context.pointer)
+            }
+        }
+        wait()
+    }
+
+    /// Blocks until the service thread has destroyed the context, and joins it. On the service
+    /// thread itself it returns at once.
+    func wait() {
+        enum Action { case join(pthread_t), waitForFinish, none }
+        let action: Action = shared.withLock { state in
+            guard let thread = state.thread else { return .waitForFinish }
+            if pthread_equal(thread, pthread_self()) != 0 { return .none }
+            if state.joinClaimed { return .waitForFinish }
+            state.joinClaimed = true
+            return .join(thread)
+        }
+        switch action {
+        case .join(let thread): pthread_join(thread, nil)
+        case .waitForFinish: finished.wait()
+        case .none: break
+        }
+    }
+
+    /// Whether the calling thread is this context's service thread.
+    var isServiceThread: Bool {
+        shared.withLock { state in
+            state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        }
+    }
+
+    // MARK: - Service thread
+
+    private func serviceThreadMain() {
+        defer { finished.leave() }
+        switch createContextAndVhost() {
+        case .failure(let error):
+            shared.withLock { state in
+                state.startupResult = .failure(error)
+                state.phase = .finished
+            }
+            allocations.freeAll()
+            startupDone.signal()
+        case .success(let (context, port)):
+            shared.withLock { state in
+                state.context = ContextHandle(pointer: context)
+                state.startupResult = .success(port)
+            }
+            startupDone.signal()
+            while !stopRequested.load(ordering: .acquiring) {
+                // The timeout argument is ignored by lws 4.1: it sleeps until the next event,
+                // timer or lws_cancel_service.
+                if lws_service(context, 0) < 0 { break }
+            }
+            shared.withLock { state in
+                state.context = nil
+                state.phase = .finished
+            }
+            lws_context_destroy(context)
+            allocations.freeAll()
+        }
+    }
+
+    private func createContextAndVhost() -> Result<(OpaquePointer, Int), LWSContextError> {
+        var info = lws_context_creation_info()
+        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
+        if options.tlsCertificatePath != nil {
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+        }
+        if let address = options.address, !address.contains(":") {
+            // An IPv4 address: use an AF_INET socket rather than an IPv6 one with a mapped address.
+            info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+        }
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.port = CONTEXT_PORT_NO_LISTEN
+        guard let context = lws_create_context(&info) else {
+            return .failure(.contextCreationFailed)
+        }
+
+        // libwebsockets treats an address it cannot bind (EADDRNOTAVAIL) as an interface that
+        // may appear later: it creates the vhost without listening and reports success. Find
+        // that out first with a bind to the same address on a throwaway port.
+        if let address = options.address, let error = bindErrno(address: address, port: 0) {
+            lws_context_destroy(context)
+            return .failure(.listenFailed(errno: error))
+        }
+        info.port = Int32(options.port)
+        info.iface = options.address.map { allocations.string($0) }
+        info.vhost_name = allocations.string("retrorapid")
+        info.server_string = allocations.string("RetroRapid")
+        info.protocols = makeProtocols()
+        info.mounts = makeMounts()
+        info.headers = makeNameValueList(options.responseHeaders)
+        if let certificate = options.tlsCertificatePath, let key = options.tlsPrivateKeyPath {
+            info.ssl_cert_filepath = allocations.string(certificate)
+            info.ssl_private_key_filepath = allocations.string(key)
+        }
+        guard let vhost = lws_create_vhost(context, &info) else {
+            lws_context_destroy(context)
+            return .failure(.listenFailed(errno: bindErrno(address: options.address, port: options.port)))
+        }
+        let port = Int(lws_get_vhost_listen_port(vhost))
+        guard port > 0 else {
+            lws_context_destroy(context)
+            return .failure(.listenFailed(errno: nil))
+        }
+        return .success((context, port))
+    }
+
+    /// Our one protocol, first in the list so it is also the vhost's HTTP protocol, plus the
+    /// zeroed terminator. Its per-connection memory holds one pointer: the connection's
+    /// `HTTPExchange`.
+    private func makeProtocols() -> UnsafePointer<lws_protocols> {
+        let protocols = allocations.array(of: lws_protocols.self, count: 2)
+        protocols[0].name = allocations.string(Self.httpProtocolName)
+        protocols[0].callback = lwsHTTPCallback
+        protocols[0].per_session_data_size = MemoryLayout<UnsafeMutableRawPointer?>.size
+        return UnsafePointer(protocols)
+    }
+
+    private func makeMounts() -> UnsafePointer<lws_http_mount>? {
+        var next: UnsafePointer<lws_http_mount>?
+        for mount in options.mounts.reversed() {
+            let m = allocations.array(of: lws_http_mount.self, count: 1)
+            m.pointee.mount_next = next
+            switch mount {
+            case .files(let mountpoint, let directory, let defaultFile, let extraMimeTypes):
+                m.pointee.mountpoint = allocations.string(mountpoint)
+                m.pointee.mountpoint_len = UInt8(mountpoint.utf8.count)
+                m.pointee.origin = allocations.string(directory)
+                m.pointee.def = allocations.string(defaultFile)
+                m.pointee.origin_protocol = UInt8(LWSMPRO_FILE.rawValue)
+                m.pointee.extra_mimetypes = makeNameValueList(
+                    extraMimeTypes.map { (name: $0.suffix, value: $0.contentType) })
+                // "must-revalidate, public, max-age=1": browsers keep files but ask again after
+                // a second and get a 304 while the ETag matches. The client has no build step
+                // and no versioned file names, so files must not be reused without asking.
+                // (libwebsockets cannot say "no-cache": with max-age 0 it sends "no-store", and
+                // then browsers never send If-None-Match.)
+                m.pointee.cache_max_age = 1
+                m.pointee.cache_reusable = 1
+                m.pointee.cache_revalidate = 1
+                m.pointee.cache_intermediaries = 1
+            case .callback(let mountpoint):
+                m.pointee.mountpoint = allocations.string(mountpoint)
+                m.pointee.mountpoint_len = UInt8(mountpoint.utf8.count)
+                m.pointee.origin = allocations.string(Self.httpProtocolName)
+                m.pointee.origin_protocol = UInt8(LWSMPRO_CALLBACK.rawValue)
+            }
+            next = UnsafePointer(m)
+        }
+        return next
+    }
+
+    /// A `lws_protocol_vhost_options` linked list of name/value pairs, in order.
+    private func makeNameValueList(_ pairs: [(name: String, value: String)])
+        -> UnsafePointer<lws_protocol_vhost_options>?
+    {
+        var next: UnsafePointer<lws_protocol_vhost_options>?
+        for pair in pairs.reversed() {
+            let node = allocations.array(of: lws_protocol_vhost_options.self, count: 1)
+            node.pointee.next = next
+            node.pointee.name = allocations.string(pair.name)
+            node.pointee.value = allocations.string(pair.value)
+            next = UnsafePointer(node)
+        }
+        return next
+    }
+}
+
+/// Binds a throwaway socket the way libwebsockets does (SO_REUSEADDR) to learn why its bind
+/// failed: libwebsockets only logs the errno. Returns nil when the bind works.
+private func bindErrno(address: String?, port: Int) -> Int32? {
+    var hints = addrinfo()
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV
+    hints.ai_family = AF_UNSPEC
+    #if canImport(Glibc)
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    #else
+    hints.ai_socktype = SOCK_STREAM
+    #endif
+    var list: UnsafeMutablePointer<addrinfo>?
+    guard getaddrinfo(address, String(port), &hints, &list) == 0, let info = list else {
+        return EADDRNOTAVAIL
+    }
+    defer { freeaddrinfo(list) }
+    let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, 0)
+    guard fd >= 0 else { return errno }
+    defer { close(fd) }
+    var one: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    return bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 ? nil : errno
+}
+
+/// C memory handed to libwebsockets structs: strdup'd strings and zeroed structs. Kept until
+/// the context is destroyed, then freed together.
+private struct CAllocations {
+    private var pointers: [UnsafeMutableRawPointer] = []
+
+    mutating func string(_ value: String) -> UnsafePointer<CChar> {
+        let copy = strdup(value)!
+        pointers.append(UnsafeMutableRawPointer(copy))
+        return UnsafePointer(copy)
+    }
+
+    mutating func array<T>(of type: T.Type, count: Int) -> UnsafeMutablePointer<T> {
+        let raw = calloc(count, MemoryLayout<T>.stride)!
+        pointers.append(raw)
+        return raw.bindMemory(to: T.self, capacity: count)
+    }
+
+    mutating func freeAll() {
+        pointers.forEach { free($0) }
+        pointers.removeAll()
+    }
+}
+
+/// libwebsockets logs through one process-wide emit function; ours keeps errors and warnings.
+enum LWSLogging {
+    private static let configured: Void = {
+        lws_set_log_level(LLL_ERR | LLL_WARN) { level, line in
+            guard let line else { return }
+            var text = String(cString: line)
+            while text.last?.isNewline == true { text.removeLast() }
+            let label = level & LLL_ERR != 0 ? "error" : "warning"
+            FileHandle.standardError.write(Data("libwebsockets \(label): \(text)\n".utf8))
+        }
+    }()
+
+    static func configureOnce() {
+        _ = configured
+    }
+}

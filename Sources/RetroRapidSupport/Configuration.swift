@@ -1,0 +1,458 @@
+import Foundation
+
+/// Every setting the server reads, with the defaults a developer gets on a fresh checkout.
+/// Sources overlay in order, later winning: these defaults, the env file, the environment, flags.
+public struct ServerConfiguration: Sendable, Equatable {
+    public var host = "0.0.0.0"
+    public var port = 8080
+    public var databasePath = "data/retrorapid.sqlite"
+    public var webRoot = "Web"
+    public var tlsCertificatePath: String? = nil
+    public var tlsKeyPath: String? = nil
+    public var logLevel = Logger.Level.info
+    public var logFormat = LogFormat.text
+    public var dailyFreePlays = 5
+    /// In the currency's minor units (pence for GBP), so prices never touch floating point.
+    public var unlimitedPriceMinorUnits = 299
+    public var currency = "GBP"
+    public var latencyGraceMilliseconds = 150
+    public var disconnectGraceSeconds = 60
+    public var maxMessageBytes = 4096
+    public var maxConnectionsPerIP = 64
+    public var webhookSecret: String? = nil
+    public var metricsEnabled = true
+
+    public init() {}
+}
+
+/// A setting that can't be used. The message starts with where the mistake is (a flag, an
+/// environment variable, or a line of the env file) so it can be fixed without guessing; the
+/// source is also kept as data so callers can tell a typo on the command line from a bad deployment.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Source: Sendable, Equatable {
+        /// A command-line argument as typed, e.g. `--port`.
+        case flag(String)
+        /// A process environment variable, e.g. `RETRORAPID_PORT`.
+        case environment(String)
+        /// Line 0 means the file as a whole, e.g. when it can't be read.
+        case envFile(path: String, line: Int)
+
+        /// How a message names the culprit; `variable` is only needed for env-file lines.
+        func subject(_ variable: String) -> String {
+            switch self {
+            case .flag(let flag): flag
+            case .environment(let name): "environment variable \(name)"
+            case .envFile(let path, let line): "\(path) line \(line): \(variable)"
+            }
+        }
+    }
+
+    public let source: Source
+    /// The setting's key (`port`, `database-path`), or nil when the name itself was not recognised.
+    public let setting: String?
+    public let message: String
+
+    public var description: String { message }
+}
+
+extension ServerConfiguration {
+    /// The file read when `RETRORAPID_ENV_FILE` is not set; a missing default file is not an error.
+    public static let defaultEnvFilePath = "retrorapid.env"
+    public static let envFileVariable = "RETRORAPID_ENV_FILE"
+
+    /// Pure so tests can drive every source without touching the process or the disk.
+    /// `arguments` excludes the program and command names.
+    public static func load(
+        arguments: [String],
+        environment: [String: String],
+        envFileContents: String?
+    ) throws -> ServerConfiguration {
+        try load(arguments: arguments, environment: environment, envFile: envFileContents.map { ("env file", $0) })
+    }
+
+    /// Reads the real environment and env file. An env file named explicitly must exist.
+    public static func loadFromProcess(arguments: [String]) throws -> ServerConfiguration {
+        let environment = ProcessInfo.processInfo.environment
+        let explicitPath = environment[envFileVariable].flatMap { $0.isEmpty ? nil : $0 }
+        let path = explicitPath ?? defaultEnvFilePath
+        var envFile: (path: String, contents: String)?
+        if explicitPath != nil || FileManager.default.fileExists(atPath: path) {
+            do {
+                envFile = (path, try String(contentsOfFile: path, encoding: .utf8))
+            } catch {
+                let reason = "can't be read: \(error.localizedDescription)"
+                throw explicitPath != nil
+                    ? ConfigurationError(
+                        source: .environment(envFileVariable), setting: nil,
+                        message: "environment variable \(envFileVariable) names '\(path)', which \(reason)")
+                    : ConfigurationError(source: .envFile(path: path, line: 0), setting: nil, message: "\(path) \(reason)")
+            }
+        }
+        return try load(arguments: arguments, environment: environment, envFile: envFile)
+    }
+
+    /// Generated from the same table the loader uses, so it can't list a setting that doesn't exist.
+    public static var helpText: String {
+        let defaults = ServerConfiguration()
+        var text = """
+            Settings come from, later winning: built-in defaults, the env file (\(defaultEnvFilePath), \
+            or the file named by \(envFileVariable)), the environment, then flags.
+
+            """
+        for setting in settings {
+            text += """
+
+                  \(setting.flag) \(setting.valueName)   (env \(setting.environmentName))
+                      \(setting.help)
+                      Allowed: \(setting.allowed). Default: \(setting.render(defaults) ?? "not set").
+
+                """
+        }
+        return text
+    }
+
+    static func load(
+        arguments: [String],
+        environment: [String: String],
+        envFile: (path: String, contents: String)?
+    ) throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        // Where each setting's final value came from, so a cross-setting error can point at it.
+        var origins: [String: ConfigurationError.Source] = [:]
+
+        func apply(_ setting: Setting, _ value: String, from source: ConfigurationError.Source) throws {
+            guard setting.apply(&configuration, value) else {
+                throw ConfigurationError(
+                    source: source,
+                    setting: setting.key,
+                    message: "\(source.subject(setting.environmentName)) expects \(setting.allowed), got '\(value)'"
+                )
+            }
+            origins[setting.key] = source
+        }
+
+        if let envFile {
+            for entry in try parseEnvFile(envFile.contents, path: envFile.path) {
+                let source = ConfigurationError.Source.envFile(path: envFile.path, line: entry.line)
+                guard let setting = settingsByEnvironmentName[entry.name] else {
+                    if entry.name == envFileVariable {
+                        throw ConfigurationError(
+                            source: source, setting: nil,
+                            message: "\(source.subject(entry.name)) only works in the process environment, not inside an env file"
+                        )
+                    }
+                    if entry.name.hasPrefix(environmentPrefix) {
+                        throw ConfigurationError(
+                            source: source, setting: nil,
+                            message: "\(source.subject(entry.name)) is not a setting; run with --help to list them"
+                        )
+                    }
+                    continue  // Not ours: the file may be shared with other tools.
+                }
+                try apply(setting, entry.value, from: source)
+            }
+        }
+
+        for setting in settings {
+            if let value = environment[setting.environmentName] {
+                try apply(setting, value, from: .environment(setting.environmentName))
+            }
+        }
+
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, valueOptions: Set(settings.map(\.key)))
+        } catch let error as ArgumentError {
+            throw ConfigurationError(flagError: error)
+        }
+        if let extra = parsed.positionals.first {
+            throw ConfigurationError(
+                source: .flag(extra), setting: nil,
+                message: "unexpected argument '\(extra)'; every setting is given as --name value"
+            )
+        }
+        for setting in settings {
+            if let value = parsed.value(setting.key) {
+                try apply(setting, value, from: .flag(setting.flag))
+            }
+        }
+
+        try checkTLSPair(configuration, origins: origins)
+        return configuration
+    }
+
+    /// A certificate without its key (or the reverse) would fail only at the first TLS handshake.
+    private static func checkTLSPair(_ configuration: ServerConfiguration, origins: [String: ConfigurationError.Source]) throws {
+        let certificate = setting("tls-certificate-path")
+        let key = setting("tls-key-path")
+        let pairs = [(certificate, key, configuration.tlsCertificatePath != nil && configuration.tlsKeyPath == nil),
+                     (key, certificate, configuration.tlsKeyPath != nil && configuration.tlsCertificatePath == nil)]
+        for (given, missing, isBroken) in pairs where isBroken {
+            let source = origins[given.key]!
+            throw ConfigurationError(
+                source: source,
+                setting: missing.key,
+                message: "\(source.subject(given.environmentName)) is set but \(missing.key) is not; set both "
+                    + "(\(missing.flag) or \(missing.environmentName)) to serve TLS, or neither to serve plain HTTP"
+            )
+        }
+    }
+}
+
+extension ConfigurationError {
+    init(flagError error: ArgumentError) {
+        let name: String
+        let hint: String
+        switch error {
+        case .unknownOption(let option):
+            name = option
+            hint = "; run with --help to list the settings"
+        case .missingValue(let option), .repeated(let option), .invalidValue(let option, _, _):
+            name = option
+            hint = ""
+        }
+        let known = ServerConfiguration.settings.first { $0.key == name }
+        self.init(source: .flag(ArgumentError.spelling(name)), setting: known?.key, message: error.description + hint)
+    }
+}
+
+// MARK: - The settings table
+
+extension ServerConfiguration {
+    /// One row per setting. The env var and flag are both derived from `key`, and help, parsing and
+    /// error messages all read the same row, so the three sources and `--help` can't drift apart.
+    struct Setting: Sendable {
+        /// The Swift property the row fills; lets a test prove every property has a row.
+        let property: String
+        /// kebab-case; `--key` on the command line, `RETRORAPID_KEY` in the environment.
+        let key: String
+        let valueName: String
+        let help: String
+        /// Finishes the sentence "expects …" in error messages.
+        let allowed: String
+        /// Returns false when the text is not an allowed value.
+        let apply: @Sendable (inout ServerConfiguration, String) -> Bool
+        /// The value as it would be written in a flag; nil when unset. Used for defaults in `--help`.
+        let render: @Sendable (ServerConfiguration) -> String?
+
+        var flag: String { "--\(key)" }
+        var environmentName: String { environmentPrefix + key.uppercased().replacingOccurrences(of: "-", with: "_") }
+    }
+
+    static let environmentPrefix = "RETRORAPID_"
+
+    static let settings: [Setting] = [
+        .text("host", "host", \.host, valueName: "ADDRESS", help: "Address to listen on; 0.0.0.0 means every interface.",
+              allowed: "a host name or IP address without spaces", isValid: { !$0.contains(where: \.isWhitespace) }),
+        .integer("port", "port", \.port, range: 1...65535, help: "TCP port for HTTP and WebSocket connections."),
+        .text("databasePath", "database-path", \.databasePath, valueName: "PATH",
+              help: "SQLite database file."),
+        .text("webRoot", "web-root", \.webRoot, valueName: "DIR", help: "Directory of static files served to browsers."),
+        .optionalText("tlsCertificatePath", "tls-certificate-path", \.tlsCertificatePath, valueName: "PATH",
+                      help: "PEM certificate chain; serve HTTPS and WSS when set. Needs --tls-key-path."),
+        .optionalText("tlsKeyPath", "tls-key-path", \.tlsKeyPath, valueName: "PATH",
+                      help: "PEM private key for --tls-certificate-path."),
+        .choice("logLevel", "log-level", \.logLevel, valueName: "LEVEL", help: "Least severe log level written."),
+        .choice("logFormat", "log-format", \.logFormat, valueName: "FORMAT", help: "text for people at a terminal, json for log collectors."),
+        .integer("dailyFreePlays", "daily-free-plays", \.dailyFreePlays, range: 0...1000,
+                 help: "Games a player without the unlimited pass may start each day."),
+        .integer("unlimitedPriceMinorUnits", "unlimited-price-minor-units", \.unlimitedPriceMinorUnits, range: 1...1_000_000,
+                 help: "Price of the unlimited pass in the currency's minor units (299 with GBP is £2.99)."),
+        .text("currency", "currency", \.currency, valueName: "CODE", help: "ISO 4217 currency of the price.",
+              allowed: "a three-letter ISO 4217 code such as GBP",
+              isValid: { $0.count == 3 && $0.allSatisfy { $0.isASCII && $0.isUppercase } }),
+        .integer("latencyGraceMilliseconds", "latency-grace-milliseconds", \.latencyGraceMilliseconds, range: 0...2000,
+                 help: "How late a move may arrive and still count, to forgive network delay."),
+        .integer("disconnectGraceSeconds", "disconnect-grace-seconds", \.disconnectGraceSeconds, range: 0...3600,
+                 help: "How long a dropped player's game waits for them to reconnect."),
+        .integer("maxMessageBytes", "max-message-bytes", \.maxMessageBytes, range: 256...1_048_576,
+                 help: "Largest WebSocket message accepted from a client."),
+        .integer("maxConnectionsPerIP", "max-connections-per-ip", \.maxConnectionsPerIP, range: 1...100_000,
+                 help: "Open connections allowed from one IP address."),
+        .optionalText("webhookSecret", "webhook-secret", \.webhookSecret, valueName: "SECRET", isSecret: true,
+                      help: "Shared secret that payment webhooks are signed with."),
+        .boolean("metricsEnabled", "metrics-enabled", \.metricsEnabled, help: "Whether the server exposes its metrics."),
+    ]
+
+    static let settingsByEnvironmentName = Dictionary(uniqueKeysWithValues: settings.map { ($0.environmentName, $0) })
+
+    static func setting(_ key: String) -> Setting {
+        guard let setting = settings.first(where: { $0.key == key }) else { preconditionFailure("no setting '\(key)'") }
+        return setting
+    }
+}
+
+extension ServerConfiguration.Setting {
+    typealias Property<Value> = WritableKeyPath<ServerConfiguration, Value> & Sendable
+
+    static func integer(_ property: String, _ key: String, _ keyPath: Property<Int>, range: ClosedRange<Int>, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "N", help: help,
+            allowed: "a whole number from \(range.lowerBound) to \(range.upperBound)",
+            apply: { configuration, text in
+                guard let number = Int(text), range.contains(number) else { return false }
+                configuration[keyPath: keyPath] = number
+                return true
+            },
+            render: { String($0[keyPath: keyPath]) }
+        )
+    }
+
+    static func text(
+        _ property: String, _ key: String, _ keyPath: Property<String>, valueName: String, help: String,
+        allowed: String = "any non-empty text", isValid: @escaping @Sendable (String) -> Bool = { _ in true }
+    ) -> Self {
+        Self(
+            property: property, key: key, valueName: valueName, help: help, allowed: allowed,
+            apply: { configuration, text in
+                guard !text.isEmpty, isValid(text) else { return false }
+                configuration[keyPath: keyPath] = text
+                return true
+            },
+            render: { $0[keyPath: keyPath] }
+        )
+    }
+
+    /// An empty value unsets the setting, so a later source can switch off what an earlier one set.
+    static func optionalText(
+        _ property: String, _ key: String, _ keyPath: Property<String?>, valueName: String, isSecret: Bool = false, help: String
+    ) -> Self {
+        Self(
+            property: property, key: key, valueName: valueName, help: help,
+            allowed: "any text, or empty to unset",
+            apply: { configuration, text in
+                configuration[keyPath: keyPath] = text.isEmpty ? nil : text
+                return true
+            },
+            render: { configuration in configuration[keyPath: keyPath].map { isSecret ? "(secret)" : $0 } }
+        )
+    }
+
+    static func choice<Value: RawRepresentable<String> & CaseIterable & Sendable>(
+        _ property: String, _ key: String, _ keyPath: Property<Value>, valueName: String, help: String
+    ) -> Self {
+        let names = Value.allCases.map(\.rawValue)
+        return Self(
+            property: property, key: key, valueName: valueName, help: help,
+            allowed: "one of \(names.joined(separator: ", "))",
+            apply: { configuration, text in
+                guard let value = Value(rawValue: text.lowercased()) else { return false }
+                configuration[keyPath: keyPath] = value
+                return true
+            },
+            render: { $0[keyPath: keyPath].rawValue }
+        )
+    }
+
+    static func boolean(_ property: String, _ key: String, _ keyPath: Property<Bool>, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "true|false", help: help,
+            allowed: "true or false (also yes/no, on/off, 1/0)",
+            apply: { configuration, text in
+                switch text.lowercased() {
+                case "true", "yes", "on", "1": configuration[keyPath: keyPath] = true
+                case "false", "no", "off", "0": configuration[keyPath: keyPath] = false
+                default: return false
+                }
+                return true
+            },
+            render: { String($0[keyPath: keyPath]) }
+        )
+    }
+}
+
+extension ServerConfiguration: CustomStringConvertible {
+    /// Safe to log at startup: the webhook secret is masked.
+    public var description: String {
+        Self.settings.map { "\($0.key)=\($0.render(self) ?? "(not set)")" }.joined(separator: " ")
+    }
+}
+
+// MARK: - Env file syntax
+
+extension ServerConfiguration {
+    struct EnvFileEntry: Equatable {
+        let line: Int
+        let name: String
+        let value: String
+    }
+
+    /// `KEY=VALUE` lines with `#` comments, blank lines, an optional `export ` prefix, and optional
+    /// quotes: single quotes are literal, double quotes understand `\"`, `\\`, `\n` and `\t`.
+    /// An unquoted value ends at ` #`, so a comment can follow it.
+    static func parseEnvFile(_ contents: String, path: String) throws -> [EnvFileEntry] {
+        var entries: [EnvFileEntry] = []
+        var firstLine: [String: Int] = [:]
+        let lines = contents.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        for (index, rawLine) in lines.enumerated() {
+            let lineNumber = index + 1
+            func failure(_ message: String) -> ConfigurationError {
+                ConfigurationError(source: .envFile(path: path, line: lineNumber), setting: nil, message: "\(path) line \(lineNumber): \(message)")
+            }
+
+            var line = rawLine.trimmingCharacters(in: .whitespaces)[...]
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("export ") {
+                line = line.dropFirst("export ".count).drop(while: \.isWhitespace)
+            }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw failure("expected KEY=VALUE, got '\(line)'")
+            }
+            let name = line[..<equals].trimmingCharacters(in: .whitespaces)
+            guard let first = name.first, first == "_" || (first.isASCII && first.isLetter),
+                  name.allSatisfy({ $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) })
+            else {
+                throw failure("'\(name)' is not a variable name; use letters, digits and underscores")
+            }
+            let value = try parseEnvValue(line[line.index(after: equals)...].drop(while: \.isWhitespace), failure: failure)
+
+            if let earlier = firstLine[name] {
+                throw failure("\(name) is already set on line \(earlier); keep one of them")
+            }
+            firstLine[name] = lineNumber
+            entries.append(EnvFileEntry(line: lineNumber, name: name, value: value))
+        }
+        return entries
+    }
+
+    private static func parseEnvValue(
+        _ text: Substring,
+        failure: (String) -> ConfigurationError
+    ) throws -> String {
+        guard let quote = text.first, quote == "\"" || quote == "'" else {
+            let commentStart = text.indices.first { text[$0] == "#" && $0 > text.startIndex && text[text.index(before: $0)].isWhitespace }
+            return text[..<(commentStart ?? text.endIndex)].trimmingCharacters(in: .whitespaces)
+        }
+        var value = ""
+        var index = text.index(after: text.startIndex)
+        var closed = false
+        while index < text.endIndex {
+            let character = text[index]
+            index = text.index(after: index)
+            if character == quote {
+                closed = true
+                break
+            }
+            if quote == "\"", character == "\\", index < text.endIndex {
+                let escaped = text[index]
+                index = text.index(after: index)
+                switch escaped {
+                case "n": value.append("\n")
+                case "t": value.append("\t")
+                case "\"", "\\": value.append(escaped)
+                default: value += "\\\(escaped)"  // Unknown escapes stay as written, e.g. Windows paths.
+                }
+                continue
+            }
+            value.append(character)
+        }
+        guard closed else {
+            throw failure("the value opens a \(quote) quote but never closes it on this line")
+        }
+        let rest = text[index...].trimmingCharacters(in: .whitespaces)
+        guard rest.isEmpty || rest.hasPrefix("#") else {
+            throw failure("unexpected '\(rest)' after the closing \(quote) quote")
+        }
+        return value
+    }
+}

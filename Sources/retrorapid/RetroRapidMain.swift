@@ -1,0 +1,61 @@
+import Foundation
+
+/// Entry point: finds the subcommand and runs it. Kept thin on purpose.
+@main
+enum RetroRapidMain {
+    /// Every subcommand, in the order `help` lists them.
+    static var commands: [any Command.Type] {
+        [
+            ServeCommand.self,
+            MigrateCommand.self,
+            SimCommand.self,
+            BenchEngineCommand.self,
+        ]
+    }
+
+    static func main() {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard let name = arguments.first, !["help", "-h", "--help"].contains(name) else {
+            printHelp(for: arguments.dropFirst().first)
+            exit(arguments.isEmpty ? 64 : 0)
+        }
+        arguments.removeFirst()
+        guard let command = commands.first(where: { $0.name == name }) else {
+            printError("unknown command '\(name)'. Run 'retrorapid help' for the list.")
+            exit(64)
+        }
+        do {
+            exit(try command.run(arguments: arguments))
+        } catch let error as UsageError {
+            printError("\(error)\n\n\(command.usage)")
+            exit(64)
+        } catch {
+            printError("\(error)")
+            exit(1)
+        }
+    }
+
+    static func printHelp(for name: String?) {
+        if let name, let command = commands.first(where: { $0.name == name }) {
+            print(command.usage)
+            return
+        }
+        print("usage: retrorapid COMMAND [OPTIONS]\n\ncommands:")
+        for command in commands {
+            print("  \(command.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(command.summary)")
+        }
+        print("\nRun 'retrorapid help COMMAND' for a command's options.")
+    }
+
+    static func printError(_ message: String) {
+        var standardError = StandardError()
+        print("retrorapid: \(message)", to: &standardError)
+    }
+}
+
+/// Lets `print(_:to:)` write to standard error.
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        FileHandle.standardError.write(Data(string.utf8))
+    }
+}

@@ -1,0 +1,338 @@
+import Testing
+@testable import RetroRapidSupport
+
+@Suite struct ConfigurationTests {
+    func load(
+        _ arguments: [String] = [],
+        environment: [String: String] = [:],
+        file: String? = nil
+    ) throws -> ServerConfiguration {
+        try ServerConfiguration.load(arguments: arguments, environment: environment, envFileContents: file)
+    }
+
+    func loadError(
+        _ arguments: [String] = [],
+        environment: [String: String] = [:],
+        file: String? = nil
+    ) -> ConfigurationError? {
+        #expect(throws: ConfigurationError.self) {
+            try load(arguments, environment: environment, file: file)
+        }
+    }
+
+    // MARK: Defaults and precedence
+
+    @Test func noSourcesGiveTheDocumentedDefaults() throws {
+        let configuration = try load()
+        #expect(configuration == ServerConfiguration())
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.port == 8080)
+        #expect(configuration.databasePath == "data/retrorapid.sqlite")
+        #expect(configuration.webRoot == "Web")
+        #expect(configuration.tlsCertificatePath == nil)
+        #expect(configuration.tlsKeyPath == nil)
+        #expect(configuration.logLevel == .info)
+        #expect(configuration.logFormat == .text)
+        #expect(configuration.dailyFreePlays == 5)
+        #expect(configuration.unlimitedPriceMinorUnits == 299)
+        #expect(configuration.currency == "GBP")
+        #expect(configuration.latencyGraceMilliseconds == 150)
+        #expect(configuration.disconnectGraceSeconds == 60)
+        #expect(configuration.maxMessageBytes == 4096)
+        #expect(configuration.maxConnectionsPerIP == 64)
+        #expect(configuration.webhookSecret == nil)
+        #expect(configuration.metricsEnabled == true)
+    }
+
+    @Test func laterSourcesWinDefaultsThenFileThenEnvironmentThenFlags() throws {
+        let file = "RETRORAPID_PORT=1001\nRETRORAPID_HOST=file.example\nRETRORAPID_DAILY_FREE_PLAYS=7\n"
+        let environment = ["RETRORAPID_PORT": "1002", "RETRORAPID_HOST": "env.example"]
+        let flags = ["--port", "1003"]
+
+        let fileOnly = try load(file: file)
+        #expect((fileOnly.port, fileOnly.host, fileOnly.dailyFreePlays) == (1001, "file.example", 7))
+
+        let fileAndEnvironment = try load(environment: environment, file: file)
+        #expect((fileAndEnvironment.port, fileAndEnvironment.host, fileAndEnvironment.dailyFreePlays) == (1002, "env.example", 7))
+
+        let all = try load(flags, environment: environment, file: file)
+        #expect((all.port, all.host, all.dailyFreePlays) == (1003, "env.example", 7))
+        #expect(all.webRoot == "Web")
+    }
+
+    @Test func everySettingCanBeSetByFlag() throws {
+        let configuration = try load([
+            "--host", "127.0.0.1", "--port=9000", "--database-path", "/var/lib/rr.sqlite", "--web-root", "/srv/web",
+            "--tls-certificate-path", "cert.pem", "--tls-key-path", "key.pem", "--log-level", "debug",
+            "--log-format", "json", "--daily-free-plays", "0", "--unlimited-price-minor-units", "499",
+            "--currency", "EUR", "--latency-grace-milliseconds", "80", "--disconnect-grace-seconds", "30",
+            "--max-message-bytes", "8192", "--max-connections-per-ip", "8", "--webhook-secret", "s3cret",
+            "--metrics-enabled", "false",
+        ])
+        var expected = ServerConfiguration()
+        expected.host = "127.0.0.1"
+        expected.port = 9000
+        expected.databasePath = "/var/lib/rr.sqlite"
+        expected.webRoot = "/srv/web"
+        expected.tlsCertificatePath = "cert.pem"
+        expected.tlsKeyPath = "key.pem"
+        expected.logLevel = .debug
+        expected.logFormat = .json
+        expected.dailyFreePlays = 0
+        expected.unlimitedPriceMinorUnits = 499
+        expected.currency = "EUR"
+        expected.latencyGraceMilliseconds = 80
+        expected.disconnectGraceSeconds = 30
+        expected.maxMessageBytes = 8192
+        expected.maxConnectionsPerIP = 8
+        expected.webhookSecret = "s3cret"
+        expected.metricsEnabled = false
+        #expect(configuration == expected)
+    }
+
+    @Test func environmentNamesAreUpperSnakeCaseWithThePrefix() throws {
+        let configuration = try load(environment: [
+            "RETRORAPID_DATABASE_PATH": "db.sqlite",
+            "RETRORAPID_DAILY_FREE_PLAYS": "9",
+            "RETRORAPID_MAX_CONNECTIONS_PER_IP": "3",
+            "RETRORAPID_LOG_LEVEL": "WARNING",
+            "RETRORAPID_METRICS_ENABLED": "off",
+        ])
+        #expect(configuration.databasePath == "db.sqlite")
+        #expect(configuration.dailyFreePlays == 9)
+        #expect(configuration.maxConnectionsPerIP == 3)
+        #expect(configuration.logLevel == .warning)
+        #expect(configuration.metricsEnabled == false)
+    }
+
+    @Test func environmentVariablesThatAreNotSettingsAreIgnored() throws {
+        let configuration = try load(environment: ["PATH": "/usr/bin", "RETRORAPID_ENV_FILE": "other.env", "PORT": "1"])
+        #expect(configuration == ServerConfiguration())
+    }
+
+    @Test func anEmptyValueUnsetsAnOptionalSettingFromAnEarlierSource() throws {
+        let file = "RETRORAPID_TLS_CERTIFICATE_PATH=cert.pem\nRETRORAPID_TLS_KEY_PATH=key.pem\nRETRORAPID_WEBHOOK_SECRET=abc"
+        let configuration = try load(
+            environment: ["RETRORAPID_TLS_CERTIFICATE_PATH": "", "RETRORAPID_TLS_KEY_PATH": "", "RETRORAPID_WEBHOOK_SECRET": ""],
+            file: file
+        )
+        #expect(configuration.tlsCertificatePath == nil)
+        #expect(configuration.tlsKeyPath == nil)
+        #expect(configuration.webhookSecret == nil)
+    }
+
+    // MARK: Env file syntax
+
+    @Test func envFileSkipsCommentsAndBlankLinesAndAcceptsExport() throws {
+        let configuration = try load(file: """
+            # RetroRapid settings
+
+            export RETRORAPID_PORT=9100
+              # indented comment
+            export   RETRORAPID_HOST = 10.0.0.1\u{20}\u{20}
+            RETRORAPID_WEB_ROOT=public # trailing comment
+            """)
+        #expect(configuration.port == 9100)
+        #expect(configuration.host == "10.0.0.1")
+        #expect(configuration.webRoot == "public")
+    }
+
+    @Test func envFileDoubleQuotesKeepSpacesHashesAndUnderstandEscapes() throws {
+        let configuration = try load(file: #"RETRORAPID_WEBHOOK_SECRET="a #b \"c\" \\d\te" # comment"#)
+        #expect(configuration.webhookSecret == "a #b \"c\" \\d\te")
+    }
+
+    @Test func envFileSingleQuotesAreLiteral() throws {
+        let configuration = try load(file: #"RETRORAPID_DATABASE_PATH='C:\data\my games #1.sqlite'"#)
+        #expect(configuration.databasePath == #"C:\data\my games #1.sqlite"#)
+    }
+
+    @Test func envFileHashInsideAnUnquotedWordIsPartOfTheValue() throws {
+        let configuration = try load(file: "RETRORAPID_WEBHOOK_SECRET=abc#def")
+        #expect(configuration.webhookSecret == "abc#def")
+    }
+
+    @Test func envFileAcceptsWindowsLineEndings() throws {
+        let configuration = try load(file: "RETRORAPID_PORT=9200\r\nRETRORAPID_CURRENCY=USD\r\n")
+        #expect(configuration.port == 9200)
+        #expect(configuration.currency == "USD")
+    }
+
+    @Test func envFileIgnoresVariablesThatAreNotOurs() throws {
+        let configuration = try load(file: "POSTGRES_PASSWORD=x\nRETRORAPID_PORT=9300")
+        #expect(configuration.port == 9300)
+    }
+
+    @Test func envFileUnknownRetroRapidVariableNamesTheLine() {
+        let error = loadError(file: "RETRORAPID_PORT=9000\n\nRETRORAPID_PROT=9001")
+        #expect(error?.source == .envFile(path: "env file", line: 3))
+        #expect(error?.setting == nil)
+        #expect(error?.description == "env file line 3: RETRORAPID_PROT is not a setting; run with --help to list them")
+    }
+
+    @Test func envFileLineWithoutEqualsNamesTheLine() {
+        let error = loadError(file: "# ok\nRETRORAPID_PORT 9000")
+        #expect(error?.source == .envFile(path: "env file", line: 2))
+        #expect(error?.description.contains("expected KEY=VALUE") == true)
+    }
+
+    @Test func envFileUnterminatedQuoteNamesTheLine() {
+        let error = loadError(file: "RETRORAPID_HOST=\"localhost")
+        #expect(error?.source == .envFile(path: "env file", line: 1))
+        #expect(error?.description.contains("never closes") == true)
+    }
+
+    @Test func envFileTextAfterAClosingQuoteIsRejected() {
+        let error = loadError(file: "RETRORAPID_HOST='local' host")
+        #expect(error?.description == "env file line 1: unexpected 'host' after the closing ' quote")
+    }
+
+    @Test func envFileBadVariableNameIsRejected() {
+        let error = loadError(file: "RETRORAPID-PORT=1")
+        #expect(error?.source == .envFile(path: "env file", line: 1))
+        #expect(error?.description.contains("'RETRORAPID-PORT' is not a variable name") == true)
+    }
+
+    @Test func envFileDuplicateNamesBothLines() {
+        let error = loadError(file: "RETRORAPID_PORT=1\nRETRORAPID_HOST=h\nRETRORAPID_PORT=2")
+        #expect(error?.source == .envFile(path: "env file", line: 3))
+        #expect(error?.description.contains("already set on line 1") == true)
+    }
+
+    @Test func envFileCannotPointAtAnotherEnvFile() {
+        let error = loadError(file: "RETRORAPID_ENV_FILE=other.env")
+        #expect(error?.description.contains("only works in the process environment") == true)
+    }
+
+    @Test func envFileErrorsUseThePathTheyWereReadFrom() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration.load(arguments: [], environment: [:], envFile: ("deploy/prod.env", "\nRETRORAPID_PORT=abc"))
+        }
+        #expect(error?.source == .envFile(path: "deploy/prod.env", line: 2))
+        #expect(error?.description == "deploy/prod.env line 2: RETRORAPID_PORT expects a whole number from 1 to 65535, got 'abc'")
+    }
+
+    // MARK: Bad values name their source
+
+    @Test func badPortFlagNamesTheFlagAndTheRange() {
+        let error = loadError(["--port", "abc"])
+        #expect(error?.source == .flag("--port"))
+        #expect(error?.setting == "port")
+        #expect(error?.description == "--port expects a whole number from 1 to 65535, got 'abc'")
+    }
+
+    @Test func portOutOfRangeInTheEnvironmentNamesTheVariable() {
+        let error = loadError(environment: ["RETRORAPID_PORT": "70000"])
+        #expect(error?.source == .environment("RETRORAPID_PORT"))
+        #expect(error?.description == "environment variable RETRORAPID_PORT expects a whole number from 1 to 65535, got '70000'")
+    }
+
+    @Test func negativeFreePlaysInTheFileNamesTheLine() {
+        let error = loadError(file: "RETRORAPID_PORT=9000\nRETRORAPID_DAILY_FREE_PLAYS=-1")
+        #expect(error?.source == .envFile(path: "env file", line: 2))
+        #expect(error?.setting == "daily-free-plays")
+        #expect(error?.description == "env file line 2: RETRORAPID_DAILY_FREE_PLAYS expects a whole number from 0 to 1000, got '-1'")
+    }
+
+    @Test func badChoiceListsTheAllowedValues() {
+        let error = loadError(["--log-format", "xml"])
+        #expect(error?.description == "--log-format expects one of text, json, got 'xml'")
+        let level = loadError(environment: ["RETRORAPID_LOG_LEVEL": "verbose"])
+        #expect(level?.description.contains("one of trace, debug, info, notice, warning, error, critical") == true)
+    }
+
+    @Test func badBooleanAndCurrencyAreRejected() {
+        #expect(loadError(["--metrics-enabled", "maybe"])?.setting == "metrics-enabled")
+        #expect(loadError(["--currency", "pounds"])?.description == "--currency expects a three-letter ISO 4217 code such as GBP, got 'pounds'")
+        #expect(loadError(["--host", "local host"])?.setting == "host")
+        #expect(loadError(["--database-path="])?.setting == "database-path")
+    }
+
+    @Test func unknownFlagIsNamedWithAHint() {
+        let error = loadError(["--prot", "9000"])
+        #expect(error?.source == .flag("--prot"))
+        #expect(error?.description == "unknown option --prot; run with --help to list the settings")
+    }
+
+    @Test func flagWithoutValueAndRepeatedFlagAreRejected() {
+        #expect(loadError(["--port"])?.description == "--port needs a value")
+        #expect(loadError(["--port", "1", "--port", "2"])?.source == .flag("--port"))
+    }
+
+    @Test func positionalArgumentsAreRejected() {
+        let error = loadError(["serve"])
+        #expect(error?.source == .flag("serve"))
+        #expect(error?.description.contains("unexpected argument 'serve'") == true)
+    }
+
+    @Test func certificateWithoutKeyNamesWhereTheCertificateCameFrom() {
+        let fromFlag = loadError(["--tls-certificate-path", "cert.pem"])
+        #expect(fromFlag?.source == .flag("--tls-certificate-path"))
+        #expect(fromFlag?.setting == "tls-key-path")
+        #expect(fromFlag?.description.hasPrefix("--tls-certificate-path is set but tls-key-path is not") == true)
+        #expect(fromFlag?.description.contains("--tls-key-path or RETRORAPID_TLS_KEY_PATH") == true)
+
+        let fromFile = loadError(file: "\nRETRORAPID_TLS_CERTIFICATE_PATH=cert.pem")
+        #expect(fromFile?.source == .envFile(path: "env file", line: 2))
+    }
+
+    @Test func keyWithoutCertificateIsRejectedToo() {
+        let error = loadError(environment: ["RETRORAPID_TLS_KEY_PATH": "key.pem"])
+        #expect(error?.source == .environment("RETRORAPID_TLS_KEY_PATH"))
+        #expect(error?.setting == "tls-certificate-path")
+    }
+
+    @Test func certificateAndKeyFromDifferentSourcesAreAPair() throws {
+        let configuration = try load(["--tls-key-path", "key.pem"], file: "RETRORAPID_TLS_CERTIFICATE_PATH=cert.pem")
+        #expect(configuration.tlsCertificatePath == "cert.pem")
+        #expect(configuration.tlsKeyPath == "key.pem")
+    }
+
+    // MARK: One table for every source
+
+    @Test func everyPropertyHasExactlyOneRowInTheSettingsTable() {
+        let properties = Mirror(reflecting: ServerConfiguration()).children.compactMap(\.label)
+        let rows = ServerConfiguration.settings.map(\.property)
+        #expect(rows.sorted() == properties.sorted())
+        #expect(Set(ServerConfiguration.settings.map(\.key)).count == rows.count)
+    }
+
+    @Test func eachRowFillsThePropertyItIsNamedFor() throws {
+        let defaults = ServerConfiguration()
+        for setting in ServerConfiguration.settings {
+            // Pick a valid value that differs from the default, then check only that property moved.
+            let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere"]
+            let value = try #require(candidates.first { candidate in
+                var copy = defaults
+                return setting.apply(&copy, candidate) && copy != defaults
+            }, "no test value for \(setting.key)")
+            var changed = defaults
+            _ = setting.apply(&changed, value)
+            let moved = zip(Mirror(reflecting: defaults).children, Mirror(reflecting: changed).children)
+                .filter { "\($0.value)" != "\($1.value)" }
+                .compactMap(\.0.label)
+            #expect(moved == [setting.property], "\(setting.key)")
+        }
+    }
+
+    @Test func helpTextListsEveryFlagEnvironmentVariableAndDefault() {
+        let help = ServerConfiguration.helpText
+        let defaults = ServerConfiguration()
+        for setting in ServerConfiguration.settings {
+            #expect(help.contains("\(setting.flag) "), "\(setting.key)")
+            #expect(help.contains("(env \(setting.environmentName))"), "\(setting.key)")
+            #expect(help.contains("Default: \(setting.render(defaults) ?? "not set")."), "\(setting.key)")
+        }
+        #expect(help.contains("--database-path PATH   (env RETRORAPID_DATABASE_PATH)"))
+        #expect(help.contains("Default: data/retrorapid.sqlite."))
+        #expect(help.contains("Default: 8080."))
+        #expect(help.contains("RETRORAPID_ENV_FILE"))
+    }
+
+    @Test func descriptionMasksTheWebhookSecret() throws {
+        let configuration = try load(["--webhook-secret", "hunter2"])
+        #expect(!configuration.description.contains("hunter2"))
+        #expect(configuration.description.contains("webhook-secret=(secret)"))
+        #expect(configuration.description.contains("port=8080"))
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages RetroRapid needs, only those missing (idempotent).
+# Usage: scripts/install-deps.sh [extra-package ...]
+set -euo pipefail
+
+packages=(pkg-config libwebsockets-dev libsqlite3-dev "$@")
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+else
+    sudo=()
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,307 @@
+import Foundation
+import RetroRapidStorage
+import Testing
+
+/// The product's `Migrations/` folder, found from this file: Tests/RetroRapidStorageTests/ → root.
+fileprivate let playerTestsMigrations = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Migrations", isDirectory: true)
+
+/// A real database file in `folder`, migrated with the real migrator and migrations.
+fileprivate func playerTestsDatabase(in folder: URL) throws -> Database {
+    let db = try openDatabase(in: folder)
+    try Migrator(database: db, directory: playerTestsMigrations).migrate()
+    return db
+}
+
+/// Every byte of every file in `folder` (the database, its WAL and shared-memory files).
+fileprivate func playerTestsBytesOfAllFiles(in folder: URL) throws -> [UInt8] {
+    var all: [UInt8] = []
+    for name in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() {
+        all += [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
+    }
+    return all
+}
+
+fileprivate func playerTestsBytes(_ haystack: [UInt8], contain needle: [UInt8]) -> Bool {
+    guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+    return (0...(haystack.count - needle.count)).contains { start in
+        haystack[start..<(start + needle.count)].elementsEqual(needle)
+    }
+}
+
+/// Decodes URL-safe base64 without padding with Foundation, independently of `DeviceToken`.
+fileprivate func playerTestsDecodeBase64URL(_ text: String) -> [UInt8]? {
+    var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+    return Data(base64Encoded: standard).map { [UInt8]($0) }
+}
+
+fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+@Suite struct PlayerRepositoryTests {
+    /// 2026-01-15T10:00:00Z: tests pass time in, so nothing depends on the clock.
+    let t0 = Date(timeIntervalSince1970: 1_768_471_200)
+
+    // MARK: - Tokens
+
+    @Test func tokenIs43URLSafeCharactersAndOnlyItsHashIsStored() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let (player, token) = try PlayerRepository(database: db).createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
+
+            #expect(token.count == 43)
+            #expect(token.allSatisfy { playerTestsBase64URLAlphabet.contains($0) })
+            let raw = try #require(playerTestsDecodeBase64URL(token))
+            #expect(raw.count == 32)
+
+            let stored = try db.column("SELECT token_hash FROM devices")
+            #expect(stored == [.blob(SHA256.hash(raw))])
+            // No column anywhere holds the token, as text or as its raw bytes.
+            let textHits = try db.scalar("SELECT count(*) FROM devices WHERE CAST(token_hash AS TEXT) = ? OR label = ?", [token, token])
+            #expect(textHits == .integer(0))
+
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            let files = try playerTestsBytesOfAllFiles(in: folder)
+            #expect(!playerTestsBytes(files, contain: Array(token.utf8)))
+            #expect(!playerTestsBytes(files, contain: raw))
+            // The search itself works: what is stored is found.
+            #expect(playerTestsBytes(files, contain: SHA256.hash(raw)))
+            #expect(playerTestsBytes(files, contain: Array(player.publicID.utf8)))
+        }
+    }
+
+    @Test func tokensAreDistinctAndParseBackToThemselves() throws {
+        var seen = Set<String>()
+        for _ in 0..<1000 {
+            let token = DeviceToken.generate()
+            #expect(seen.insert(token.text).inserted)
+            #expect(DeviceToken(parsing: token.text) == token)
+            #expect(token.hash == SHA256.hash(try #require(playerTestsDecodeBase64URL(token.text))))
+        }
+        // Every one of the 64 symbols turns up in the first 42 positions.
+        #expect(Set(seen.flatMap { $0.dropLast() }) == playerTestsBase64URLAlphabet)
+    }
+
+    @Test func tokenDescriptionDoesNotLeakTheToken() {
+        let token = DeviceToken.generate()
+        #expect(!"\(token)".contains(token.text))
+        #expect(!String(reflecting: token).contains(token.text))
+    }
+
+    @Test func malformedTokensAreRefusedBeforeHashing() throws {
+        let valid = DeviceToken.generate().text
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let last = alphabet.firstIndex(of: valid.last!)!
+        // Same 32 bytes, but a spare low bit set in the last symbol: not the canonical spelling.
+        let nonCanonical = String(valid.dropLast()) + String(alphabet[last + 1])
+        for text in [
+            "", String(valid.dropLast()), valid + "A", valid + "=",
+            String(valid.dropLast()) + "+", "/" + String(valid.dropFirst()),
+            String(valid.dropLast()) + "é", nonCanonical,
+            String(repeating: "A", count: 44),
+        ] {
+            #expect(DeviceToken(parsing: text) == nil, "\(text) should not parse")
+        }
+        #expect(DeviceToken(parsing: valid) != nil)
+        #expect(DeviceToken(parsing: String(repeating: "A", count: 43)) != nil)
+    }
+
+    // MARK: - Creating and signing in
+
+    @Test func createdPlayerAuthenticatesWithItsTokenAndLastSeenMoves() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let (player, token) = try players.createPlayer(displayName: " Ada ", deviceLabel: "Laptop", now: t0.addingTimeInterval(0.75))
+            #expect(player.displayName == "Ada")
+            #expect(player.createdAt == t0)
+            #expect(try db.column("SELECT created_at FROM players") == [.text("2026-01-15T10:00:00Z")])
+
+            let signedIn = try players.authenticate(token: token, now: t0.addingTimeInterval(90))
+            #expect(signedIn.player == player)
+            let devices = try players.devices(playerID: player.id, currentDeviceID: signedIn.deviceID)
+            #expect(devices.map(\.id) == [signedIn.deviceID])
+            #expect(devices.first?.lastSeenAt == t0.addingTimeInterval(90))
+            #expect(devices.first?.createdAt == t0)
+            #expect(devices.first?.label == "Laptop")
+            #expect(devices.first?.isCurrent == true)
+            #expect(devices.first?.isRevoked == false)
+        }
+    }
+
+    @Test func wrongUnknownAndMalformedTokensAreUnauthorizedAndChangeNothing() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let (_, token) = try players.createPlayer(displayName: nil, deviceLabel: "", now: t0)
+            let before = try db.dump()
+            for wrong in [DeviceToken.generate().text, String(token.dropLast()), token + "x", token.uppercased() == token ? token.lowercased() : token.uppercased(), ""] {
+                let error = #expect(throws: StoreError.self) { try players.authenticate(token: wrong, now: t0.addingTimeInterval(60)) }
+                #expect(error?.code == .unauthorized)
+            }
+            #expect(try db.dump() == before)
+            _ = try players.authenticate(token: token, now: t0.addingTimeInterval(60))
+            #expect(try db.dump() != before)  // last_seen_at moved: the dump does see changes
+        }
+    }
+
+    @Test func publicIDAndDefaultNameLookRight() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let crockford = Set(LinkCode.alphabet)
+            var ids = Set<String>()
+            for _ in 0..<20 {
+                let (player, _) = try players.createPlayer(displayName: nil, deviceLabel: "", now: t0)
+                #expect(player.publicID.count == 12)
+                #expect(player.publicID.allSatisfy { crockford.contains($0) })
+                #expect(player.displayName.wholeMatch(of: /Racer [0-9]{4}/) != nil)
+                ids.insert(player.publicID)
+                #expect(try players.player(publicID: player.publicID) == player)
+                #expect(try players.player(publicID: player.publicID.lowercased()) == player)
+                #expect(try players.player(id: player.id) == player)
+            }
+            #expect(ids.count == 20)
+            #expect(!LinkCode.alphabet.contains { "ILOU".contains($0) })
+            let error = #expect(throws: StoreError.self) { try players.player(publicID: "0000000000ZZ") }
+            #expect(error?.code == .notFound)
+        }
+    }
+
+    @Test func refusedNameOrLabelCreatesNothing() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let before = try db.dump()
+            let badName = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob\u{202E}", deviceLabel: "Laptop", now: t0) }
+            #expect(badName?.code == .invalid)
+            #expect(badName?.field == "displayName")
+            let badLabel = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob", deviceLabel: "Lap\ttop", now: t0) }
+            #expect(badLabel?.field == "deviceLabel")
+            let longLabel = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob", deviceLabel: String(repeating: "x", count: 65), now: t0) }
+            #expect(longLabel?.field == "deviceLabel")
+            #expect(try db.dump() == before)
+            // A label may hold any visible text, emoji included: only its player sees it.
+            _ = try players.createPlayer(displayName: "Bob", deviceLabel: "📱 Phone (Zoë's)", now: t0)
+            #expect(try db.column("SELECT label FROM devices") == [.text("📱 Phone (Zoë's)")])
+        }
+    }
+
+    @Test func setDisplayNameValidatesAndRefusalChangesNothing() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let (player, _) = try players.createPlayer(displayName: "Ada", deviceLabel: "", now: t0)
+            let renamed = try players.setDisplayName(playerID: player.id, name: "  Ada L ")
+            #expect(renamed.displayName == "Ada L")
+            #expect(try players.player(id: player.id).displayName == "Ada L")
+
+            let before = try db.dump()
+            let invalid = #expect(throws: StoreError.self) { try players.setDisplayName(playerID: player.id, name: "Ada\u{200D}") }
+            #expect(invalid?.code == .invalid)
+            #expect(invalid?.field == "displayName")
+            let missing = #expect(throws: StoreError.self) { try players.setDisplayName(playerID: player.id + 1000, name: "Grace") }
+            #expect(missing?.code == .notFound)
+            #expect(try db.dump() == before)
+        }
+    }
+
+    // MARK: - Devices
+
+    /// A player with a laptop (created at t0) and a phone linked at t0 + 10 s.
+    fileprivate func playerWithTwoDevices(_ db: Database) throws -> (player: Player, laptop: AuthenticatedDevice, laptopToken: String, phone: AuthenticatedDevice, phoneToken: String) {
+        let players = PlayerRepository(database: db)
+        let (player, laptopToken) = try players.createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
+        let laptop = try players.authenticate(token: laptopToken, now: t0)
+        let code = try LinkCodeRepository(database: db).createCode(for: laptop, now: t0)
+        let (_, phoneToken) = try LinkCodeRepository(database: db).claim(code: code.code, deviceLabel: "Phone", now: t0.addingTimeInterval(10))
+        let phone = try players.authenticate(token: phoneToken, now: t0.addingTimeInterval(10))
+        return (player, laptop, laptopToken, phone, phoneToken)
+    }
+
+    @Test func devicesAreListedOldestFirstWithTheCallersMarked() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let ada = try playerWithTwoDevices(db)
+            _ = try players.createPlayer(displayName: "Someone Else", deviceLabel: "Other", now: t0)
+
+            let list = try players.devices(playerID: ada.player.id, currentDeviceID: ada.phone.deviceID)
+            #expect(list.map(\.label) == ["Laptop", "Phone"])
+            #expect(list.map(\.id) == [ada.laptop.deviceID, ada.phone.deviceID])
+            #expect(list.map(\.isCurrent) == [false, true])
+            #expect(list.map(\.createdAt) == [t0, t0.addingTimeInterval(10)])
+            #expect(list.allSatisfy { !$0.isRevoked })
+            #expect(try players.devices(playerID: ada.player.id).allSatisfy { !$0.isCurrent })
+            let unknown = #expect(throws: StoreError.self) { try players.devices(playerID: 9999) }
+            #expect(unknown?.code == .notFound)
+        }
+    }
+
+    @Test func revokedDeviceIsListedAsRevokedAndItsTokenIsRefused() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let ada = try playerWithTwoDevices(db)
+
+            try players.revokeDevice(playerID: ada.player.id, deviceID: ada.laptop.deviceID, now: t0.addingTimeInterval(20))
+            let list = try players.devices(playerID: ada.player.id, currentDeviceID: ada.phone.deviceID)
+            #expect(list.map(\.revokedAt) == [t0.addingTimeInterval(20), nil])
+
+            let error = #expect(throws: StoreError.self) { try players.authenticate(token: ada.laptopToken, now: t0.addingTimeInterval(30)) }
+            #expect(error?.code == .unauthorized)
+            #expect(error?.message.contains("signed out") == true)
+            #expect(try players.authenticate(token: ada.phoneToken, now: t0.addingTimeInterval(30)).player == ada.player)
+
+            // Revoking again succeeds and keeps the first time.
+            try players.revokeDevice(playerID: ada.player.id, deviceID: ada.laptop.deviceID, now: t0.addingTimeInterval(40))
+            #expect(try players.devices(playerID: ada.player.id).first?.revokedAt == t0.addingTimeInterval(20))
+        }
+    }
+
+    @Test func anotherPlayersDeviceIsNotFoundAndNothingChanges() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let ada = try playerWithTwoDevices(db)
+            let (mallory, malloryToken) = try players.createPlayer(displayName: "Mallory", deviceLabel: "", now: t0)
+            _ = try players.authenticate(token: malloryToken, now: t0)
+
+            let before = try db.dump()
+            for deviceID in [ada.laptop.deviceID, ada.phone.deviceID] {
+                let error = #expect(throws: StoreError.self) {
+                    try players.revokeDevice(playerID: mallory.id, deviceID: deviceID, now: t0.addingTimeInterval(60), allowingLastDevice: true)
+                }
+                #expect(error?.code == .notFound)
+            }
+            let unknown = #expect(throws: StoreError.self) { try players.revokeDevice(playerID: ada.player.id, deviceID: 9999, now: t0) }
+            #expect(unknown?.code == .notFound)
+            #expect(try db.dump() == before)
+            #expect(try players.authenticate(token: ada.laptopToken, now: t0.addingTimeInterval(70)).player == ada.player)
+        }
+    }
+
+    @Test func lastActiveDeviceIsRefusedUnlessTheOperatorInsists() throws {
+        try withTemporaryDirectory { folder in
+            let db = try playerTestsDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let ada = try playerWithTwoDevices(db)
+            try players.revokeDevice(playerID: ada.player.id, deviceID: ada.laptop.deviceID, now: t0.addingTimeInterval(20))
+
+            let before = try db.dump()
+            let error = #expect(throws: StoreError.self) {
+                try players.revokeDevice(playerID: ada.player.id, deviceID: ada.phone.deviceID, now: t0.addingTimeInterval(30))
+            }
+            #expect(error?.code == .conflict)
+            #expect(error?.message.contains("link another device first") == true)
+            #expect(try db.dump() == before)
+            #expect(try players.authenticate(token: ada.phoneToken, now: t0.addingTimeInterval(31)).deviceID == ada.phone.deviceID)
+
+            // The operator's CLI may lock out a stolen only device.
+            try players.revokeDevice(playerID: ada.player.id, deviceID: ada.phone.deviceID, now: t0.addingTimeInterval(40), allowingLastDevice: true)
+            let locked = #expect(throws: StoreError.self) { try players.authenticate(token: ada.phoneToken, now: t0.addingTimeInterval(50)) }
+            #expect(locked?.code == .unauthorized)
+        }
+    }
+}

@@ -44,13 +44,14 @@ func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
 }
 
 /// One request and its response on one connection, kept in the connection's `user` memory
-/// from LWS_CALLBACK_HTTP until the response is written or the connection ends.
+/// from LWS_CALLBACK_HTTP until the response is written (at once, unless a body must come in
+/// first or an HTTP/2 response goes out in pieces) or the connection ends.
 ///
 /// It must be gone before `lws_http_transaction_completed`: for a request that reached us as a
 /// file mount's miss, that call frees and replaces `user` without any callback first.
 final class HTTPExchange {
     var request: HTTPRequest
-    /// Body bytes still expected (Content-Length); the handler runs once they have all come.
+    /// The request announced a body (Content-Length > 0); the handler runs once it is all in.
     var expectsBody: Bool
     var responseStarted = false
     var closesAfterResponse = false
@@ -178,17 +179,24 @@ private struct LWSHTTPConnection {
 
     // MARK: - Response
 
-    /// Writes the response and, whenever it can, ends the transaction before returning, as
-    /// libwebsockets does for its own status pages. If the transaction were left open until a
-    /// later WRITEABLE, a client that sends its next request first (pipelining, or simply after
-    /// a HEAD) would find libwebsockets parsing that request in the middle of this one, and the
-    /// connection would hang. HTTP/1: the whole body in one lws_write; libwebsockets keeps what
-    /// the socket does not take and finishes the transaction once it is sent. (A request
-    /// pipelined behind a body larger than the socket takes at once, ~50 KB, still stalls in
-    /// libwebsockets 4.1.6; browsers do not pipeline.) HTTP/2, which has no pipelining: pieces
-    /// no larger than a frame and the peer's window, one per WRITEABLE.
+    /// Writes the response. Over HTTP/1.1 the connection then closes (`connection: close`):
+    /// libwebsockets 4.1.6 mishandles a request pipelined behind one answered by a callback.
+    /// Completed in WRITEABLE, the next request is parsed in the middle of this one and the
+    /// connection hangs; completed here, a pipelined POST body sends the service thread into a
+    /// busy loop that never returns (found by the tests; newer libwebsockets fixed both). One
+    /// connection per API call costs little: the game itself runs over a WebSocket, and static
+    /// files, which libwebsockets serves itself, keep keep-alive.
+    ///
+    /// HTTP/1.1: the whole body in one lws_write, in this callback; libwebsockets keeps what the
+    /// socket does not take and flushes it before closing. HTTP/2 (no pipelining): pieces no
+    /// larger than a frame and the peer's window, one per WRITEABLE, then the stream ends.
     private func respond(_ exchange: HTTPExchange, _ response: HTTPResponse) -> Int32 {
         exchange.responseStarted = true
+        var response = response
+        if lws_get_peer_write_allowance(wsi) < 0 {  // -1: HTTP/1.x, no flow-control window
+            exchange.closesAfterResponse = true
+            response.headers.append(HTTPHeader("connection", "close"))
+        }
         guard writeHeaders(response) else { return -1 }
         exchange.pendingBody = exchange.request.method == .head ? [] : response.body
         exchange.sendOffset = 0

@@ -1,7 +1,9 @@
 import Foundation
 
 /// The browser client: one folder served at `/` by libwebsockets' file mount, which sends
-/// ETag and answers If-None-Match with 304 on its own.
+/// ETag (file size and modification second, unquoted) and answers If-None-Match with 304 on
+/// its own. It builds each file's path in 256 bytes (folder + "/" + URL path): keep the web
+/// root's path short.
 struct StaticFiles: Sendable {
     /// Absolute path of the folder.
     let directory: String

@@ -35,32 +35,37 @@ struct HTTPRouteTests {
         #expect((response.json?["error"] as? [String: Any])?["code"] as? String == "method_not_allowed")
     }
 
-    @Test func keepAliveConnectionsServeRequestAfterRequest() throws {
+    @Test func routeResponsesCloseTheConnectionOnHTTP1() throws {
         let server = try RunningTestServer()
-        let connection = try TestHTTPConnection(port: server.port)
-        #expect(try connection.request("GET", "/healthz").status == 200)
-        let head = try connection.request("HEAD", "/healthz")
+        for (method, path) in [("GET", "/healthz"), ("HEAD", "/healthz"), ("GET", "/api/nope"), ("GET", "/missing.js")] {
+            let connection = try TestHTTPConnection(port: server.port)
+            let response = try connection.request(method, path)
+            #expect(response[header: "connection"] == "close", "\(method) \(path)")
+            #expect(connection.isClosedByPeer(), "\(method) \(path)")
+        }
+        let head = try TestHTTPConnection(port: server.port).request("HEAD", "/healthz")
         #expect(head.status == 200)
         #expect(head[header: "content-length"] == "15")
         #expect(head.body.isEmpty)
-        #expect(try connection.request("POST", "/api/nope", body: Array(#"{"a":1}"#.utf8)).status == 404)
-        #expect(try connection.request("GET", "/").status == 200)
-        #expect(try connection.request("GET", "/healthz").text == #"{"status":"ok"}"#)
     }
 
-    @Test func pipelinedRequestsAreEachAnswered() throws {
+    /// libwebsockets 4.1.6 hangs such a connection, or spins its service thread for ever, when a
+    /// request is pipelined behind one answered by a route; closing after the answer avoids both.
+    @Test func requestsPipelinedBehindARouteNeverWedgeTheServer() throws {
         let server = try RunningTestServer()
-        for _ in 0..<20 {
+        let clock = ContinuousClock()
+        let started = clock.now
+        for first in ["HEAD /healthz", "GET /healthz", "GET /api/nope", "GET /missing.js"] {
             let connection = try TestHTTPConnection(port: server.port)
-            try connection.send("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-                                + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+            try connection.send("\(first) HTTP/1.1\r\nHost: x\r\n\r\n"
                                 + "POST /api/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
-                                + "GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(try connection.readResponse(hasBody: false).status == 200)
-            #expect(try connection.readResponse().text == #"{"status":"ok"}"#)
-            #expect(try connection.readResponse().status == 404)
-            #expect(try connection.readResponse().text == TemporaryWebRoot.sampleClient["app.js"])
+                                + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try connection.readResponse(hasBody: !first.hasPrefix("HEAD"))
+            #expect(response[header: "connection"] == "close", "\(first)")
+            #expect(connection.isClosedByPeer(), "\(first)")
+            #expect(try server.get("/healthz").status == 200, "\(first)")
         }
+        #expect(clock.now - started < .seconds(2))
     }
 
     @Test func handlersReceiveTheRequestBodyAndLargeResponsesArriveWhole() throws {
@@ -72,11 +77,9 @@ struct HTTPRouteTests {
         let server = try RunningTestServer(router: router)
         let body = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
 
-        let connection = try TestHTTPConnection(port: server.port)
-        let response = try connection.request("POST", "/api/v1/echo", body: body)
+        let response = try TestHTTPConnection(port: server.port).request("POST", "/api/v1/echo", body: body)
         #expect(response.status == 200)
         #expect(response.body == body + body)
-        #expect(try connection.request("GET", "/healthz").status == 200)
     }
 
     @Test func aBodyOverTheLimitIsRefusedWith413AndTheConnectionClosed() throws {

@@ -17,9 +17,11 @@ struct LWSContextTests {
         let context = LWSContext(options: options(root: root) { _ in .json("{}") })
         let port = try context.start()
         do {
-            let keepAlive = try TestHTTPConnection(port: port)
-            for _ in 0..<3 { _ = try keepAlive.request("GET", "/api/x") }
-            _ = try keepAlive.request("POST", "/api/x", body: [1, 2, 3])
+            for _ in 0..<3 { _ = try TestHTTPConnection.get("/api/x", port: port) }
+            _ = try TestHTTPConnection(port: port).request("POST", "/api/x", body: [1, 2, 3])
+            let files = try TestHTTPConnection(port: port)
+            _ = try files.request("GET", "/")
+            _ = try files.request("GET", "/api/after-a-file")
             _ = try TestHTTPConnection.get("/api/y", port: port)
             _ = try TestHTTPConnection.get("/missing", port: port)
             _ = try TestHTTPConnection.get("/", port: port)

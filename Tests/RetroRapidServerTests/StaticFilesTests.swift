@@ -109,6 +109,16 @@ struct StaticFilesTests {
         #expect(next.text == #"{"status":"ok"}"#)
     }
 
+    @Test func fileResponsesKeepTheConnectionAlive() throws {
+        let server = try RunningTestServer()
+        let connection = try TestHTTPConnection(port: server.port)
+        for path in ["/", "/app.js", "/index.html", "/app.js"] {
+            let response = try connection.request("GET", path)
+            #expect(response.status == 200, "\(path)")
+            #expect(response[header: "connection"] != "close", "\(path)")
+        }
+    }
+
     @Test func aMissingWebRootIsAClearError() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID().uuidString)").path
         let server = HTTPServer(configuration: HTTPServerOptions(host: "127.0.0.1", port: 0, webRoot: path))

@@ -22,6 +22,7 @@ test: deps
 	$(SWIFT) test $(TEST_FLAGS) --skip-build
 	$(SWIFT) build $(TEST_FLAGS) --product retrorapid
 	.build/test/release/retrorapid sim --level all --seeds 2000 --steps 5000 --bot cues --threads 2 --expect-survival
+	scripts/smoke-serve.sh .build/test/release/retrorapid
 
 bench: deps
 	scripts/bench-engine.sh

@@ -7,6 +7,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var port = 8080
     public var databasePath = "data/retrorapid.sqlite"
     public var webRoot = "Web"
+    public var migrationsPath = "Migrations"
     public var tlsCertificatePath: String? = nil
     public var tlsKeyPath: String? = nil
     public var logLevel = Logger.Level.info
@@ -244,10 +245,12 @@ extension ServerConfiguration {
     static let settings: [Setting] = [
         .text("host", "host", \.host, valueName: "ADDRESS", help: "Address to listen on; 0.0.0.0 means every interface.",
               allowed: "a host name or IP address without spaces", isValid: { !$0.contains(where: \.isWhitespace) }),
-        .integer("port", "port", \.port, range: 1...65535, help: "TCP port for HTTP and WebSocket connections."),
+        .integer("port", "port", \.port, range: 0...65535, help: "TCP port for HTTP and WebSocket connections; 0 picks a free one."),
         .text("databasePath", "database-path", \.databasePath, valueName: "PATH",
               help: "SQLite database file."),
         .text("webRoot", "web-root", \.webRoot, valueName: "DIR", help: "Directory of static files served to browsers."),
+        .text("migrationsPath", "migrations-path", \.migrationsPath, valueName: "DIR",
+              help: "Directory of numbered SQL migrations, applied at start."),
         .optionalText("tlsCertificatePath", "tls-certificate-path", \.tlsCertificatePath, valueName: "PATH",
                       help: "PEM certificate chain; serve HTTPS and WSS when set. Needs --tls-key-path."),
         .optionalText("tlsKeyPath", "tls-key-path", \.tlsKeyPath, valueName: "PATH",

@@ -209,7 +209,7 @@ import Testing
             try ServerConfiguration.load(arguments: [], environment: [:], envFile: ("deploy/prod.env", "\nRETRORAPID_PORT=abc"))
         }
         #expect(error?.source == .envFile(path: "deploy/prod.env", line: 2))
-        #expect(error?.description == "deploy/prod.env line 2: RETRORAPID_PORT expects a whole number from 1 to 65535, got 'abc'")
+        #expect(error?.description == "deploy/prod.env line 2: RETRORAPID_PORT expects a whole number from 0 to 65535, got 'abc'")
     }
 
     // MARK: Bad values name their source
@@ -218,13 +218,13 @@ import Testing
         let error = loadError(["--port", "abc"])
         #expect(error?.source == .flag("--port"))
         #expect(error?.setting == "port")
-        #expect(error?.description == "--port expects a whole number from 1 to 65535, got 'abc'")
+        #expect(error?.description == "--port expects a whole number from 0 to 65535, got 'abc'")
     }
 
     @Test func portOutOfRangeInTheEnvironmentNamesTheVariable() {
         let error = loadError(environment: ["RETRORAPID_PORT": "70000"])
         #expect(error?.source == .environment("RETRORAPID_PORT"))
-        #expect(error?.description == "environment variable RETRORAPID_PORT expects a whole number from 1 to 65535, got '70000'")
+        #expect(error?.description == "environment variable RETRORAPID_PORT expects a whole number from 0 to 65535, got '70000'")
     }
 
     @Test func negativeFreePlaysInTheFileNamesTheLine() {

@@ -3,8 +3,10 @@ SWIFT ?= swift
 # Tests run optimised (the survival property tests play 180 million steps) but with
 # testing enabled; they build in their own folder so `make run`'s build is not redone.
 TEST_FLAGS = -c release -Xswiftc -enable-testing --scratch-path .build/test
+# End-to-end tests drive the real binary with real clients (Python websockets, urllib).
+VENV = .build/venv
 
-.PHONY: all deps build run test bench sim clean
+.PHONY: all deps build run test bench sim clean python-test-deps
 
 all: build
 
@@ -23,6 +25,12 @@ test: deps
 	$(SWIFT) build $(TEST_FLAGS) --product retrorapid
 	.build/test/release/retrorapid sim --level all --seeds 2000 --steps 5000 --bot cues --threads 2 --expect-survival
 	scripts/smoke-serve.sh .build/test/release/retrorapid
+	$(MAKE) python-test-deps
+	RETRORAPID_BINARY=.build/test/release/retrorapid $(VENV)/bin/python -m pytest -q Tests/python
+
+python-test-deps:
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
 
 bench: deps
 	scripts/bench-engine.sh

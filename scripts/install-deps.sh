@@ -4,6 +4,11 @@
 set -euo pipefail
 
 packages=(pkg-config libwebsockets-dev libsqlite3-dev "$@")
+# The end-to-end tests make a virtual environment: Debian's own python3 needs python3-venv
+# for that (a python3 with venv and ensurepip built in, like pyenv's, does not).
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    packages+=(python3 python3-venv)
+fi
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -10,6 +10,7 @@ enum RetroRapidMain {
             MigrateCommand.self,
             SimCommand.self,
             BenchEngineCommand.self,
+            BenchStorageCommand.self,
         ]
     }
 

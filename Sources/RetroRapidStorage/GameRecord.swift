@@ -1,0 +1,163 @@
+import Foundation
+import RetroRapidRules
+
+/// Why a game ended.
+public enum GameEndReason: String, CaseIterable, Sendable, Codable {
+    /// The player crashed: the rules ended it.
+    case crash
+    /// The player left (closed the page, lost the connection past the resume window).
+    case abandoned
+    /// The server shut down while it ran; it is stored as it stood.
+    case shutdown
+}
+
+/// A finished game as the server hands it to ``GameRepository/record(_:)``.
+///
+/// Everything needed to re-simulate it (seed, level, rules version, input log) and what it
+/// ended as (score, steps). Abandoned and shutdown games keep the score they reached and count
+/// on the leaderboards like crashed ones: the points were earned. Practice games (the
+/// tutorial's road) are stored for replay but score nothing: no personal best, no leaderboard.
+public struct NewGame: Sendable, Equatable {
+    public var playerID: Int64
+    public var level: SpeedLevel
+    public var seed: UInt64
+    public var rulesVersion: Int
+    public var inputLog: InputLog
+    public var score: Int
+    /// Steps taken; must equal `inputLog.steps`.
+    public var steps: Int
+    public var endReason: GameEndReason
+    public var practice: Bool
+    public var startedAt: Date
+    /// When the game ended: the "now" of recording, and the moment its score was achieved,
+    /// which decides the day and week it counts for.
+    public var endedAt: Date
+    /// Time actually played, pauses excluded; at most the time from start to end.
+    public var durationMilliseconds: Int
+
+    public init(
+        playerID: Int64, level: SpeedLevel, seed: UInt64, rulesVersion: Int = GameRules.version,
+        inputLog: InputLog, score: Int, steps: Int, endReason: GameEndReason, practice: Bool = false,
+        startedAt: Date, endedAt: Date, durationMilliseconds: Int
+    ) {
+        self.playerID = playerID
+        self.level = level
+        self.seed = seed
+        self.rulesVersion = rulesVersion
+        self.inputLog = inputLog
+        self.score = score
+        self.steps = steps
+        self.endReason = endReason
+        self.practice = practice
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.durationMilliseconds = durationMilliseconds
+    }
+}
+
+/// A stored game (a row of `games`).
+public struct GameRecord: Sendable, Equatable {
+    public var id: Int64
+    public var playerID: Int64
+    public var level: SpeedLevel
+    public var seed: UInt64
+    public var rulesVersion: Int
+    /// `InputLog.encoded`; read it back with `InputLog(encoded:)`.
+    public var inputLog: String
+    public var score: Int
+    public var steps: Int
+    public var endReason: GameEndReason
+    public var practice: Bool
+    /// Whole UTC seconds, as stored.
+    public var startedAt: Date
+    public var endedAt: Date
+    public var durationMilliseconds: Int
+
+    public init(
+        id: Int64, playerID: Int64, level: SpeedLevel, seed: UInt64, rulesVersion: Int, inputLog: String,
+        score: Int, steps: Int, endReason: GameEndReason, practice: Bool, startedAt: Date, endedAt: Date,
+        durationMilliseconds: Int
+    ) {
+        self.id = id
+        self.playerID = playerID
+        self.level = level
+        self.seed = seed
+        self.rulesVersion = rulesVersion
+        self.inputLog = inputLog
+        self.score = score
+        self.steps = steps
+        self.endReason = endReason
+        self.practice = practice
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.durationMilliseconds = durationMilliseconds
+    }
+}
+
+/// A player's standing on one leaderboard after a game, for the game-over message.
+public struct LeaderboardStanding: Sendable, Equatable {
+    public var level: SpeedLevel
+    public var period: LeaderboardPeriod
+    /// `2026-01-15`, `2026-W03` or `all`.
+    public var periodKey: String
+    /// The player's best on this board, this game included.
+    public var personalBest: Int
+    /// True when this game set `personalBest` (a strictly higher score than before, or the
+    /// player's first on this board).
+    public var isNewBest: Bool
+    /// 1-based position of the player's best on this board.
+    public var rank: Int
+
+    public init(level: SpeedLevel, period: LeaderboardPeriod, periodKey: String, personalBest: Int, isNewBest: Bool, rank: Int) {
+        self.level = level
+        self.period = period
+        self.periodKey = periodKey
+        self.personalBest = personalBest
+        self.isNewBest = isNewBest
+        self.rank = rank
+    }
+}
+
+/// What ``GameRepository/record(_:)`` stored and what it means for the player.
+public struct RecordedGame: Sendable, Equatable {
+    public var game: GameRecord
+    /// Today, this week and all time for the game's level, in that order; empty for practice.
+    public var standings: [LeaderboardStanding]
+
+    public func standing(_ period: LeaderboardPeriod) -> LeaderboardStanding? {
+        standings.first { $0.period == period }
+    }
+}
+
+/// A stored game whose replay disagrees with what was stored (``GameRepository/verifyAll(progress:)``).
+public struct GameMismatch: Sendable, Equatable, CustomStringConvertible {
+    public var gameID: Int64
+    public var playerID: Int64
+    public var storedScore: Int
+    public var storedSteps: Int
+    /// What the replay reached; nil when the game could not be replayed at all.
+    public var replayedScore: Int?
+    public var replayedSteps: Int?
+    /// In words: which values differ, or why the replay failed.
+    public var reason: String
+
+    public init(gameID: Int64, playerID: Int64, storedScore: Int, storedSteps: Int, replayedScore: Int?, replayedSteps: Int?, reason: String) {
+        self.gameID = gameID
+        self.playerID = playerID
+        self.storedScore = storedScore
+        self.storedSteps = storedSteps
+        self.replayedScore = replayedScore
+        self.replayedSteps = replayedSteps
+        self.reason = reason
+    }
+
+    public var description: String {
+        let replayed = replayedScore.map { "replayed score \($0) steps \(replayedSteps ?? 0)" } ?? "not replayable"
+        return "game \(gameID) (player \(playerID)): stored score \(storedScore) steps \(storedSteps), \(replayed): \(reason)"
+    }
+}
+
+extension GameRepository {
+    /// Named so the CLI and tests can write `GameRepository.Mismatch`.
+    public typealias Mismatch = GameMismatch
+}

@@ -1,0 +1,201 @@
+import CSQLite3
+import Foundation
+import RetroRapidRules
+
+/// Finished games (table `games`) and, through them, the leaderboards.
+///
+/// ``record(_:)`` is the one writer: it stores the game and offers its score to the player's
+/// three boards for the game's level (today, this week, all time) in one IMMEDIATE
+/// transaction, so a game is never stored without its scores or scores without their game,
+/// and what it returns (personal bests, ranks) is what was committed. With the connection's
+/// default `synchronous=FULL`, a game whose `record` returned survives a crash or power loss
+/// right after (DESIGN §7).
+///
+/// Refusals are `StoreError` (`invalid` with the field, `notFound` for an unknown player) and
+/// change nothing; `DatabaseError` means a real failure.
+///
+/// Like its ``Database``, a repository is used from one thread at a time (the storage thread).
+public struct GameRepository {
+    public let database: Database
+    let statements: ScoreStatements
+
+    public init(database: Database) {
+        self.database = database
+        self.statements = ScoreStatements(database)
+    }
+
+    public static let pageSizeRange = 1...500
+
+    /// Stores a finished game and updates the leaderboards, in one transaction.
+    @discardableResult
+    public func record(_ game: NewGame) throws -> RecordedGame {
+        try Self.validate(game)
+        let startedAt = UTCCivilTime.text(game.startedAt)
+        let endedAt = UTCCivilTime.text(game.endedAt)
+        return try database.transaction(.immediate) { db in
+            let statements = self.statements
+            try LeaderboardRepository.requirePlayer(statements, game.playerID)
+            try statements.prepare("""
+                INSERT INTO games (player_id, level, seed, rules_version, input_log, score, steps, end_reason,
+                                   practice, started_at, ended_at, duration_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute([
+                    game.playerID, game.level.rawValue, Int64(bitPattern: game.seed), game.rulesVersion,
+                    game.inputLog.encoded, game.score, game.steps, game.endReason.rawValue,
+                    game.practice, startedAt, endedAt, game.durationMilliseconds,
+                ])
+            let id = db.lastInsertRowID
+            let stored = GameRecord(
+                id: id, playerID: game.playerID, level: game.level, seed: game.seed, rulesVersion: game.rulesVersion,
+                inputLog: game.inputLog.encoded, score: game.score, steps: game.steps, endReason: game.endReason,
+                practice: game.practice, startedAt: UTCCivilTime.parse(startedAt) ?? game.startedAt,
+                endedAt: UTCCivilTime.parse(endedAt) ?? game.endedAt, durationMilliseconds: game.durationMilliseconds)
+            guard !game.practice else { return RecordedGame(game: stored, standings: []) }
+
+            var standings: [LeaderboardStanding] = []
+            for period in LeaderboardPeriod.allCases {
+                let board = LeaderboardRepository.Board(level: game.level, period: period, key: period.key(containing: game.endedAt))
+                let isNewBest = try LeaderboardRepository.offer(
+                    statements, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
+                guard let best = try LeaderboardRepository.best(statements, board, playerID: game.playerID) else {
+                    throw DatabaseError(extendedCode: SQLITE_INTERNAL, message: "best_scores lost the row just written for game \(id)")
+                }
+                standings.append(LeaderboardStanding(
+                    level: game.level, period: period, periodKey: board.key, personalBest: best.score,
+                    isNewBest: isNewBest, rank: try LeaderboardRepository.rank(statements, board, of: best.position)))
+            }
+            return RecordedGame(game: stored, standings: standings)
+        }
+    }
+
+    /// The game with this id, or nil.
+    public func game(id: Int64) throws -> GameRecord? {
+        try statements.prepare("SELECT \(Self.columns) FROM games WHERE id = ?").query([id], Self.record).first
+    }
+
+    /// The player's games, newest first: `limit` of them, before the game `before` when given
+    /// (pass the last id of a page for the next). An unknown player is `StoreError.notFound`.
+    public func games(playerID: Int64, limit: Int = 20, before: Int64? = nil) throws -> [GameRecord] {
+        guard Self.pageSizeRange.contains(limit) else {
+            throw StoreError(.invalid, "must be from \(Self.pageSizeRange.lowerBound) to \(Self.pageSizeRange.upperBound), got \(limit)", field: "limit")
+        }
+        return try database.transaction(.deferred) { _ in
+            try LeaderboardRepository.requirePlayer(statements, playerID)
+            return try statements.prepare("""
+                SELECT \(Self.columns) FROM games
+                WHERE player_id = ? AND id < ?
+                ORDER BY id DESC
+                LIMIT ?
+                """).query([playerID, before ?? Int64.max, limit], Self.record)
+        }
+    }
+
+    /// Calls `body` with every stored game in id order, starting after `afterID`.
+    ///
+    /// Reads `batchSize` games at a time, each batch its own short read, so a long walk (a
+    /// `verify` of millions of games) never holds a snapshot that would stall WAL checkpoints,
+    /// and games stored meanwhile are reached too.
+    public func forEachGame(afterID: Int64 = 0, batchSize: Int = 500, _ body: (GameRecord) throws -> Void) throws {
+        precondition(batchSize > 0, "batchSize must be positive")
+        let statement = try database.prepare("SELECT \(Self.columns) FROM games WHERE id > ? ORDER BY id LIMIT ?")
+        var last = afterID
+        while true {
+            let batch = try statement.query([last, batchSize], Self.record)
+            for game in batch { try body(game) }
+            guard let end = batch.last, batch.count == batchSize else { return }
+            last = end.id
+        }
+    }
+
+    /// Re-simulates every stored game with the rules (`Replay.run`) and returns those whose
+    /// stored score or steps differ from the replay's, whose end reason disagrees with it
+    /// (stored as a crash but the replay still runs, or the other way round), or which cannot
+    /// be replayed at all (unreadable log, another rules version). `retrorapid verify` prints
+    /// these; an empty list means every stored score is the one its inputs earn.
+    /// `progress` gets the number of games checked so far, every 1,000 games and at the end.
+    public func verifyAll(progress: (Int) -> Void = { _ in }) throws -> [Mismatch] {
+        var mismatches: [Mismatch] = []
+        var checked = 0
+        try forEachGame { game in
+            if let mismatch = Self.verify(game) { mismatches.append(mismatch) }
+            checked += 1
+            if checked % 1000 == 0 { progress(checked) }
+        }
+        progress(checked)
+        return mismatches
+    }
+
+    /// The mismatch for one game, or nil when its replay agrees with what was stored.
+    public static func verify(_ game: GameRecord) -> Mismatch? {
+        func mismatch(_ reason: String, _ state: GameState? = nil) -> Mismatch {
+            Mismatch(gameID: game.id, playerID: game.playerID, storedScore: game.score, storedSteps: game.steps,
+                     replayedScore: state?.score, replayedSteps: state?.step, reason: reason)
+        }
+        let log: InputLog
+        do {
+            log = try InputLog(encoded: game.inputLog)
+        } catch {
+            return mismatch("cannot replay: \(error)")
+        }
+        let state: GameState
+        do {
+            state = try Replay.run(seed: game.seed, level: game.level, log: log, rulesVersion: game.rulesVersion)
+        } catch {
+            return mismatch("cannot replay: \(error)")
+        }
+        var differences: [String] = []
+        if state.score != game.score { differences.append("score \(game.score) stored, \(state.score) replayed") }
+        if state.step != game.steps { differences.append("steps \(game.steps) stored, \(state.step) replayed") }
+        if game.endReason == .crash, !state.isOver { differences.append("stored as a crash but the replay did not crash") }
+        if game.endReason != .crash, state.isOver { differences.append("stored as \(game.endReason.rawValue) but the replay crashed") }
+        return differences.isEmpty ? nil : mismatch(differences.joined(separator: "; "), state)
+    }
+
+    // MARK: - Private
+
+    private static func validate(_ game: NewGame) throws(StoreError) {
+        guard game.rulesVersion >= 1 else {
+            throw StoreError(.invalid, "must be 1 or more, got \(game.rulesVersion)", field: "rulesVersion")
+        }
+        guard game.score >= 0 else {
+            throw StoreError(.invalid, "must not be negative, got \(game.score)", field: "score")
+        }
+        guard game.steps == game.inputLog.steps else {
+            throw StoreError(.invalid, "must equal the input log's step count \(game.inputLog.steps), got \(game.steps)", field: "steps")
+        }
+        // A row never holds three cars, so a step overtakes at most two.
+        guard game.score <= 2 * game.steps else {
+            throw StoreError(.invalid, "cannot exceed two per step taken (\(game.steps) steps), got \(game.score)", field: "score")
+        }
+        let start = UTCCivilTime.seconds(game.startedAt)
+        let end = UTCCivilTime.seconds(game.endedAt)
+        guard end >= start else {
+            throw StoreError(.invalid, "must not be before startedAt", field: "endedAt")
+        }
+        // Whole seconds are stored, so allow the second the flooring may have cut.
+        guard game.durationMilliseconds >= 0, Int64(game.durationMilliseconds) <= (end - start + 1) * 1000 else {
+            throw StoreError(.invalid, "must be from 0 to the time between start and end, got \(game.durationMilliseconds) ms", field: "durationMilliseconds")
+        }
+    }
+
+    private static let columns = """
+        id, player_id, level, seed, rules_version, input_log, score, steps, end_reason, practice,
+        started_at, ended_at, duration_ms
+        """
+
+    private static func record(_ row: Statement) throws -> GameRecord {
+        let id = row.int64(at: 0)
+        guard let level = SpeedLevel(rawValue: row.string(at: 2)),
+              let endReason = GameEndReason(rawValue: row.string(at: 8)),
+              let startedAt = UTCCivilTime.parse(row.string(at: 10)),
+              let endedAt = UTCCivilTime.parse(row.string(at: 11))
+        else {
+            throw DatabaseError(extendedCode: SQLITE_CORRUPT, message: "games row \(id) holds a value this build cannot read")
+        }
+        return GameRecord(
+            id: id, playerID: row.int64(at: 1), level: level, seed: UInt64(bitPattern: row.int64(at: 3)),
+            rulesVersion: row.int(at: 4), inputLog: row.string(at: 5), score: row.int(at: 6), steps: row.int(at: 7),
+            endReason: endReason, practice: row.bool(at: 9), startedAt: startedAt, endedAt: endedAt,
+            durationMilliseconds: row.int(at: 12))
+    }
+}

@@ -1,0 +1,319 @@
+import Foundation
+import RetroRapidRules
+import RetroRapidStorage
+import Testing
+
+/// Finished games: stored whole with their leaderboard scores, read back, and re-verified by
+/// replay. Real database files migrated with the product's `Migrations/`.
+@Suite struct GameRepositoryTests {
+    let start = GameFixture.utc("2026-01-15T10:00:00Z")
+
+    @Test func aRecordedGameIsStoredWithEveryField() throws {
+        try GameFixture.withDatabase { db in
+            let player = try GameFixture.addPlayer(db)
+            // A seed above 2^63 is stored through its bit pattern and comes back unchanged.
+            let seed: UInt64 = 0xF00D_0000_0000_BEEF
+            let (log, state) = GameFixture.play(seed: seed, level: .rapid, dodgeSteps: 60)
+            #expect(state.isOver)
+            let game = NewGame(
+                playerID: player, level: .rapid, seed: seed, inputLog: log, score: state.score, steps: state.step,
+                endReason: .crash, startedAt: start, endedAt: start.addingTimeInterval(42.9), durationMilliseconds: 41_250)
+            let recorded = try GameRepository(database: db).record(game)
+
+            let expected = GameRecord(
+                id: recorded.game.id, playerID: player, level: .rapid, seed: seed, rulesVersion: GameRules.version,
+                inputLog: log.encoded, score: state.score, steps: state.step, endReason: .crash, practice: false,
+                startedAt: start, endedAt: start.addingTimeInterval(42), durationMilliseconds: 41_250)
+            #expect(recorded.game == expected)
+            let reopened = try Database(path: db.path)
+            #expect(try GameRepository(database: reopened).game(id: recorded.game.id) == expected)
+
+            let row = try reopened.prepare("""
+                SELECT level, seed, rules_version, input_log, score, steps, end_reason, practice,
+                       started_at, ended_at, duration_ms FROM games
+                """).query { row in (0..<row.columnCount).map { row.value(at: $0) } }
+            #expect(row == [[
+                .text("rapid"), .integer(Int64(bitPattern: seed)), .integer(Int64(GameRules.version)), .text(log.encoded),
+                .integer(Int64(state.score)), .integer(Int64(state.step)), .text("crash"), .integer(0),
+                .text("2026-01-15T10:00:00Z"), .text("2026-01-15T10:00:42Z"), .integer(41_250),
+            ]])
+            #expect(try GameRepository(database: db).game(id: recorded.game.id + 1) == nil)
+        }
+    }
+
+    @Test func recordReturnsThePersonalBestAndRankOnEachBoard() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db, publicID: "ann")
+            let bob = try GameFixture.addPlayer(db, publicID: "bob")
+            let repository = GameRepository(database: db)
+            try repository.record(GameFixture.game(player: bob, score: 70, endedAt: start))
+            let first = try repository.record(GameFixture.game(player: ann, score: 50, endedAt: start.addingTimeInterval(10)))
+            #expect(first.standings.map(\.period) == [.today, .thisWeek, .allTime])
+            #expect(first.standings.map(\.periodKey) == ["2026-01-15", "2026-W03", "all"])
+            #expect(first.standings.allSatisfy { $0.personalBest == 50 && $0.isNewBest && $0.rank == 2 && $0.level == .fast })
+
+            let better = try repository.record(GameFixture.game(player: ann, score: 90, endedAt: start.addingTimeInterval(20)))
+            #expect(better.standing(.today) == LeaderboardStanding(level: .fast, period: .today, periodKey: "2026-01-15", personalBest: 90, isNewBest: true, rank: 1))
+            #expect(better.standing(.allTime)?.rank == 1)
+        }
+    }
+
+    @Test func aLowerOrEqualScoreDoesNotReplaceTheBest() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db)
+            let repository = GameRepository(database: db)
+            let best = try repository.record(GameFixture.game(player: ann, score: 50, endedAt: start))
+            let lower = try repository.record(GameFixture.game(player: ann, score: 30, endedAt: start.addingTimeInterval(60)))
+            #expect(lower.standings.allSatisfy { $0.personalBest == 50 && !$0.isNewBest && $0.rank == 1 })
+            let equal = try repository.record(GameFixture.game(player: ann, score: 50, endedAt: start.addingTimeInterval(120)))
+            #expect(equal.standings.allSatisfy { $0.personalBest == 50 && !$0.isNewBest })
+            // The best still points at the first game, achieved at its time.
+            let rows = try db.prepare("SELECT score, achieved_at, game_id FROM best_scores ORDER BY period").query { row in
+                [row.value(at: 0), row.value(at: 1), row.value(at: 2)]
+            }
+            #expect(rows == Array(repeating: [.integer(50), .text("2026-01-15T10:00:00Z"), .integer(best.game.id)], count: 3))
+            #expect(try db.scalar("SELECT count(*) FROM games") == .integer(3))
+        }
+    }
+
+    @Test func aBestIsKeptPerLevel() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db)
+            let repository = GameRepository(database: db)
+            try repository.record(GameFixture.game(player: ann, level: .cruise, score: 80, endedAt: start))
+            let rapid = try repository.record(GameFixture.game(player: ann, level: .rapid, score: 20, endedAt: start))
+            #expect(rapid.standings.allSatisfy { $0.personalBest == 20 && $0.isNewBest && $0.level == .rapid })
+            #expect(try db.column("SELECT DISTINCT level FROM best_scores ORDER BY level") == [.text("cruise"), .text("rapid")])
+        }
+    }
+
+    @Test func aPracticeGameIsStoredButNeverReachesALeaderboard() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db)
+            var practice = GameFixture.game(player: ann, score: 99, endedAt: start)
+            practice.practice = true
+            let recorded = try GameRepository(database: db).record(practice)
+            #expect(recorded.standings.isEmpty)
+            #expect(recorded.game.practice)
+            #expect(try GameRepository(database: db).game(id: recorded.game.id)?.practice == true)
+            #expect(try db.scalar("SELECT count(*) FROM best_scores") == .integer(0))
+            let page = try LeaderboardRepository(database: db).top(level: .fast, period: .allTime, now: start)
+            #expect(page.entries.isEmpty)
+            #expect(try LeaderboardRepository(database: db).aroundMe(playerID: ann, level: .fast, period: .today, now: start) == nil)
+        }
+    }
+
+    @Test func abandonedAndShutdownGamesCountLikeCrashes() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db)
+            let repository = GameRepository(database: db)
+            var game = GameFixture.game(player: ann, score: 12, endedAt: start)
+            game.endReason = .shutdown
+            #expect(try repository.record(game).standing(.allTime)?.personalBest == 12)
+            game.endReason = .abandoned
+            game.score = 15
+            #expect(try repository.record(game).standing(.allTime)?.personalBest == 15)
+        }
+    }
+
+    /// Invalid games and unknown players are refused before anything is written.
+    @Test func anInvalidGameIsRefusedAndChangesNothing() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db)
+            let repository = GameRepository(database: db)
+            try repository.record(GameFixture.game(player: ann, score: 5, endedAt: start))
+            let before = try db.dump()
+
+            var cases: [(NewGame, StoreError.Code, String?)] = []
+            var game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game.steps += 1
+            cases.append((game, .invalid, "steps"))
+            game = GameFixture.game(player: ann, score: -1, endedAt: start)
+            cases.append((game, .invalid, "score"))
+            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game.score = 2 * game.steps + 1
+            cases.append((game, .invalid, "score"))
+            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game.endedAt = game.startedAt.addingTimeInterval(-1)
+            cases.append((game, .invalid, "endedAt"))
+            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game.durationMilliseconds = Int(game.endedAt.timeIntervalSince(game.startedAt) * 1000) + 5000
+            cases.append((game, .invalid, "durationMilliseconds"))
+            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game.durationMilliseconds = -1
+            cases.append((game, .invalid, "durationMilliseconds"))
+            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game.rulesVersion = 0
+            cases.append((game, .invalid, "rulesVersion"))
+            game = GameFixture.game(player: ann + 100, score: 10, endedAt: start)
+            cases.append((game, .notFound, "playerID"))
+
+            for (game, code, field) in cases {
+                let error = #expect(throws: StoreError.self) { try repository.record(game) }
+                #expect(error?.code == code)
+                #expect(error?.field == field)
+            }
+            #expect(try db.dump() == before)
+        }
+    }
+
+    /// The game and its scores are one transaction: when the leaderboard write fails, the game
+    /// is not stored either.
+    @Test func aGameIsNeverHalfWritten() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db)
+            let before = try db.dump()
+            // A temporary trigger on this connection makes the third statement of record fail.
+            try db.execute(sql: """
+                CREATE TEMP TRIGGER refuse_scores BEFORE INSERT ON main.best_scores
+                BEGIN SELECT RAISE(ABORT, 'disk on fire'); END
+                """)
+            let error = #expect(throws: DatabaseError.self) {
+                try GameRepository(database: db).record(GameFixture.game(player: ann, score: 10, endedAt: start))
+            }
+            #expect(error?.message.contains("disk on fire") == true)
+            #expect(!db.isInTransaction)
+            try db.execute(sql: "DROP TRIGGER temp.refuse_scores")
+            #expect(try db.dump() == before)
+            #expect(try db.scalar("SELECT count(*) FROM games") == .integer(0))
+        }
+    }
+
+    @Test func aPlayersGamesComeNewestFirstInPages() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db, publicID: "ann")
+            let bob = try GameFixture.addPlayer(db, publicID: "bob")
+            let repository = GameRepository(database: db)
+            var annIDs: [Int64] = []
+            for index in 0..<7 {
+                annIDs.append(try repository.record(GameFixture.game(player: ann, score: index, endedAt: start.addingTimeInterval(Double(index)))).game.id)
+                try repository.record(GameFixture.game(player: bob, score: index, endedAt: start))
+            }
+            let first = try repository.games(playerID: ann, limit: 3)
+            #expect(first.map(\.id) == Array(annIDs.reversed().prefix(3)))
+            let second = try repository.games(playerID: ann, limit: 3, before: first.last?.id)
+            let third = try repository.games(playerID: ann, limit: 3, before: second.last?.id)
+            #expect((first + second + third).map(\.id) == annIDs.reversed())
+            #expect(third.count == 1)
+            #expect(try repository.games(playerID: ann, limit: 3, before: third.last?.id).isEmpty)
+
+            #expect(throws: StoreError.self) { try repository.games(playerID: ann, limit: 0) }
+            let unknown = #expect(throws: StoreError.self) { try repository.games(playerID: 999) }
+            #expect(unknown?.code == .notFound)
+        }
+    }
+
+    @Test func forEachGameVisitsEveryGameOnceInOrder() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db)
+            let repository = GameRepository(database: db)
+            var ids: [Int64] = []
+            for index in 0..<11 {
+                ids.append(try repository.record(GameFixture.game(player: ann, score: index, endedAt: start)).game.id)
+            }
+            var seen: [Int64] = []
+            try repository.forEachGame(batchSize: 4) { seen.append($0.id) }
+            #expect(seen == ids)
+            seen = []
+            try repository.forEachGame(afterID: ids[8], batchSize: 2) { seen.append($0.id) }
+            #expect(seen == Array(ids[9...]))
+        }
+    }
+
+    /// `retrorapid verify`'s check: real games replay to their stored score; a score, steps or
+    /// end reason changed behind the repository's back is reported.
+    @Test func verifyFindsTamperedGames() throws {
+        try GameFixture.withDatabase { db in
+            let ann = try GameFixture.addPlayer(db)
+            let repository = GameRepository(database: db)
+            var ids: [Int64] = []
+            for (index, level) in SpeedLevel.allCases.enumerated() {
+                let seed = UInt64(2026 + index)
+                let (log, state) = GameFixture.play(seed: seed, level: level, dodgeSteps: 80 + 40 * index)
+                let game = NewGame(playerID: ann, level: level, seed: seed, inputLog: log, score: state.score,
+                                   steps: state.step, endReason: .crash, startedAt: start, endedAt: start.addingTimeInterval(90),
+                                   durationMilliseconds: 90_000)
+                ids.append(try repository.record(game).game.id)
+            }
+            // An abandoned game: still running when stored.
+            let (log, state) = GameFixture.play(seed: 7, level: .fast, dodgeSteps: 50, crash: false)
+            #expect(!state.isOver)
+            ids.append(try repository.record(NewGame(
+                playerID: ann, level: .fast, seed: 7, inputLog: log, score: state.score, steps: state.step,
+                endReason: .abandoned, startedAt: start, endedAt: start.addingTimeInterval(40), durationMilliseconds: 30_000)).game.id)
+            #expect(try db.scalar("SELECT min(score) FROM games") != .integer(0))
+
+            var counted = 0
+            #expect(try repository.verifyAll(progress: { counted = $0 }).isEmpty)
+            #expect(counted == 4)
+
+            let stored = try #require(try repository.game(id: ids[0]))
+            try db.prepare("UPDATE games SET score = score + 100 WHERE id = ?").execute([ids[0]])
+            try db.prepare("UPDATE games SET end_reason = 'abandoned' WHERE id = ?").execute([ids[2]])
+            try db.prepare("UPDATE games SET input_log = 'garbage:' WHERE id = ?").execute([ids[3]])
+            let mismatches = try repository.verifyAll()
+            #expect(mismatches.map(\.gameID) == [ids[0], ids[2], ids[3]])
+            #expect(mismatches.first == GameRepository.Mismatch(
+                gameID: ids[0], playerID: ann, storedScore: stored.score + 100, storedSteps: stored.steps,
+                replayedScore: stored.score, replayedSteps: stored.steps,
+                reason: "score \(stored.score + 100) stored, \(stored.score) replayed"))
+            #expect(mismatches[1].reason.contains("replay crashed"))
+            #expect(mismatches[2].replayedScore == nil)
+            #expect(mismatches[2].reason.contains("cannot replay"))
+        }
+    }
+}
+
+/// Helpers for this file: a migrated database in a fresh folder, players made with SQL, real
+/// games played by a cue follower, and quick games with a chosen score.
+fileprivate enum GameFixture {
+    static let migrations = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Migrations", isDirectory: true)
+
+    static func withDatabase(_ body: (Database) throws -> Void) throws {
+        try withTemporaryDirectory { folder in
+            let db = try Database(path: folder.appendingPathComponent("games.sqlite").path)
+            try Migrator(database: db, directory: migrations).migrate()
+            try body(db)
+        }
+    }
+
+    static func addPlayer(_ db: Database, publicID: String = "p-1", name: String = "Racer") throws -> Int64 {
+        try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
+            .execute([publicID, name, "2026-01-01T00:00:00Z"])
+        return db.lastInsertRowID
+    }
+
+    static func utc(_ text: String) -> Date {
+        guard let date = ISO8601DateFormatter().date(from: text) else { preconditionFailure("bad test date \(text)") }
+        return date
+    }
+
+    /// A game with this score that the repository accepts (it does not replay on record).
+    static func game(player: Int64, level: SpeedLevel = .fast, score: Int, endedAt: Date) -> NewGame {
+        let steps = max(score, 0) + 6
+        return NewGame(playerID: player, level: level, seed: 1, inputLog: InputLog(steps: steps, moves: []),
+                       score: score, steps: steps, endReason: .crash, startedAt: endedAt.addingTimeInterval(-30),
+                       endedAt: endedAt, durationMilliseconds: 30_000)
+    }
+
+    /// Plays a real game: follows the safe-lane cue for `dodgeSteps` steps, then (when `crash`)
+    /// stops moving until a car hits. Returns its input log and final state.
+    static func play(seed: UInt64, level: SpeedLevel, dodgeSteps: Int, crash: Bool = true) -> (InputLog, GameState) {
+        var state = GameState(seed: seed, level: level)
+        var sink = DiscardingSink()
+        var moves: [InputLog.Entry] = []
+        while !state.isOver, state.step < dodgeSteps + 10_000 {
+            if state.step < dodgeSteps, !state.safeLanes.contains(state.lane), !state.safeLanes.isEmpty {
+                let direction: Direction = state.safeLanes.rawValue < LaneSet(lane: state.lane).rawValue ? .left : .right
+                moves.append(InputLog.Entry(afterStep: state.step, direction: direction))
+                state.move(direction, into: &sink)
+                if state.isOver { break }
+            }
+            if !crash, state.step >= dodgeSteps { break }
+            state.advance(into: &sink)
+        }
+        return (InputLog(steps: state.step, moves: moves), state)
+    }
+}

@@ -1,0 +1,368 @@
+import Foundation
+import RetroRapidRules
+import RetroRapidStorage
+import Testing
+
+/// Settings that follow the player (DESIGN §4), against a real database file migrated with
+/// the product's own `Migrations/` folder.
+@Suite struct SettingsRepositoryTests {
+    let now = SettingsFixture.utc("2026-01-15T10:23:45Z")
+
+    @Test func aPlayerWithNothingStoredGetsTheDefaultsAtVersionZero() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let stored = try SettingsRepository(database: db).settings(playerID: player)
+            #expect(stored.version == 0)
+            #expect(stored.updatedAt == nil)
+            #expect(stored.settings == PlayerSettings())
+            #expect(stored.settings.speedLevel == .fast)
+            #expect(stored.settings.font == .readable)
+            #expect(stored.settings.controls.keyBindings[.left] == "ArrowLeft")
+            #expect(try db.scalar("SELECT count(*) FROM player_settings") == .integer(0))
+        }
+    }
+
+    @Test func anUnknownPlayerIsNotFoundForReadsAndWrites() throws {
+        try SettingsFixture.withDatabase { db in
+            let repository = SettingsRepository(database: db)
+            let read = #expect(throws: StoreError.self) { try repository.settings(playerID: 42) }
+            #expect(read?.code == .notFound)
+            let before = try db.dump()
+            let write = #expect(throws: StoreError.self) {
+                try repository.write(playerID: 42, document: PlayerSettings(), basedOnVersion: 0, now: now)
+            }
+            #expect(write?.code == .notFound)
+            #expect(try db.dump() == before)
+        }
+    }
+
+    @Test func everyWriteIncrementsTheVersionAndIsReadBack() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let repository = SettingsRepository(database: db)
+            var document = PlayerSettings()
+            document.cueVolume = 35
+            document.controls.oneSwitch = true
+            let first = try repository.write(playerID: player, document: document, basedOnVersion: 0, now: now)
+            #expect(first == .written(VersionedSettings(version: 1, settings: document, updatedAt: now)))
+
+            document.theme = .dark
+            let later = now.addingTimeInterval(60)
+            let second = try repository.write(playerID: player, document: document, basedOnVersion: 1, now: later)
+            #expect(second == .written(VersionedSettings(version: 2, settings: document, updatedAt: later)))
+            // Writing the same document again is still a write.
+            let third = try repository.write(playerID: player, document: document, basedOnVersion: 2, now: later)
+            guard case .written(let stored) = third else { Issue.record("expected a write, got \(third)"); return }
+            #expect(stored.version == 3)
+
+            // A fresh connection reads what was committed.
+            let reopened = try SettingsFixture.reopen(db)
+            let read = try SettingsRepository(database: reopened).settings(playerID: player)
+            #expect(read == VersionedSettings(version: 3, settings: document, updatedAt: later))
+            #expect(try reopened.scalar("SELECT updated_at FROM player_settings") == .text("2026-01-15T10:24:45Z"))
+        }
+    }
+
+    @Test func aStaleWriteIsRefusedWithTheCurrentDocumentAndChangesNothing() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let repository = SettingsRepository(database: db)
+            var phone = PlayerSettings()
+            phone.audioCueMode = .chord
+            _ = try repository.write(playerID: player, document: phone, basedOnVersion: 0, now: now)
+            let current = VersionedSettings(version: 1, settings: phone, updatedAt: now)
+            let before = try db.dump()
+
+            // The laptop still holds version 0 (the defaults) and changes the font.
+            var laptop = PlayerSettings()
+            laptop.font = .retro
+            let stale = try repository.write(playerID: player, document: laptop, basedOnVersion: 0, now: now)
+            #expect(stale == .stale(current: current))
+            // A version from the future is as stale as one from the past.
+            #expect(try repository.write(playerID: player, document: laptop, basedOnVersion: 7, now: now) == .stale(current: current))
+            // So is a patch.
+            let patch = try repository.patch(playerID: player, json: Data(#"{"font":"retro"}"#.utf8), basedOnVersion: 0, now: now)
+            #expect(patch == .stale(current: current))
+            #expect(try db.dump() == before)
+            #expect(try repository.settings(playerID: player) == current)
+        }
+    }
+
+    @Test func aNegativeBaseVersionIsInvalid() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let error = #expect(throws: StoreError.self) {
+                try SettingsRepository(database: db).write(playerID: player, document: PlayerSettings(), basedOnVersion: -1, now: now)
+            }
+            #expect(error?.code == .invalid)
+            #expect(error?.field == "basedOnVersion")
+        }
+    }
+
+    /// Each bad field, sent as a whole document and as a patch: refused as invalid, naming
+    /// the field, with the stored document untouched.
+    @Test(arguments: [
+        (#"{"speedLevel":"easy"}"#, "settings.speedLevel"),
+        (#"{"audioCueMode":"beep"}"#, "settings.audioCueMode"),
+        (#"{"laneChangeCue":"loud"}"#, "settings.laneChangeCue"),
+        (#"{"cueVolume":101}"#, "settings.cueVolume"),
+        (#"{"cueVolume":-1}"#, "settings.cueVolume"),
+        (#"{"cueVolume":50.5}"#, "settings.cueVolume"),
+        (#"{"cueVolume":"50"}"#, "settings.cueVolume"),
+        (#"{"effectsVolume":1000}"#, "settings.effectsVolume"),
+        (#"{"mono":1}"#, "settings.mono"),
+        (#"{"haptics":true}"#, "settings.haptics"),
+        (#"{"haptics":{"crash":"yes"}}"#, "settings.haptics.crash"),
+        (#"{"haptics":{"buzz":true}}"#, "settings.haptics.buzz"),
+        (#"{"haptics":{"enabled":null}}"#, "settings.haptics.enabled"),
+        (#"{"announcements":null}"#, "settings.announcements"),
+        (#"{"font":"comic"}"#, "settings.font"),
+        (#"{"theme":"sepia"}"#, "settings.theme"),
+        (#"{"contrast":"low"}"#, "settings.contrast"),
+        (#"{"reduceMotion":"maybe"}"#, "settings.reduceMotion"),
+        (#"{"textSize":99}"#, "settings.textSize"),
+        (#"{"textSize":201}"#, "settings.textSize"),
+        (#"{"language":"fr"}"#, "settings.language"),
+        (#"{"tutorialDone":"true"}"#, "settings.tutorialDone"),
+        (#"{"controls":{"touch":"on"}}"#, "settings.controls.touch"),
+        (#"{"controls":{"inputCooldownMs":501}}"#, "settings.controls.inputCooldownMs"),
+        (#"{"controls":{"scanIntervalMs":499}}"#, "settings.controls.scanIntervalMs"),
+        (#"{"controls":{"scanIntervalMs":5001}}"#, "settings.controls.scanIntervalMs"),
+        (#"{"controls":{"oneSwitch":0}}"#, "settings.controls.oneSwitch"),
+        (#"{"controls":{"joystick":true}}"#, "settings.controls.joystick"),
+        (#"{"controls":{"keyBindings":{"jump":"Space"}}}"#, "settings.controls.keyBindings.jump"),
+        (#"{"controls":{"keyBindings":{"pause":"Tab"}}}"#, "settings.controls.keyBindings.pause"),
+        (#"{"controls":{"keyBindings":{"pause":"keyp"}}}"#, "settings.controls.keyBindings.pause"),
+        (#"{"controls":{"keyBindings":{"pause":7}}}"#, "settings.controls.keyBindings.pause"),
+        (#"{"controls":{"keyBindings":{"pause":"ArrowLeft"}}}"#, "settings.controls.keyBindings.pause"),
+        (#"{"controls":{"keyBindings":{"repeatCue":"KeyD"}}}"#, "settings.controls.keyBindings.repeatCue"),
+        (#"{"colour":"red"}"#, "settings.colour"),
+        (#"{"cueVolume":80"#, "settings"),
+        (#"["cueVolume"]"#, "settings"),
+    ])
+    func anInvalidFieldIsRefusedByNameAndChangesNothing(json: String, field: String) throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let repository = SettingsRepository(database: db)
+            var stored = PlayerSettings()
+            stored.cueVolume = 42
+            _ = try repository.write(playerID: player, document: stored, basedOnVersion: 0, now: now)
+            let before = try db.dump()
+
+            let whole = #expect(throws: StoreError.self) {
+                try repository.write(playerID: player, json: Data(json.utf8), basedOnVersion: 1, now: now)
+            }
+            #expect(whole?.code == .invalid)
+            #expect(whole?.field == field)
+            #expect(whole?.message.isEmpty == false)
+
+            let patch = #expect(throws: StoreError.self) {
+                try repository.patch(playerID: player, json: Data(json.utf8), basedOnVersion: 1, now: now)
+            }
+            #expect(patch?.code == .invalid)
+            #expect(patch?.field == field)
+
+            #expect(try db.dump() == before)
+            #expect(try repository.settings(playerID: player).version == 1)
+        }
+    }
+
+    /// The typed path validates too: the server may build a document in Swift.
+    @Test func anInvalidTypedDocumentIsRefusedByName() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let repository = SettingsRepository(database: db)
+            var cases: [(PlayerSettings, String)] = []
+            var settings = PlayerSettings()
+            settings.effectsVolume = 101
+            cases.append((settings, "settings.effectsVolume"))
+            settings = PlayerSettings()
+            settings.textSize = 250
+            cases.append((settings, "settings.textSize"))
+            settings = PlayerSettings()
+            settings.controls.inputCooldownMs = -5
+            cases.append((settings, "settings.controls.inputCooldownMs"))
+            settings = PlayerSettings()
+            settings.controls.keyBindings[.announceScore] = nil
+            cases.append((settings, "settings.controls.keyBindings.announceScore"))
+            settings = PlayerSettings()
+            settings.controls.keyBindings[.right] = "ArrowLeft"
+            cases.append((settings, "settings.controls.keyBindings.right"))
+            for (document, field) in cases {
+                let error = #expect(throws: StoreError.self) {
+                    try repository.write(playerID: player, document: document, basedOnVersion: 0, now: now)
+                }
+                #expect(error?.code == .invalid)
+                #expect(error?.field == field)
+            }
+            #expect(try db.scalar("SELECT count(*) FROM player_settings") == .integer(0))
+        }
+    }
+
+    @Test func theEdgesOfEveryRangeAreAccepted() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let repository = SettingsRepository(database: db)
+            let low = #"{"cueVolume":0,"effectsVolume":0,"textSize":100,"controls":{"inputCooldownMs":0,"scanIntervalMs":500}}"#
+            let high = #"{"cueVolume":100,"effectsVolume":100,"textSize":200,"controls":{"inputCooldownMs":500,"scanIntervalMs":5000}}"#
+            guard case .written(let first) = try repository.write(playerID: player, json: Data(low.utf8), basedOnVersion: 0, now: now),
+                  case .written(let second) = try repository.write(playerID: player, json: Data(high.utf8), basedOnVersion: 1, now: now)
+            else { Issue.record("a write at the edge of a range was refused"); return }
+            #expect(first.settings.controls.scanIntervalMs == 500)
+            #expect(second.settings.controls.scanIntervalMs == 5000)
+            #expect(second.settings.textSize == 200)
+        }
+    }
+
+    @Test func aPatchChangesOnlyTheFieldsItNames() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let repository = SettingsRepository(database: db)
+            var stored = PlayerSettings()
+            stored.cueVolume = 30
+            stored.haptics.step = false
+            stored.controls.keyBindings[.repeatCue] = "KeyR"
+            _ = try repository.write(playerID: player, document: stored, basedOnVersion: 0, now: now)
+
+            let patch = #"{"theme":"dark","haptics":{"crash":false},"controls":{"keyBindings":{"pause":"Space"}}}"#
+            let result = try repository.patch(playerID: player, json: Data(patch.utf8), basedOnVersion: 1, now: now)
+            var expected = stored
+            expected.theme = .dark
+            expected.haptics.crash = false
+            expected.controls.keyBindings[.pause] = "Space"
+            #expect(result == .written(VersionedSettings(version: 2, settings: expected, updatedAt: now)))
+            #expect(try repository.settings(playerID: player).settings == expected)
+        }
+    }
+
+    @Test func aPatchClashingWithAStoredBindingIsRefused() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let repository = SettingsRepository(database: db)
+            var stored = PlayerSettings()
+            stored.controls.keyBindings[.repeatCue] = "KeyJ"
+            _ = try repository.write(playerID: player, document: stored, basedOnVersion: 0, now: now)
+            let before = try db.dump()
+            // Valid over the defaults, but the stored document already gives KeyJ to repeatCue.
+            let error = #expect(throws: StoreError.self) {
+                try repository.patch(playerID: player, json: Data(#"{"controls":{"keyBindings":{"pause":"KeyJ"}}}"#.utf8), basedOnVersion: 1, now: now)
+            }
+            #expect(error?.field == "settings.controls.keyBindings.repeatCue")
+            #expect(try db.dump() == before)
+        }
+    }
+
+    @Test func aWholeDocumentInJSONFillsWhatItLeavesOutWithDefaults() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            let repository = SettingsRepository(database: db)
+            var stored = PlayerSettings()
+            stored.cueVolume = 30
+            _ = try repository.write(playerID: player, document: stored, basedOnVersion: 0, now: now)
+            let result = try repository.write(playerID: player, json: Data(#"{"language":"es"}"#.utf8), basedOnVersion: 1, now: now)
+            var expected = PlayerSettings()
+            expected.language = .es
+            #expect(result == .written(VersionedSettings(version: 2, settings: expected, updatedAt: now)))
+        }
+    }
+
+    @Test func letterKeysOffFreesAAndDForBindings() throws {
+        var settings = PlayerSettings()
+        settings.controls.letterKeys = false
+        settings.controls.keyBindings[.pause] = "KeyA"
+        try settings.validate()
+        settings.controls.letterKeys = true
+        #expect(throws: StoreError.self) { try settings.validate() }
+    }
+
+    /// The wire format is pinned: keys sorted, every field present, the same bytes every time.
+    @Test func jsonHasSortedKeysAndRoundTrips() throws {
+        let defaults = String(decoding: PlayerSettings().jsonData(), as: UTF8.self)
+        #expect(defaults == """
+            {"announcements":true,"audioCueMode":"lanePulse","contrast":"standard",\
+            "controls":{"gamepad":true,"inputCooldownMs":0,"keyBindings":{"announceScore":"KeyS",\
+            "left":"ArrowLeft","pause":"KeyP","repeatCue":"KeyC","right":"ArrowRight"},"keyboard":true,\
+            "letterKeys":true,"oneSwitch":false,"scanIntervalMs":1500,"swipe":true,"touch":true,"wheel":true},\
+            "cueVolume":80,"effectsVolume":80,"font":"readable","haptics":{"crash":true,"enabled":true,\
+            "move":true,"step":true},"laneChangeCue":"confirmation","language":"en","mono":false,\
+            "reduceMotion":"system","speedLevel":"fast","textSize":100,"theme":"system","tutorialDone":false}
+            """)
+
+        var settings = PlayerSettings()
+        settings.speedLevel = .rapid
+        settings.audioCueMode = .arpeggio
+        settings.laneChangeCue = .both
+        settings.mono = true
+        settings.haptics = .init(enabled: false, crash: true, step: false, move: true)
+        settings.announcements = false
+        settings.font = .retro
+        settings.contrast = .high
+        settings.reduceMotion = .on
+        settings.textSize = 150
+        settings.tutorialDone = true
+        settings.controls.swipe = false
+        settings.controls.scanIntervalMs = 2500
+        settings.controls.keyBindings[.left] = "KeyJ"
+        let data = settings.jsonData()
+        #expect(try PlayerSettings.decode(json: data) == settings)
+        #expect(settings.jsonData() == data)
+
+        let versioned = VersionedSettings(version: 3, settings: PlayerSettings(), updatedAt: SettingsFixture.utc("2026-01-15T10:23:45Z"))
+        let text = String(decoding: versioned.jsonData(), as: UTF8.self)
+        #expect(text.hasPrefix(#"{"settings":{"announcements":true"#))
+        #expect(text.hasSuffix(#"},"updatedAt":"2026-01-15T10:23:45Z","version":3}"#))
+        let never = String(decoding: VersionedSettings(version: 0, settings: PlayerSettings(), updatedAt: nil).jsonData(), as: UTF8.self)
+        #expect(never.hasSuffix(#""updatedAt":null,"version":0}"#))
+    }
+
+    /// The document is stored as the same JSON the client gets.
+    @Test func theStoredDocumentIsTheWireJSON() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            var settings = PlayerSettings()
+            settings.language = .es
+            _ = try SettingsRepository(database: db).write(playerID: player, document: settings, basedOnVersion: 0, now: now)
+            #expect(try db.scalar("SELECT document FROM player_settings") == .text(String(decoding: settings.jsonData(), as: UTF8.self)))
+            #expect(try db.scalar("SELECT version FROM player_settings") == .integer(1))
+        }
+    }
+
+    @Test func deletingAPlayerDeletesTheirSettings() throws {
+        try SettingsFixture.withDatabase { db in
+            let player = try SettingsFixture.addPlayer(db)
+            _ = try SettingsRepository(database: db).write(playerID: player, document: PlayerSettings(), basedOnVersion: 0, now: now)
+            try db.prepare("DELETE FROM players WHERE id = ?").execute([player])
+            #expect(try db.scalar("SELECT count(*) FROM player_settings") == .integer(0))
+        }
+    }
+}
+
+/// Helpers for this file: a migrated database file in a fresh folder, and players made with SQL.
+fileprivate enum SettingsFixture {
+    static let migrations = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Migrations", isDirectory: true)
+
+    static func withDatabase(_ body: (Database) throws -> Void) throws {
+        try withTemporaryDirectory { folder in
+            let db = try Database(path: folder.appendingPathComponent("settings.sqlite").path)
+            try Migrator(database: db, directory: migrations).migrate()
+            try body(db)
+        }
+    }
+
+    static func reopen(_ db: Database) throws -> Database {
+        try Database(path: db.path)
+    }
+
+    static func addPlayer(_ db: Database, publicID: String = "p-1", name: String = "Racer") throws -> Int64 {
+        try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
+            .execute([publicID, name, "2026-01-01T00:00:00Z"])
+        return db.lastInsertRowID
+    }
+
+    static func utc(_ text: String) -> Date {
+        guard let date = ISO8601DateFormatter().date(from: text) else { preconditionFailure("bad test date \(text)") }
+        return date
+    }
+}

@@ -26,7 +26,7 @@ test: deps
 	.build/test/release/retrorapid sim --level all --seeds 2000 --steps 5000 --bot cues --threads 2 --expect-survival
 	scripts/smoke-serve.sh .build/test/release/retrorapid
 	$(MAKE) python-test-deps
-	RETRORAPID_BINARY=.build/test/release/retrorapid $(VENV)/bin/python -m pytest -q Tests/python
+	RETRORAPID_BINARY=$(CURDIR)/.build/test/release/retrorapid $(VENV)/bin/python -m pytest -q Tests/python
 
 python-test-deps:
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)

@@ -80,7 +80,7 @@ class Server:
 
 
 def start_server(tmp_path: Path, *extra_args: str) -> Server:
-    binary = os.environ.get("RETRORAPID_BINARY", str(REPO / ".build/debug/retrorapid"))
+    binary = str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
     if not Path(binary).exists():
         pytest.fail(f"server binary {binary} not found: build it (make test does) or set RETRORAPID_BINARY")
     port = free_port()

@@ -11,6 +11,12 @@ enum RetroRapidMain {
             SimCommand.self,
             BenchEngineCommand.self,
             BenchStorageCommand.self,
+            CodesCommand.self,
+            PlayersCommand.self,
+            OrdersCommand.self,
+            BackupCommand.self,
+            VerifyCommand.self,
+            CrashWriterCommand.self,
         ]
     }
 

@@ -1,0 +1,80 @@
+import Foundation
+import RetroRapidStorage
+import RetroRapidSupport
+
+/// `retrorapid backup FILE`: a consistent copy of the live database, taken while the server
+/// runs, through SQLite's online backup API (`Database.backup(to:)`).
+///
+/// The copy is one snapshot: it reads inside one read transaction, so it holds every
+/// transaction committed before it started and none of the ones after, while the server keeps
+/// reading and writing (WAL). Copying the file with `cp` instead could catch the database file
+/// and its `-wal` at different moments, and silently miss committed games.
+enum BackupCommand: Command {
+    static let name = "backup"
+    static let summary = "copy the live database to FILE, consistently, while the server runs"
+    static let usage = """
+        usage: retrorapid backup FILE [--force] [--database PATH]
+
+        Copies the database to FILE with SQLite's online backup API: one consistent snapshot,
+        safe while the server runs (it keeps serving and writing; the copy holds every game
+        committed before the backup began). Then checks the copy with PRAGMA integrity_check and
+        prints its size and row counts. Migrates nothing: the copy is the database as it is.
+
+          --force            replace FILE if it exists (refused otherwise)
+          --database PATH    the database to copy (default: the server's setting: RETRORAPID_DATABASE_PATH,
+                             the env file, or data/retrorapid.sqlite; see 'retrorapid help serve')
+
+        To restore: stop the server, move the database file aside together with any -wal and
+        -shm files next to it, copy FILE into its place, and start the server (docs/OPERATIONS.md).
+
+        Exit status: 0 copied and checked, 1 failed or refused (FILE exists, the copy is
+        damaged), 64 bad arguments.
+        """
+
+    static func run(arguments: [String]) throws -> Int32 {
+        let parsed = try OperatorDatabase.reportingRefusals {
+            try ParsedArguments(arguments, booleanFlags: ["force"], valueOptions: OperatorDatabase.valueOptions)
+        }
+        guard let file = parsed.positionals.first else { throw UsageError("backup needs the FILE to write") }
+        guard parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }
+        let source = try OperatorDatabase(parsed)
+
+        let destination = URL(fileURLWithPath: file)
+        let folder = destination.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw OperatorFailure("cannot write \(file): the folder \(folder.path) does not exist")
+        }
+        if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory) {
+            guard !isDirectory.boolValue else { throw OperatorFailure("\(file) is a folder; name the backup file inside it") }
+            guard parsed.flag("force") else {
+                throw OperatorFailure("\(file) already exists; choose a new name, or pass --force to replace it")
+            }
+        }
+
+        let database = try source.openWithoutMigrating()
+        let started = Date()
+        var pages = 0
+        try database.backup(to: destination.path) { copied, _ in pages = copied }
+        let seconds = Date().timeIntervalSince(started)
+
+        // Check the copy as a restore would use it: a connection of its own, reading the file.
+        let copy = try Database(path: destination.path)
+        let integrity = try copy.prepare("PRAGMA integrity_check").query { $0.string(at: 0) }
+        let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.int64Value ?? 0
+        guard integrity == ["ok"] else {
+            throw OperatorFailure("the copy \(file) failed PRAGMA integrity_check: \(integrity.prefix(5).joined(separator: "; ")); do not rely on it")
+        }
+        let counts = try ["players", "games", "promo_codes", "orders"].compactMap { table -> String? in
+            // Only tables the schema has: an old database is copied as it is.
+            let exists = try copy.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").query([table]) { _ in true }
+            guard !exists.isEmpty else { return nil }
+            let count = try copy.prepare("SELECT count(*) FROM \(table)").query { $0.int(at: 0) }.first ?? 0
+            return "\(count) \(table)"
+        }
+        print("backed up \(source.path) to \(file): \(size) bytes (\(pages) pages) in \(String(format: "%.2f", seconds)) s")
+        print("integrity_check: ok")
+        if !counts.isEmpty { print("the copy holds \(counts.joined(separator: ", "))") }
+        return 0
+    }
+}

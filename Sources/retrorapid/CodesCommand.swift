@@ -1,0 +1,221 @@
+import Foundation
+import RetroRapidStorage
+import RetroRapidSupport
+
+/// `retrorapid codes create|list|disable`: the operator's promo codes (DESIGN §4, "Unlimited
+/// play and codes"). The rules (normalising, prices, windows, caps) live in
+/// `RetroRapidStorage.CodeRepository`; this parses, calls it and prints.
+enum CodesCommand: Command {
+    static let name = "codes"
+    static let summary = "create, list and disable discount and unlock codes"
+    static let usage = """
+        usage: retrorapid codes create CODE (--discount AMOUNT --currency CUR | --unlock)
+                                       [--starts TIME] [--expires TIME] [--max-redemptions N]
+               retrorapid codes list
+               retrorapid codes disable CODE
+               (each also takes --database PATH and --migrations DIR)
+
+        create    Makes a code. A discount code sets the price of unlimited play while it is
+                  live, for the players who redeemed it; an unlock code grants unlimited play.
+                  CODE is 4 to 32 letters and digits; case, dashes and spaces are ignored
+                  (arctic-conf is ARCTICCONF). Codes are never reused, even once disabled.
+          --discount AMOUNT     the price while the code is live, as a decimal: 0.99
+          --currency CUR        its ISO 4217 currency, e.g. GBP (needed with --discount)
+          --unlock              grant unlimited play instead of a discount
+          --starts TIME         redeemable from TIME on (default: at once)
+          --expires TIME        redeemable up to and including TIME (default: never expires)
+          --max-redemptions N   how many players may redeem it (default: no cap)
+                  TIME is ISO 8601 with a zone: 2026-02-28T23:59:59Z or 2026-03-01T00:59:59+01:00.
+        list      Every code, oldest first: kind, price, window, redemptions of the cap,
+                  when disabled, and whether it is live now.
+        disable   Withdraws a code for good: it can no longer be redeemed, and its discount
+                  stops applying to orders made from now on.
+
+        \(OperatorDatabase.optionsUsage)
+
+        Example (the launch offer):
+          retrorapid codes create ARCTICCONF --discount 0.99 --currency GBP --expires 2026-02-28T23:59:59Z
+
+        Exit status: 0 done, 1 refused (the code exists, is unknown, …), 64 bad arguments.
+        A refused or mistyped command changes nothing.
+        """
+
+    static func run(arguments: [String]) throws -> Int32 {
+        guard let subcommand = arguments.first, !subcommand.hasPrefix("-") else {
+            throw UsageError("say what to do first: create, list or disable")
+        }
+        let rest = Array(arguments.dropFirst())
+        switch subcommand {
+        case "create": return try create(rest)
+        case "list": return try list(rest)
+        case "disable": return try disable(rest)
+        default: throw UsageError("unknown codes command '\(subcommand)'; use create, list or disable")
+        }
+    }
+
+    // MARK: - create
+
+    /// What `create` was asked for, checked before the database is touched.
+    struct CreateRequest {
+        var code: String
+        var kind: PromoCode.Kind
+        var startsAt: Date?
+        var expiresAt: Date?
+        var maxRedemptions: Int?
+    }
+
+    static func parseCreate(_ arguments: [String]) throws -> (CreateRequest, ParsedArguments) {
+        let parsed = try OperatorDatabase.reportingRefusals {
+            try ParsedArguments(
+                arguments, booleanFlags: ["unlock"],
+                valueOptions: OperatorDatabase.valueOptions.union(["discount", "currency", "starts", "expires", "max-redemptions"])
+            )
+        }
+        guard let code = parsed.positionals.first else { throw UsageError("codes create needs the CODE to create") }
+        guard parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }
+
+        let kind: PromoCode.Kind
+        switch (parsed.value("discount"), parsed.flag("unlock")) {
+        case (.some, true):
+            throw UsageError("give either --discount AMOUNT --currency CUR or --unlock, not both")
+        case (nil, false):
+            throw UsageError("say what the code does: --discount AMOUNT --currency CUR, or --unlock")
+        case (nil, true):
+            guard parsed.value("currency") == nil else {
+                throw UsageError("--currency goes with --discount; an unlock code has no price")
+            }
+            kind = .unlock
+        case (.some(let amount), false):
+            guard let currency = parsed.value("currency") else {
+                throw UsageError("--discount needs --currency, e.g. --discount \(amount) --currency GBP")
+            }
+            guard currency.utf8.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+                throw UsageError("--currency expects a three-letter ISO 4217 code such as GBP, got '\(currency)'")
+            }
+            // Parsed as text into minor units: no floating point between "0.99" and 99.
+            guard let price = Money(decimal: amount, currency: currency) else {
+                let decimals = Money.minorUnitDigits(for: currency)
+                let example = decimals == 0 ? "500" : "0." + String(repeating: "9", count: decimals)
+                throw UsageError("--discount expects an amount such as \(example) (digits, and at most \(decimals) decimals for \(currency.uppercased())), got '\(amount)'")
+            }
+            kind = .discount(price)
+        }
+
+        func time(_ option: String) throws -> Date? {
+            guard let text = parsed.value(option) else { return nil }
+            guard let date = OperatorTime.parse(text) else {
+                throw UsageError("--\(option) expects \(OperatorTime.expected), got '\(text)'")
+            }
+            return date
+        }
+        var cap: Int?
+        if parsed.value("max-redemptions") != nil {
+            cap = try OperatorDatabase.reportingRefusals {
+                try parsed.int("max-redemptions", default: 0, range: 1...1_000_000_000)
+            }
+        }
+        let request = CreateRequest(code: code, kind: kind, startsAt: try time("starts"), expiresAt: try time("expires"), maxRedemptions: cap)
+        return (request, parsed)
+    }
+
+    static func create(_ arguments: [String]) throws -> Int32 {
+        let (request, parsed) = try parseCreate(arguments)
+        let operatorDatabase = try OperatorDatabase(parsed)
+        let now = try OperatorClock.now()
+        // The repository checks the rest (code shape, price range, window, cap) before it
+        // writes, so a refusal leaves the database as it was.
+        let database = try operatorDatabase.open()
+        let created = try OperatorDatabase.reportingRefusals {
+            try CodeRepository(database: database).create(
+                code: request.code, kind: request.kind, startsAt: request.startsAt, expiresAt: request.expiresAt,
+                maxRedemptions: request.maxRedemptions, now: now)
+        }
+        print("created code \(created.code): \(describe(created.kind)), \(window(created)), \(cap(created))")
+        return 0
+    }
+
+    // MARK: - list
+
+    static func list(_ arguments: [String]) throws -> Int32 {
+        let parsed = try OperatorDatabase.reportingRefusals {
+            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions)
+        }
+        guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
+        let database = try OperatorDatabase(parsed).open()
+        let now = try OperatorClock.now()
+        let codes = try CodeRepository(database: database).list()
+        guard !codes.isEmpty else {
+            print("no codes yet; create one with 'retrorapid codes create'")
+            return 0
+        }
+        var table = TextTable(["CODE", "KIND", "PRICE", "WINDOW", "REDEEMED", "DISABLED", "STATUS"])
+        for code in codes {
+            let kind: String
+            let price: String
+            switch code.kind {
+            case .discount(let money): (kind, price) = ("discount", money.description)
+            case .unlock: (kind, price) = ("unlock", "-")
+            }
+            let redeemed = "\(code.redemptions)/" + (code.maxRedemptions.map(String.init) ?? "no cap")
+            table.append([code.code, kind, price, window(code), redeemed,
+                          code.disabledAt.map(OperatorTime.text) ?? "no", status(code, now: now)])
+        }
+        print(table.render())
+        return 0
+    }
+
+    // MARK: - disable
+
+    static func disable(_ arguments: [String]) throws -> Int32 {
+        let parsed = try OperatorDatabase.reportingRefusals {
+            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions)
+        }
+        guard let code = parsed.positionals.first else { throw UsageError("codes disable needs the CODE to disable") }
+        guard parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }
+        _ = try OperatorDatabase.reportingRefusals { try PromoCode.normalise(code) }
+        let database = try OperatorDatabase(parsed).open()
+        let now = try OperatorClock.now()
+        let repository = CodeRepository(database: database)
+        let disabled = try OperatorDatabase.reportingRefusals { () -> (before: PromoCode, after: PromoCode) in
+            let before = try repository.code(code)
+            return (before, try repository.disable(code: code, now: now))
+        }
+        if let earlier = disabled.before.disabledAt {
+            print("code \(disabled.after.code) was already disabled at \(OperatorTime.text(earlier)); nothing changed")
+        } else {
+            print("disabled code \(disabled.after.code) at \(disabled.after.disabledAt.map(OperatorTime.text) ?? OperatorTime.text(now)) (\(disabled.after.redemptions) redemptions)")
+        }
+        return 0
+    }
+
+    // MARK: - Describing a code
+
+    static func describe(_ kind: PromoCode.Kind) -> String {
+        switch kind {
+        case .discount(let price): return "discount to \(price)"
+        case .unlock: return "unlocks unlimited play"
+        }
+    }
+
+    static func window(_ code: PromoCode) -> String {
+        switch (code.startsAt, code.expiresAt) {
+        case (nil, nil): return "no expiry"
+        case (let start?, nil): return "from \(OperatorTime.text(start))"
+        case (nil, let end?): return "until \(OperatorTime.text(end))"
+        case (let start?, let end?): return "\(OperatorTime.text(start)) to \(OperatorTime.text(end))"
+        }
+    }
+
+    static func cap(_ code: PromoCode) -> String {
+        code.maxRedemptions.map { "at most \($0) redemptions" } ?? "no redemption cap"
+    }
+
+    /// Live, or why not, at `now`.
+    static func status(_ code: PromoCode, now: Date) -> String {
+        if code.disabled { return "disabled" }
+        if let start = code.startsAt, now < start { return "not started" }
+        if let end = code.expiresAt, Int64(now.timeIntervalSince1970.rounded(.down)) > Int64(end.timeIntervalSince1970) { return "expired" }
+        if let cap = code.maxRedemptions, code.redemptions >= cap { return "fully redeemed" }
+        return code.isLive(at: now) ? "live" : "not live"
+    }
+}

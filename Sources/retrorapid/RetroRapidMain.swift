@@ -48,8 +48,9 @@ enum RetroRapidMain {
             return
         }
         print("usage: retrorapid COMMAND [OPTIONS]\n\ncommands:")
+        let width = commands.map { $0.name.count }.max() ?? 0
         for command in commands {
-            print("  \(command.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(command.summary)")
+            print("  \(command.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(command.summary)")
         }
         print("\nRun 'retrorapid help COMMAND' for a command's options.")
     }

@@ -46,6 +46,6 @@ let package = Package(
         .testTarget(name: "RetroRapidBotsTests", dependencies: ["RetroRapidBots", "RetroRapidRules"]),
         .testTarget(name: "RetroRapidSupportTests", dependencies: ["RetroRapidSupport"]),
         .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidRules"]),
-        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer"]),
+        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidStorage", "RetroRapidRules", "RetroRapidSupport"]),
     ]
 )

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -33,7 +34,10 @@ public struct HTTPServerOptions: Sendable, Equatable {
 /// everything under `/api`), one libwebsockets service thread.
 public final class HTTPServer: Sendable {
     public let configuration: HTTPServerOptions
+    /// Work for the service thread from other threads; kept across restarts.
+    public let mailbox: ServiceMailbox
     private let router: HTTPRouter
+    private let protocols: [LWSProtocolDefinition]
     private let running = Mutex<Running?>(nil)
 
     private struct Running: Sendable {
@@ -61,9 +65,18 @@ public final class HTTPServer: Sendable {
     /// HSTS is sent only when this server itself terminates TLS.
     static let strictTransportSecurity = (name: "strict-transport-security:", value: "max-age=15552000")
 
-    public init(configuration: HTTPServerOptions, router: HTTPRouter = .standard) {
+    public convenience init(configuration: HTTPServerOptions, router: HTTPRouter = .standard,
+                            mailbox: ServiceMailbox = ServiceMailbox()) {
+        self.init(configuration: configuration, router: router, mailbox: mailbox, protocols: [])
+    }
+
+    /// - Parameter protocols: libwebsockets protocols after the HTTP one (the WebSocket side).
+    init(configuration: HTTPServerOptions, router: HTTPRouter, mailbox: ServiceMailbox,
+         protocols: [LWSProtocolDefinition]) {
         self.configuration = configuration
         self.router = router
+        self.mailbox = mailbox
+        self.protocols = protocols
     }
 
     deinit {
@@ -76,6 +89,42 @@ public final class HTTPServer: Sendable {
         running.withLock { $0?.port }
     }
 
+    /// Connections open now, HTTP and WebSocket; 0 when not running. Any thread.
+    public var openConnectionCount: Int {
+        running.withLock { $0?.context.openConnectionCount } ?? 0
+    }
+
+    /// Whether the calling thread is the service thread of the running server.
+    public var isServiceThread: Bool {
+        running.withLock { $0?.context.isServiceThread } ?? false
+    }
+
+    /// The first step of a graceful stop: new connections are closed as soon as they are
+    /// accepted, open ones are still served. Any thread.
+    public func stopAccepting() {
+        running.withLock { $0?.context.stopAccepting() }
+    }
+
+    /// Waits until every HTTP exchange has been answered and written, or `timeout` passed;
+    /// true when none is left. For a graceful stop, after the last answers were posted. Not
+    /// from the service thread.
+    public func waitForOpenExchanges(timeout: Duration) -> Bool {
+        guard let context = running.withLock({ $0?.context }), !context.isServiceThread else { return true }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let answered = DispatchSemaphore(value: 0)
+            let open = Mutex(0)
+            mailbox.post {
+                open.withLock { $0 = context.openExchangeCount }
+                answered.signal()
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero, answered.wait(timeout: .now() + left.seconds) == .success else { return false }
+            if open.withLock({ $0 }) == 0 { return true }
+            usleep(10_000)
+        }
+    }
+
     /// Starts listening and serving on a new service thread; returns once the port is bound.
     public func start() throws(HTTPServerError) {
         let options = try makeContextOptions()
@@ -83,7 +132,7 @@ public final class HTTPServer: Sendable {
             guard running == nil else {
                 throw HTTPServerError(.alreadyStarted, "The server is already running.")
             }
-            let context = LWSContext(options: options)
+            let context = LWSContext(options: options, mailbox: mailbox)
             do throws(LWSContextError) {
                 running = Running(context: context, port: try context.start())
             } catch {
@@ -119,9 +168,10 @@ public final class HTTPServer: Sendable {
             port: configuration.port,
             mounts: [files.mount] + router.mountpoints.map { .callback(mountpoint: $0) },
             responseHeaders: headers,
-            httpHandler: { request in router.response(for: request) },
+            httpHandler: { request, responder in router.handle(request, responder) },
             tlsCertificatePath: tls?.certificate,
-            tlsPrivateKeyPath: tls?.key
+            tlsPrivateKeyPath: tls?.key,
+            protocols: protocols
         )
     }
 

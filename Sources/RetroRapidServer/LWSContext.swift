@@ -23,6 +23,35 @@ struct LWSContextOptions: Sendable {
     var httpHandler: HTTPHandler
     var tlsCertificatePath: String?
     var tlsPrivateKeyPath: String?
+    /// Protocols after the HTTP one (which is always `protocols[0]`): the WebSocket side.
+    var protocols: [LWSProtocolDefinition] = []
+}
+
+/// A libwebsockets protocol added to the vhost after the HTTP one. Its callback runs on the
+/// service thread and must ignore LWS_CALLBACK_EVENT_WAIT_CANCELLED (protocols[0] drains the
+/// mailbox) and leave LWS_CALLBACK_WSI_CREATE/DESTROY to protocols[0] (which counts them).
+struct LWSProtocolDefinition: @unchecked Sendable {
+    // @unchecked: `callback` is a C function pointer, which captures nothing.
+    typealias Callback = @convention(c) (OpaquePointer?, lws_callback_reasons, UnsafeMutableRawPointer?,
+                                         UnsafeMutableRawPointer?, Int) -> Int32
+    var name: String
+    var callback: Callback
+    /// Bytes of zeroed per-connection memory libwebsockets gives the callback as `user`.
+    var perSessionDataSize: Int
+    /// Largest piece of a message handed to one RECEIVE callback; 0 for the default (4096).
+    var rxBufferSize: Int = 0
+    /// Reached from the callback as `lws_get_protocol(wsi)->user` (unretained: the definition,
+    /// kept in the context's options, holds it for the context's whole life).
+    var owner: (any AnyObject & Sendable)? = nil
+    /// The protocol for clients that ask for no subprotocol (the vhost's "default" option).
+    var isDefault: Bool = false
+    /// When set, `protocols[0]`'s callback in place of `lwsHTTPCallback` (WebSocket side):
+    /// libwebsockets asks only protocols[0] to confirm an upgrade (HTTP_CONFIRM_UPGRADE), so this
+    /// answers that reason and passes every other one to `lwsHTTPCallback` unchanged.
+    var httpCallback: Callback? = nil
+    /// The vhost's keepalive (`retry_and_idle_policy`, WebSocket side): a PING after
+    /// `pingSeconds` of silence, a hang-up when no PONG came within `hangupSeconds`.
+    var keepalive: (pingSeconds: Int, hangupSeconds: Int)? = nil
 }
 
 /// One entry in the vhost's URL space.
@@ -54,12 +83,15 @@ enum LWSContextError: Error, Equatable {
 /// The C strings and structs handed to libwebsockets live in `allocations` and are freed on
 /// the service thread after `lws_context_destroy`.
 final class LWSContext: @unchecked Sendable {
-    // @unchecked: `allocations` and `openExchangeCount` are touched only by the service thread
+    // @unchecked: `allocations` and the exchange tables are touched only by the service thread
     // (and read by tests after `wait()`); everything else shared is a Mutex, Atomic or let.
 
     let options: LWSContextOptions
     /// The name of our one HTTP protocol; callback mounts name it as their origin.
     static let httpProtocolName = "retrorapid-http"
+    /// How other threads hand work to the service thread. Drained by `protocols[0]`'s callback
+    /// on LWS_CALLBACK_EVENT_WAIT_CANCELLED, and once more before the context is destroyed.
+    let mailbox: ServiceMailbox
 
     private let stopRequested = Atomic<Bool>(false)
     private let shared = Mutex(SharedState())
@@ -68,8 +100,16 @@ final class LWSContext: @unchecked Sendable {
     /// Signalled once the service thread knows whether the vhost is listening.
     private let startupDone = DispatchSemaphore(value: 0)
     private var allocations = CAllocations()
-    /// Live per-connection HTTP exchanges (service thread only); tests read it after `wait()`.
-    var openExchangeCount = 0
+    /// New connections are accepted until shutdown begins (`stopAccepting`).
+    private let accepting = Atomic<Bool>(true)
+    private let connections = Atomic<Int>(0)
+
+    // Service thread only: the live HTTP exchanges, by connection and by id.
+    private var exchangesByWSI: [OpaquePointer: HTTPExchange] = [:]
+    private var exchangesByID: [UInt64: HTTPExchange] = [:]
+    private var lastExchangeID: UInt64 = 0
+    /// Answers that came for an exchange already gone (its client left): for tests and logs.
+    private(set) var droppedAnswerCount = 0
 
     private struct SharedState {
         var phase = Phase.idle
@@ -91,8 +131,9 @@ final class LWSContext: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
-    init(options: LWSContextOptions) {
+    init(options: LWSContextOptions, mailbox: ServiceMailbox = ServiceMailbox()) {
         self.options = options
+        self.mailbox = mailbox
     }
 
     /// Creates the service thread and blocks until the vhost is listening or has failed.
@@ -171,6 +212,81 @@ final class LWSContext: @unchecked Sendable {
         }
     }
 
+    /// From now on, new TCP connections are closed as soon as they are accepted; the ones open
+    /// are served until `stop()`. Any thread.
+    func stopAccepting() {
+        accepting.store(false, ordering: .releasing)
+    }
+
+    var isAccepting: Bool {
+        accepting.load(ordering: .acquiring)
+    }
+
+    /// Connections open now (HTTP and WebSocket): for /metrics. Any thread.
+    var openConnectionCount: Int {
+        connections.load(ordering: .relaxed)
+    }
+
+    func connectionOpened() {
+        connections.add(1, ordering: .relaxed)
+    }
+
+    func connectionClosed() {
+        connections.subtract(1, ordering: .relaxed)
+    }
+
+    // MARK: - HTTP exchanges (service thread)
+
+    /// Live HTTP exchanges; tests read it after `wait()`.
+    var openExchangeCount: Int { exchangesByID.count }
+
+    /// Starts the exchange of a request that just arrived on `wsi` (ending any earlier one).
+    func registerExchange(wsi: OpaquePointer, request: HTTPRequest, expectsBody: Bool) -> HTTPExchange {
+        releaseExchange(of: wsi)
+        lastExchangeID += 1
+        let exchange = HTTPExchange(id: lastExchangeID, wsi: wsi, request: request, expectsBody: expectsBody)
+        exchangesByWSI[wsi] = exchange
+        exchangesByID[exchange.id] = exchange
+        return exchange
+    }
+
+    func exchange(of wsi: OpaquePointer) -> HTTPExchange? {
+        exchangesByWSI[wsi]
+    }
+
+    /// Forgets the exchange on `wsi`, if any: its response is written, or the connection is
+    /// going. An answer that comes for it later finds nothing.
+    func releaseExchange(of wsi: OpaquePointer) {
+        guard let exchange = exchangesByWSI.removeValue(forKey: wsi) else { return }
+        exchangesByID[exchange.id] = nil
+    }
+
+    /// The responder for one exchange. It may be called from any thread: off the service
+    /// thread it posts the answer to the mailbox.
+    func responder(for id: UInt64) -> HTTPResponder {
+        HTTPResponder { [self] response in
+            if isServiceThread {
+                deliver(response, to: id)
+            } else {
+                mailbox.post { self.deliver(response, to: id) }
+            }
+        }
+    }
+
+    /// Service thread: hands an answer to its exchange if it is still live and unanswered.
+    /// Outside the handler's own call, the answer is written on the next WRITEABLE.
+    private func deliver(_ response: HTTPResponse, to id: UInt64) {
+        guard let exchange = exchangesByID[id] else {
+            droppedAnswerCount += 1
+            return
+        }
+        guard exchange.answer == nil, !exchange.responseStarted else { return }
+        exchange.answer = response
+        if !exchange.handlerRunning {
+            lws_callback_on_writable(exchange.wsi)
+        }
+    }
+
     // MARK: - Service thread
 
     private func serviceThreadMain() {
@@ -188,6 +304,7 @@ final class LWSContext: @unchecked Sendable {
                 state.context = ContextHandle(pointer: context)
                 state.startupResult = .success(port)
             }
+            mailbox.attach(context: context)
             startupDone.signal()
             while !stopRequested.load(ordering: .acquiring) {
                 // The timeout argument is ignored by lws 4.1: it sleeps until the next event,
@@ -198,6 +315,10 @@ final class LWSContext: @unchecked Sendable {
                 state.context = nil
                 state.phase = .finished
             }
+            // Jobs posted until now run while every connection still exists; later ones wait
+            // for a next context (a restart) and are dropped with the mailbox otherwise.
+            mailbox.detach()
+            mailbox.drainAll()
             lws_context_destroy(context)
             allocations.freeAll()
         }
@@ -231,6 +352,8 @@ final class LWSContext: @unchecked Sendable {
         info.vhost_name = allocations.string("retrorapid")
         info.server_string = allocations.string("RetroRapid")
         info.protocols = makeProtocols()
+        info.pvo = makeProtocolOptions()
+        info.retry_and_idle_policy = makeKeepalivePolicy()  // WebSocket side: nil unless asked
         info.mounts = makeMounts()
         info.headers = makeNameValueList(options.responseHeaders)
         if let certificate = options.tlsCertificatePath, let key = options.tlsPrivateKeyPath {
@@ -249,15 +372,50 @@ final class LWSContext: @unchecked Sendable {
         return .success((context, port))
     }
 
-    /// Our one protocol, first in the list so it is also the vhost's HTTP protocol, plus the
-    /// zeroed terminator. Its per-connection memory holds one pointer: the connection's
-    /// `HTTPExchange`.
+    /// Our HTTP protocol, first in the list so it is also the vhost's HTTP protocol, then the
+    /// WebSocket side's, then the zeroed terminator. The HTTP protocol keeps no per-connection
+    /// memory: exchanges live in the context's table, keyed by connection.
     private func makeProtocols() -> UnsafePointer<lws_protocols> {
-        let protocols = allocations.array(of: lws_protocols.self, count: 2)
+        let protocols = allocations.array(of: lws_protocols.self, count: options.protocols.count + 2)
         protocols[0].name = allocations.string(Self.httpProtocolName)
-        protocols[0].callback = lwsHTTPCallback
-        protocols[0].per_session_data_size = MemoryLayout<UnsafeMutableRawPointer?>.size
+        // WebSocket side: a protocol may wrap the HTTP callback to confirm upgrades.
+        protocols[0].callback = options.protocols.lazy.compactMap(\.httpCallback).first ?? lwsHTTPCallback
+        for (index, definition) in options.protocols.enumerated() {
+            protocols[index + 1].name = allocations.string(definition.name)
+            protocols[index + 1].callback = definition.callback
+            protocols[index + 1].per_session_data_size = definition.perSessionDataSize
+            protocols[index + 1].rx_buffer_size = definition.rxBufferSize
+            protocols[index + 1].user = definition.owner.map { Unmanaged.passUnretained($0).toOpaque() }
+        }
         return UnsafePointer(protocols)
+    }
+
+    /// Per-vhost protocol options: `default` on the protocol that takes clients asking for no
+    /// subprotocol.
+    /// The keepalive a WebSocket protocol asked for, as libwebsockets' retry policy (only its
+    /// idle part applies to a server's connections).
+    private func makeKeepalivePolicy() -> UnsafePointer<lws_retry_bo_t>? {
+        guard let keepalive = options.protocols.lazy.compactMap(\.keepalive).first else { return nil }
+        let policy = allocations.array(of: lws_retry_bo_t.self, count: 1)
+        policy.pointee.secs_since_valid_ping = UInt16(keepalive.pingSeconds)
+        policy.pointee.secs_since_valid_hangup = UInt16(keepalive.hangupSeconds)
+        return UnsafePointer(policy)
+    }
+
+    private func makeProtocolOptions() -> UnsafePointer<lws_protocol_vhost_options>? {
+        var next: UnsafePointer<lws_protocol_vhost_options>?
+        for definition in options.protocols where definition.isDefault {
+            let option = allocations.array(of: lws_protocol_vhost_options.self, count: 1)
+            option.pointee.name = allocations.string("default")
+            option.pointee.value = allocations.string("1")
+            let node = allocations.array(of: lws_protocol_vhost_options.self, count: 1)
+            node.pointee.next = next
+            node.pointee.name = allocations.string(definition.name)
+            node.pointee.value = allocations.string("")
+            node.pointee.options = UnsafePointer(option)
+            next = UnsafePointer(node)
+        }
+        return next
     }
 
     private func makeMounts() -> UnsafePointer<lws_http_mount>? {

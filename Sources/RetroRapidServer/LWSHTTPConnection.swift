@@ -5,54 +5,80 @@ import Darwin
 #endif
 import CLibWebSockets
 
-/// The protocol callback for every HTTP connection of the vhost. Requests on callback mounts
-/// go to `LWSContextOptions.httpHandler`; everything else (static files, keep-alive
-/// bookkeeping) goes on to libwebsockets' own `lws_callback_http_dummy`.
+/// The callback of `protocols[0]`: every HTTP connection of the vhost, and the context-wide
+/// reasons libwebsockets gives only to the first protocol. Requests on callback mounts go to
+/// `LWSContextOptions.httpHandler`; everything else (static files, keep-alive bookkeeping)
+/// goes on to libwebsockets' own `lws_callback_http_dummy`.
 ///
-/// Threading rule: runs on the service thread; owns the connection's `HTTPExchange` (the one
-/// pointer in the connection's `user` memory) and `LWSContext.openExchangeCount`; never blocks:
-/// handlers answer from memory, and anything slow must go to another thread and come back
-/// through `lws_cancel_service`.
+/// Threading rule: runs on the service thread, like every libwebsockets callback. It owns the
+/// context's table of live HTTP exchanges and never blocks: a handler answers from memory or
+/// hands the slow part (SQLite) to the `DatabaseWorker`, whose completion comes back through the
+/// `ServiceMailbox` (drained here, on LWS_CALLBACK_EVENT_WAIT_CANCELLED) and reaches the
+/// connection only if the exchange's id is still in the table.
 func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
                      _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
                      _ length: Int) -> Int32 {
-    guard let wsi else { return 0 }
+    guard let wsi, let owner = lws_context_user(lws_get_context(wsi)) else { return 0 }
+    let context = Unmanaged<LWSContext>.fromOpaque(owner).takeUnretainedValue()
     switch reason {
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+        // Someone called lws_cancel_service: run what other threads posted. libwebsockets
+        // gives this reason to every protocol; this one, protocols[0], is the one that drains.
+        // (`wsi` is a stand-in with no connection behind it.)
+        context.mailbox.drain()
+        return 0
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+        // A new TCP connection, before anything is read: refused once shutdown has begun.
+        return context.isAccepting ? 0 : -1
+    case LWS_CALLBACK_WSI_CREATE:
+        context.connectionOpened()
+    case LWS_CALLBACK_WSI_DESTROY:
+        // The last word on every connection, whatever protocol it ended on (WebSockets too).
+        context.releaseExchange(of: wsi)
+        context.connectionClosed()
     case LWS_CALLBACK_HTTP:
-        guard let connection = LWSHTTPConnection(wsi, user) else { return -1 }
-        return connection.begin()
+        return LWSHTTPConnection(wsi: wsi, context: context).begin()
     case LWS_CALLBACK_HTTP_BODY:
-        if let connection = LWSHTTPConnection(wsi, user), let exchange = connection.exchange {
-            return connection.receiveBody(exchange, input, length)
+        if let exchange = context.exchange(of: wsi) {
+            return LWSHTTPConnection(wsi: wsi, context: context).receiveBody(exchange, input, length)
         }
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-        if let connection = LWSHTTPConnection(wsi, user), let exchange = connection.exchange {
-            return connection.bodyComplete(exchange)
+        if let exchange = context.exchange(of: wsi) {
+            return LWSHTTPConnection(wsi: wsi, context: context).bodyComplete(exchange)
         }
     case LWS_CALLBACK_HTTP_WRITEABLE:
-        if let connection = LWSHTTPConnection(wsi, user), let exchange = connection.exchange {
-            return connection.writeNext(exchange)
+        if let exchange = context.exchange(of: wsi) {
+            return LWSHTTPConnection(wsi: wsi, context: context).writeable(exchange)
         }
-    case LWS_CALLBACK_HTTP_DROP_PROTOCOL, LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_WSI_DESTROY:
-        // A connection that ends mid-exchange. WSI_DESTROY is the last word on every connection
-        // and comes to protocols[0] (ours) with `user` still intact.
-        LWSHTTPConnection(wsi, user)?.releaseExchange()
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL, LWS_CALLBACK_CLOSED_HTTP:
+        // A connection that ends mid-exchange: a late answer must find nothing to write to.
+        context.releaseExchange(of: wsi)
     default:
         break
     }
     return lws_callback_http_dummy(wsi, reason, user, input, length)
 }
 
-/// One request and its response on one connection, kept in the connection's `user` memory
-/// from LWS_CALLBACK_HTTP until the response is written (at once, unless a body must come in
-/// first or an HTTP/2 response goes out in pieces) or the connection ends.
+/// One request and its response on one connection, from LWS_CALLBACK_HTTP until the response
+/// is written or the connection ends. The context keeps it in its table of live exchanges,
+/// by `wsi` (for callbacks) and by `id` (for answers that come later, from other threads).
 ///
-/// It must be gone before `lws_http_transaction_completed`: for a request that reached us as a
-/// file mount's miss, that call frees and replaces `user` without any callback first.
+/// It must be gone before `lws_http_transaction_completed`, which, for a request that reached
+/// us as a file mount's miss, frees and reuses the connection's state.
 final class HTTPExchange {
+    /// Never reused, so an answer for an exchange that ended cannot reach another one.
+    let id: UInt64
+    /// Valid while the exchange is in the context's table: removed there before libwebsockets
+    /// frees the connection.
+    let wsi: OpaquePointer
     var request: HTTPRequest
     /// The request announced a body (Content-Length > 0); the handler runs once it is all in.
     var expectsBody: Bool
+    /// The handler is running now (inside the callback that called it): an answer it gives
+    /// meanwhile is written when it returns, not through WRITEABLE.
+    var handlerRunning = false
+    /// An answer given and not yet written.
+    var answer: HTTPResponse?
     var responseStarted = false
     var closesAfterResponse = false
     /// The response body still to send from `sendOffset`.
@@ -60,7 +86,9 @@ final class HTTPExchange {
     var sendOffset = 0
     var sending = false
 
-    init(request: HTTPRequest, expectsBody: Bool) {
+    init(id: UInt64, wsi: OpaquePointer, request: HTTPRequest, expectsBody: Bool) {
+        self.id = id
+        self.wsi = wsi
         self.request = request
         self.expectsBody = expectsBody
     }
@@ -69,8 +97,6 @@ final class HTTPExchange {
 /// The view of one `struct lws *` that the callback works through.
 private struct LWSHTTPConnection {
     let wsi: OpaquePointer
-    /// The connection's `user` memory: one pointer, zero until an exchange is stored.
-    let slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     let context: LWSContext
 
     /// HTTP/2's default SETTINGS_MAX_FRAME_SIZE: libwebsockets sends one lws_write as one DATA
@@ -78,45 +104,24 @@ private struct LWSHTTPConnection {
     /// copies what the socket does not take (lws_issue_raw into buflist_out).
     static let http2FrameSize = 16 * 1024
 
-    init?(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
-        guard let user, let owner = lws_context_user(lws_get_context(wsi)) else { return nil }
-        self.wsi = wsi
-        self.slot = user.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        self.context = Unmanaged<LWSContext>.fromOpaque(owner).takeUnretainedValue()
-    }
-
-    var exchange: HTTPExchange? {
-        slot.pointee.map { Unmanaged<HTTPExchange>.fromOpaque($0).takeUnretainedValue() }
-    }
-
-    func store(_ exchange: HTTPExchange) {
-        releaseExchange()
-        slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
-        context.openExchangeCount += 1
-    }
-
-    func releaseExchange() {
-        guard let pointer = slot.pointee else { return }
-        Unmanaged<HTTPExchange>.fromOpaque(pointer).release()
-        slot.pointee = nil
-        context.openExchangeCount -= 1
-    }
+    /// How long a connection waits for an answer that comes later (a database job) before
+    /// libwebsockets closes it: a job that never completes must not hold a socket for ever.
+    static let answerTimeoutSeconds: Int32 = 30
 
     // MARK: - Request
 
     /// LWS_CALLBACK_HTTP: the headers are in. Answers now, or waits for the body.
     func begin() -> Int32 {
         guard let (method, path) = requestLine() else {
-            let exchange = HTTPExchange(request: HTTPRequest(method: .get, path: "/"), expectsBody: false)
+            let exchange = context.registerExchange(wsi: wsi, request: HTTPRequest(method: .get, path: "/"), expectsBody: false)
             exchange.closesAfterResponse = true
-            store(exchange)
             return respond(exchange, .error(status: 405, code: "method_not_allowed",
                                             message: "This server does not handle that request method."))
         }
         let bodyLength = contentLength()
-        let exchange = HTTPExchange(request: HTTPRequest(method: method, path: path),
-                                    expectsBody: bodyLength > 0)
-        store(exchange)
+        let request = HTTPRequest(method: method, path: path, queryItems: queryItems(),
+                                  headers: headers(), remoteAddress: peerAddress())
+        let exchange = context.registerExchange(wsi: wsi, request: request, expectsBody: bodyLength > 0)
         if bodyLength > HTTPRequest.maximumBodySize {
             exchange.closesAfterResponse = true
             return respond(exchange, .error(
@@ -124,7 +129,7 @@ private struct LWSHTTPConnection {
                 message: "The request body is \(bodyLength) bytes; the limit is \(HTTPRequest.maximumBodySize)."))
         }
         if exchange.expectsBody { return 0 }
-        return respond(exchange, context.options.httpHandler(exchange.request))
+        return runHandler(exchange)
     }
 
     /// LWS_CALLBACK_HTTP_BODY: one piece of the body.
@@ -139,8 +144,33 @@ private struct LWSHTTPConnection {
 
     /// LWS_CALLBACK_HTTP_BODY_COMPLETION: the whole body is in; now the handler runs.
     func bodyComplete(_ exchange: HTTPExchange) -> Int32 {
-        guard exchange.expectsBody, !exchange.responseStarted else { return 0 }
-        return respond(exchange, context.options.httpHandler(exchange.request))
+        guard exchange.expectsBody, !exchange.responseStarted, !exchange.handlerRunning else { return 0 }
+        exchange.expectsBody = false
+        return runHandler(exchange)
+    }
+
+    /// Calls the handler. An answer given before it returns is written now; otherwise the
+    /// connection waits (with a timeout) for `LWSContext.deliver` to ask for WRITEABLE.
+    private func runHandler(_ exchange: HTTPExchange) -> Int32 {
+        exchange.handlerRunning = true
+        context.options.httpHandler(exchange.request, context.responder(for: exchange.id))
+        exchange.handlerRunning = false
+        if let answer = exchange.answer {
+            exchange.answer = nil
+            return respond(exchange, answer)
+        }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, Self.answerTimeoutSeconds)
+        return 0
+    }
+
+    /// LWS_CALLBACK_HTTP_WRITEABLE: a later answer has arrived, or more body is to go.
+    func writeable(_ exchange: HTTPExchange) -> Int32 {
+        if let answer = exchange.answer, !exchange.responseStarted {
+            exchange.answer = nil
+            lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+            return respond(exchange, answer)
+        }
+        return writeNext(exchange)
     }
 
     private func requestLine() -> (HTTPMethod, String)? {
@@ -169,12 +199,67 @@ private struct LWSHTTPConnection {
         header(WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0) } ?? 0
     }
 
+    private func headers() -> [String: String] {
+        var headers: [String: String] = [:]
+        for name in HTTPRequest.readHeaders {
+            let value: String?
+            switch name {
+            case "authorization": value = header(WSI_TOKEN_HTTP_AUTHORIZATION)
+            case "content-type": value = header(WSI_TOKEN_HTTP_CONTENT_TYPE)
+            case "if-match": value = header(WSI_TOKEN_HTTP_IF_MATCH)
+            case "x-forwarded-for": value = header(WSI_TOKEN_X_FORWARDED_FOR)
+            default: value = customHeader(name)
+            }
+            if let value { headers[name] = value }
+        }
+        return headers
+    }
+
     private func header(_ token: lws_token_indexes) -> String? {
         let length = Int(lws_hdr_total_length(wsi, token))
         guard length > 0 else { return nil }
         var bytes = [CChar](repeating: 0, count: length + 1)
         guard lws_hdr_copy(wsi, &bytes, Int32(bytes.count), token) >= 0 else { return nil }
         return String(decoding: bytes.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A header libwebsockets has no token for. It keeps those by name, lower-cased (as the
+    /// tests show for any spelling a client sends), with the colon.
+    private func customHeader(_ name: String) -> String? {
+        let key = name.lowercased() + ":"
+        let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
+        guard length > 0 else { return nil }
+        var bytes = [CChar](repeating: 0, count: length + 1)
+        guard lws_hdr_custom_copy(wsi, &bytes, Int32(bytes.count), key, Int32(key.utf8.count)) >= 0 else { return nil }
+        return String(decoding: bytes.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The query string's pieces; libwebsockets splits them at '&' and percent-decodes them.
+    private func queryItems() -> [HTTPQueryItem] {
+        var items: [HTTPQueryItem] = []
+        var buffer = [CChar](repeating: 0, count: 1024)
+        var index: Int32 = 0
+        while index < 32 {
+            let length = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
+            guard length > 0 else { break }
+            let text = String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let equals = text.firstIndex(of: "=") {
+                items.append(HTTPQueryItem(String(text[..<equals]), String(text[text.index(after: equals)...])))
+            } else {
+                items.append(HTTPQueryItem(text, ""))
+            }
+            index += 1
+        }
+        return items
+    }
+
+    private func peerAddress() -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
+        var address = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // An IPv4 client of an IPv6 socket: one limit per address, whichever way it came.
+        if address.hasPrefix("::ffff:") && address.contains(".") { address.removeFirst(7) }
+        return address
     }
 
     // MARK: - Response
@@ -229,7 +314,7 @@ private struct LWSHTTPConnection {
     /// Writes the rest of the body, or on HTTP/2 as much of it as one frame and the peer's
     /// window allow (asking for WRITEABLE to continue). The last write ends the transaction,
     /// which leaves a keep-alive connection ready for its next request.
-    func writeNext(_ exchange: HTTPExchange) -> Int32 {
+    private func writeNext(_ exchange: HTTPExchange) -> Int32 {
         guard exchange.sending else { return 0 }
         let remaining = exchange.pendingBody.count - exchange.sendOffset
         var count = remaining
@@ -256,7 +341,7 @@ private struct LWSHTTPConnection {
             return 0
         }
         let closes = exchange.closesAfterResponse
-        releaseExchange()
+        context.releaseExchange(of: wsi)
         if closes { return -1 }
         return lws_http_transaction_completed(wsi) == 0 ? 0 : -1
     }

@@ -1,14 +1,13 @@
 import Dispatch
 import Foundation
 import RetroRapidServer
-import RetroRapidStorage
 import RetroRapidSupport
 
 /// `retrorapid serve`: migrates the database, then runs the server until SIGINT or
 /// SIGTERM and stops it gracefully. Settings: `retrorapid help serve`.
 enum ServeCommand: Command {
     static let name = "serve"
-    static let summary = "run the server: the browser client, /healthz and the API"
+    static let summary = "run the server: the browser client, the API, /healthz and /metrics"
     static var usage: String {
         """
         usage: retrorapid serve [--SETTING VALUE ...]
@@ -40,15 +39,9 @@ enum ServeCommand: Command {
             return source
         }
 
-        try migrate(configuration, logger: logger)
-
-        let server = HTTPServer(configuration: HTTPServerOptions(
-            host: configuration.host,
-            port: configuration.port,
-            webRoot: configuration.webRoot,
-            tlsCertificatePath: configuration.tlsCertificatePath,
-            tlsPrivateKeyPath: configuration.tlsKeyPath
-        ))
+        // Opens and migrates the database (refusing to start on an edited or unknown
+        // migration) before any connection is accepted.
+        let server = try GameServer(options: GameServer.Options(configuration: configuration), logger: logger)
         try server.start()
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
@@ -57,20 +50,10 @@ enum ServeCommand: Command {
                       metadata: ["web.root": webRoot, "db.path": configuration.databasePath])
 
         stopRequested.wait()
-        logger.notice("RetroRapid stopping")
+        logger.notice("RetroRapid stopping: refusing new connections, ending games, saving")
         server.stop()
         signalSources.forEach { $0.cancel() }
         logger.notice("RetroRapid stopped")
         return 0
-    }
-
-    /// Creates the database file if needed and applies pending migrations before any
-    /// connection is accepted; refuses to start on an edited or unknown migration.
-    static func migrate(_ configuration: ServerConfiguration, logger: Logger) throws {
-        let database = try Database(path: configuration.databasePath, createParentDirectories: true)
-        let migrator = try Migrator(database: database, directory: URL(fileURLWithPath: configuration.migrationsPath))
-        for applied in try migrator.migrate() {
-            logger.info("applied migration", metadata: ["db.migration": applied.identifier])
-        }
     }
 }

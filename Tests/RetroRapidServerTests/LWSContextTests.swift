@@ -4,12 +4,13 @@ import Testing
 
 @Suite("LWSContext")
 struct LWSContextTests {
-    private func options(root: TemporaryWebRoot, handler: @escaping HTTPHandler) -> LWSContextOptions {
+    private func options(root: TemporaryWebRoot,
+                         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) -> LWSContextOptions {
         LWSContextOptions(
             address: "127.0.0.1", port: 0,
             mounts: [.files(mountpoint: "/", directory: root.url.path, defaultFile: "index.html", extraMimeTypes: []),
                      .callback(mountpoint: "/api")],
-            responseHeaders: [], httpHandler: handler)
+            responseHeaders: [], httpHandler: { request, responder in responder.respond(handler(request)) })
     }
 
     @Test func everyConnectionsExchangeIsReleasedByTheTimeTheContextIsGone() throws {

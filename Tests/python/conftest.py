@@ -83,6 +83,7 @@ def start_server(tmp_path: Path, *extra_args: str) -> Server:
     binary = str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
     if not Path(binary).exists():
         pytest.fail(f"server binary {binary} not found: build it (make test does) or set RETRORAPID_BINARY")
+    tmp_path.mkdir(parents=True, exist_ok=True)
     port = free_port()
     database = tmp_path / "data" / "retrorapid.sqlite"
     log_path = tmp_path / "server.log"

@@ -1,0 +1,196 @@
+import Dispatch
+import Foundation
+import RetroRapidStorage
+import RetroRapidSupport
+import Synchronization
+
+/// The whole server as `retrorapid serve` runs it: the database worker (SQLite on its own
+/// thread), the HTTP server (files, the JSON API, /healthz, /metrics) and the parts that share
+/// its service thread (the WebSocket game side), wired together.
+///
+/// Threads (DESIGN §6): the libwebsockets service thread owns every socket, HTTP exchange and
+/// running game; the storage thread owns the SQLite connection; they meet only through the
+/// worker's queue (service → storage) and the `ServiceMailbox` + `lws_cancel_service`
+/// (storage → service). `start`/`stop` are called from the main thread.
+public final class GameServer: Sendable {
+    public struct Options: Sendable {
+        public var configuration: ServerConfiguration
+        /// The OpenAPI document served at /api/v1/openapi.json, relative to the working
+        /// directory like the web root and the migrations.
+        public var openAPIPath = "docs/openapi.json"
+        public var limits = APILimits()
+        /// How long a graceful stop waits for running games to end and answers to go out.
+        public var shutdownTimeout: Duration = .seconds(10)
+        /// What the storage thread takes as now; tests move it.
+        public var clock: @Sendable () -> Date = { Date() }
+
+        public init(configuration: ServerConfiguration) {
+            self.configuration = configuration
+        }
+    }
+
+    public let options: Options
+    public let metrics = Metrics()
+    public let events = PlayerEvents()
+    public let worker: DatabaseWorker
+    public let http: HTTPServer
+    /// Every route of the API, as the router has them (the OpenAPI test compares them).
+    public let routes: [HTTPRouter.Route]
+    private let components: [any ServerComponent]
+    private let logger: Logger
+    /// Set when a graceful stop begins; read by /healthz on the service thread.
+    private let stopping = StopFlag()
+    private let stopped = Mutex(false)
+
+    /// Opens and migrates the database (logging each migration applied) and assembles the
+    /// server; `start()` then listens.
+    public convenience init(options: Options, logger: Logger) throws {
+        try self.init(options: options, logger: logger, components: Self.defaultComponents)
+    }
+
+    /// The parts besides the HTTP API: the WebSocket game side.
+    static func defaultComponents(_ context: ServerComponentContext) -> [any ServerComponent] {
+        [WebSocketHub(context)]
+    }
+
+    init(options: Options, logger: Logger,
+         components makeComponents: (ServerComponentContext) -> [any ServerComponent]) throws {
+        self.options = options
+        self.logger = logger
+        let configuration = options.configuration
+        let mailbox = ServiceMailbox()
+        worker = try DatabaseWorker(configuration: configuration, mailbox: mailbox, clock: options.clock)
+        for applied in worker.appliedMigrations {
+            logger.info("applied migration", metadata: ["db.migration": applied.identifier])
+        }
+        let context = ServerComponentContext(configuration: configuration, worker: worker, mailbox: mailbox,
+                                             metrics: metrics, events: events, logger: logger)
+        components = makeComponents(context)
+
+        var router = HTTPRouter()
+        let stopping = self.stopping
+        let openAPI = FileManager.default.contents(atPath: options.openAPIPath).map { Array($0) }
+        if openAPI == nil {
+            logger.warning("OpenAPI document not found; /api/v1/openapi.json will answer 404",
+                           metadata: ["openapi.path": options.openAPIPath])
+        }
+        OperationsRoutes.add(to: &router, metrics: configuration.metricsEnabled ? metrics : nil, openAPI: openAPI,
+                             isStopping: { stopping.isSet })
+        let api = APIServices(worker: worker, events: events, logger: logger, limits: options.limits)
+        PlayerRoutes.add(to: &router, api)
+        SettingsRoutes.add(to: &router, api)
+        CommerceRoutes.add(to: &router, api)
+        LeaderboardRoutes.add(to: &router, api)
+        for component in components { component.addRoutes(to: &router) }
+        router.observer = Self.requestObserver(metrics: metrics, logger: logger)
+        routes = router.routes
+
+        http = HTTPServer(
+            configuration: HTTPServerOptions(
+                host: configuration.host, port: configuration.port, webRoot: configuration.webRoot,
+                tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath),
+            router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols))
+        registerGauges(mailbox: mailbox)
+    }
+
+    /// The port being listened on; nil before `start` and after `stop`.
+    public var boundPort: Int? {
+        http.boundPort
+    }
+
+    /// Starts listening. On failure the database worker is shut down too.
+    public func start() throws(HTTPServerError) {
+        do {
+            try http.start()
+        } catch {
+            worker.shutdown()
+            throw error
+        }
+    }
+
+    /// Stops gracefully, in order: refuse new connections (and report 503 on /healthz); let
+    /// the WebSocket side end running games and hand their scores to the worker; let the worker
+    /// finish every queued write and close the database; let the last answers go out; close
+    /// every connection and end the service thread. Safe to call more than once.
+    public func stop() {
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        stopping.set()
+        let listening = http.boundPort != nil
+        http.stopAccepting()
+        let deadline = ContinuousClock.now + options.shutdownTimeout
+        if listening && !components.isEmpty {
+            let ended = DispatchGroup()
+            for component in components {
+                ended.enter()
+                http.mailbox.post { component.beginShutdown { ended.leave() } }
+            }
+            if ended.wait(timeout: .now() + max(0, (deadline - ContinuousClock.now).seconds)) == .timedOut {
+                logger.warning("running games did not end in time; stopping anyway")
+            }
+        }
+        worker.shutdown()
+        if listening, !http.waitForOpenExchanges(timeout: max(.zero, deadline - ContinuousClock.now)) {
+            logger.warning("some HTTP answers were not written before the stop")
+        }
+        http.stop()
+    }
+
+    // MARK: - Metrics and request logs
+
+    /// Counts and logs each answered request. Route labels are templates
+    /// (`/api/v1/devices/{id}`), so the number of series stays bounded whatever clients send.
+    private static func requestObserver(metrics: Metrics, logger: Logger) -> @Sendable (HTTPRouter.Observation) -> Void {
+        let requests = metrics.counter("retrorapid_http_requests_total",
+                                       help: "HTTP requests answered by the router, by route template, method and status.",
+                                       labelNames: ["route", "method", "status"])
+        let latency = metrics.histogram("retrorapid_http_request_duration_seconds",
+                                        help: "Time from a request reaching the router to its answer, database work included.",
+                                        labelNames: ["route"])
+        return { observation in
+            let status = String(observation.response.status)
+            requests.increment(observation.route, observation.request.method.rawValue, status)
+            latency.observe(observation.duration.seconds, observation.route)
+            logger.info("request", metadata: [
+                "http.method": observation.request.method.rawValue,
+                "http.route": observation.route,
+                "http.path": observation.request.path,
+                "http.status": status,
+                "http.duration_ms": String(format: "%.2f", observation.duration.seconds * 1000),
+                "client.address": observation.request.remoteAddress,
+            ])
+        }
+    }
+
+    private func registerGauges(mailbox: ServiceMailbox) {
+        let http = self.http
+        let worker = self.worker
+        metrics.gauge("retrorapid_connections_open", help: "Open connections, HTTP and WebSocket.") {
+            Double(http.openConnectionCount)
+        }
+        metrics.gauge("retrorapid_database_queue_depth", help: "Jobs waiting for the storage thread.") {
+            Double(worker.queueDepth)
+        }
+        metrics.gauge("retrorapid_service_mailbox_pending", help: "Jobs waiting for the service thread.") {
+            Double(mailbox.pendingCount)
+        }
+        // Named here so /metrics always shows them; the WebSocket side keeps them current by
+        // registering the same names (which returns these objects).
+        _ = metrics.gauge("retrorapid_games_running", help: "Games running now (paused ones included).")
+        _ = metrics.counter("retrorapid_game_steps_total", help: "Game steps computed; rate() gives steps per second.")
+    }
+}
+
+/// A flag any thread may read, shared with the closures that need it.
+private final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    var isSet: Bool { value.load(ordering: .relaxed) }
+
+    func set() {
+        value.store(true, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,82 @@
+/// A refusal sent to a WebSocket client as `{"type":"error","code":…,"message":…}`.
+///
+/// Every refusal changes nothing on the server (DESIGN §7): the error names what was wrong and
+/// what to do. Those that end the connection also carry the close code and a short close
+/// reason (a WebSocket close reason must fit in 123 bytes). A struct over a code rather than an
+/// enum, so adding a code breaks no caller's `switch` (as `StoreError` does).
+struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
+    struct Code: Hashable, Sendable, CustomStringConvertible {
+        let rawValue: String
+        var description: String { rawValue }
+
+        // Bad input: the connection stays open.
+        /// The message is not JSON at all.
+        static let badJSON = Code(rawValue: "bad_json")
+        /// JSON, but not an object with a known `type` and the fields that type needs.
+        static let badMessage = Code(rawValue: "bad_message")
+        static let unknownType = Code(rawValue: "unknown_type")
+        /// A message other than `hello` before `hello`, or a second `hello`.
+        static let helloFirst = Code(rawValue: "hello_first")
+        static let alreadyAuthenticated = Code(rawValue: "already_authenticated")
+        static let noGame = Code(rawValue: "no_game")
+        static let gameOver = Code(rawValue: "game_over")
+        static let gameInProgress = Code(rawValue: "game_in_progress")
+        static let startPending = Code(rawValue: "start_pending")
+        static let paused = Code(rawValue: "paused")
+        static let alreadyPaused = Code(rawValue: "already_paused")
+        static let notPaused = Code(rawValue: "not_paused")
+        /// A move that names a step the game has not reached (or a negative one).
+        static let stepOutOfRange = Code(rawValue: "step_out_of_range")
+        static let noPlaysLeft = Code(rawValue: "no_plays_left")
+        static let rateLimited = Code(rawValue: "rate_limited")
+        static let shuttingDown = Code(rawValue: "shutting_down")
+        /// The database failed; the request may be tried again.
+        static let unavailable = Code(rawValue: "unavailable")
+
+        /// An upgrade on another path than /ws.
+        static let notFound = Code(rawValue: "not_found")
+
+        // These end the connection.
+        static let unauthorized = Code(rawValue: "unauthorized")
+        static let messageTooLarge = Code(rawValue: "message_too_large")
+        static let subprotocolRequired = Code(rawValue: "subprotocol_required")
+        static let tooManyConnections = Code(rawValue: "too_many_connections")
+        static let flooding = Code(rawValue: "flooding")
+    }
+
+    /// How the connection ends after the error, when it must.
+    struct Close: Equatable, Sendable {
+        /// A WebSocket close status: 1001 going away, 1008 policy, 1009 too large, 1013 try
+        /// again later, or a 4000–4999 application code (4401: bad token, like HTTP 401).
+        let code: UInt16
+        /// At most 123 bytes of UTF-8 (RFC 6455 §5.5: control frames carry ≤ 125 bytes).
+        let reason: String
+
+        static let unauthorizedCode: UInt16 = 4401
+        static let policyViolation: UInt16 = 1008
+        static let messageTooLarge: UInt16 = 1009
+        static let goingAway: UInt16 = 1001
+        static let tryAgainLater: UInt16 = 1013
+    }
+
+    let code: Code
+    let message: String
+    /// The `type` of the message this answers, when known (lets a client match the refusal).
+    var inReplyTo: String?
+    var close: Close?
+
+    init(_ code: Code, _ message: String, inReplyTo: String? = nil, close: Close? = nil) {
+        self.code = code
+        self.message = message
+        self.inReplyTo = inReplyTo
+        self.close = close
+    }
+
+    var description: String { "\(code): \(message)" }
+
+    func replying(to type: String?) -> ProtocolError {
+        var copy = self
+        if copy.inReplyTo == nil { copy.inReplyTo = type }
+        return copy
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+import RetroRapidRules
+import RetroRapidStorage
+
+/// What the server sends on `/ws`: semantic events, not presentation (DESIGN §3). Each is one
+/// JSON object with a `type`; docs/PROTOCOL.md shows an example of each. Haptic moments ride
+/// on the message they belong to (`"haptic":"step"`), so a step is still one message.
+enum ServerMessage: Equatable, Sendable {
+    /// The answer to a good `hello`.
+    case welcome(Welcome)
+    /// A game began: its first picture, and the plays left after the one it consumed.
+    case started(GameSnapshot, quota: QuotaStatus?)
+    /// The whole picture of a game taken back after a reconnect.
+    case snapshot(GameSnapshot)
+    /// One per step: the grid, lane, score, interval and the safe-lane cue. `haptic` is false
+    /// for the step that crashed (the crash message carries that moment).
+    case step(StepFrame, safeLanes: LaneSet, haptic: Bool)
+    /// A lane change: the lane now and whether it is free in the row arriving next.
+    case moved(lane: Lane, safe: Bool, haptic: Bool)
+    /// A move into the edge: nothing changed, but the player must perceive it.
+    case bump(Direction)
+    /// A late move was honoured (the grace rule): the messages that follow replace what was
+    /// sent for step `step`.
+    case stepRevised(step: Int)
+    case speedUpSoon(atScore: Int)
+    case speedUp(interval: Int, stage: Int)
+    case crash(kind: CrashKind, lane: Lane, step: Int, score: Int)
+    /// The last message of a game, once it is saved (or failed to save).
+    case gameOver(GameResult)
+    case paused(reason: PauseReason)
+    case resumed(nextStepInMilliseconds: Int)
+    /// This connection no longer has the game: the player took it back on another one.
+    case detached(gameID: String)
+    /// The player's settings changed on another device: the stored document as JSON.
+    case settings(document: [UInt8])
+    case pong
+    case error(ProtocolError, quota: QuotaStatus?)
+
+    enum PauseReason: String, Sendable {
+        /// The player asked. (A game whose connection dropped is paused too, but nobody is
+        /// there to tell; the snapshot on return says `paused`.)
+        case player
+    }
+
+    struct Welcome: Equatable, Sendable {
+        var playerID: String
+        var displayName: String
+        var quota: QuotaStatus?
+        /// The player's game that waits for `resume`, if any.
+        var resumable: GameSnapshot?
+        var limits: WebSocketLimits
+    }
+
+    /// A game as a whole, for `started`, `snapshot` and `welcome`.
+    struct GameSnapshot: Equatable, Sendable {
+        var gameID: String
+        var level: SpeedLevel
+        var practice: Bool
+        var step: Int
+        var road: Road
+        var lane: Lane
+        var score: Int
+        var interval: Int
+        var speedStage: Int
+        var safeLanes: LaneSet
+        var paused: Bool
+    }
+
+    struct GameResult: Equatable, Sendable {
+        var gameID: String
+        var reason: GameEndReason
+        var score: Int
+        var steps: Int
+        var practice: Bool
+        /// False when the database refused or failed: the score is not on any board.
+        var saved: Bool
+        /// Today, this week and all time for the game's level; empty for practice or unsaved.
+        var standings: [LeaderboardStanding]
+        var quota: QuotaStatus?
+    }
+
+    /// The `type` field of each message.
+    var type: StaticString {
+        switch self {
+        case .welcome: "welcome"
+        case .started: "started"
+        case .snapshot: "snapshot"
+        case .step: "step"
+        case .moved: "moved"
+        case .bump: "bump"
+        case .stepRevised: "stepRevised"
+        case .speedUpSoon: "speedUpSoon"
+        case .speedUp: "speedUp"
+        case .crash: "crash"
+        case .gameOver: "gameOver"
+        case .paused: "paused"
+        case .resumed: "resumed"
+        case .detached: "detached"
+        case .settings: "settings"
+        case .pong: "pong"
+        case .error: "error"
+        }
+    }
+
+    /// The message as JSON, after `headroom` zero bytes (libwebsockets' LWS_PRE).
+    func encoded(headroom: Int = 0) -> [UInt8] {
+        var writer = JSONWriter(headroom: headroom)
+        encode(into: &writer)
+        return writer.bytes
+    }
+
+    func encode(into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("type")
+        w.literal(type)
+        switch self {
+        case .welcome(let welcome):
+            w.key("protocol"); w.string(WebSocketLimits.subprotocol)
+            w.key("player")
+            w.beginObject()
+            w.key("id"); w.string(welcome.playerID)
+            w.key("displayName"); w.string(welcome.displayName)
+            w.endObject()
+            w.key("quota"); Self.write(welcome.quota, into: &w)
+            w.key("resumable")
+            if let game = welcome.resumable { Self.write(game, into: &w) } else { w.null() }
+            w.key("limits")
+            w.beginObject()
+            w.key("maxMessageBytes"); w.int(welcome.limits.maxMessageBytes)
+            w.key("inputsPerSecond"); w.int(welcome.limits.inputsPerSecond)
+            w.key("idleTimeoutSeconds"); w.int(welcome.limits.idleTimeoutSeconds)
+            w.key("disconnectGraceSeconds"); w.int(welcome.limits.disconnectGraceSeconds)
+            w.endObject()
+        case .started(let game, let quota):
+            w.key("game"); Self.write(game, into: &w)
+            w.key("quota"); Self.write(quota, into: &w)
+        case .snapshot(let game):
+            w.key("game"); Self.write(game, into: &w)
+        case .step(let frame, let safeLanes, let haptic):
+            w.key("step"); w.int(frame.step)
+            w.key("grid"); Self.write(frame.road, into: &w)
+            w.key("lane"); w.int(frame.lane.rawValue)
+            w.key("score"); w.int(frame.score)
+            w.key("interval"); w.int(frame.stepInterval)
+            w.key("safeLanes"); Self.write(safeLanes, into: &w)
+            if haptic { w.key("haptic"); w.literal("step") }
+        case .moved(let lane, let safe, let haptic):
+            w.key("lane"); w.int(lane.rawValue)
+            w.key("safe"); w.bool(safe)
+            if haptic { w.key("haptic"); w.literal("move") }
+        case .bump(let direction):
+            w.key("direction"); w.string(direction.rawValue)
+            w.key("haptic"); w.literal("bump")
+        case .stepRevised(let step):
+            w.key("step"); w.int(step)
+        case .speedUpSoon(let atScore):
+            w.key("atScore"); w.int(atScore)
+        case .speedUp(let interval, let stage):
+            w.key("interval"); w.int(interval)
+            w.key("stage"); w.int(stage)
+        case .crash(let kind, let lane, let step, let score):
+            w.key("kind"); w.string(kind.rawValue)
+            w.key("lane"); w.int(lane.rawValue)
+            w.key("step"); w.int(step)
+            w.key("score"); w.int(score)
+            w.key("haptic"); w.literal("crash")
+        case .gameOver(let result):
+            Self.write(result, into: &w)
+        case .paused(let reason):
+            w.key("reason"); w.string(reason.rawValue)
+        case .resumed(let next):
+            w.key("nextStepInMs"); w.int(next)
+        case .detached(let gameID):
+            w.key("gameId"); w.string(gameID)
+            w.key("message"); w.string("This game continues on another connection of yours.")
+        case .settings(let document):
+            w.key("document"); w.raw(document)
+        case .pong:
+            break
+        case .error(let error, let quota):
+            w.key("code"); w.string(error.code.rawValue)
+            w.key("message"); w.string(error.message)
+            if let inReplyTo = error.inReplyTo { w.key("inReplyTo"); w.string(inReplyTo) }
+            if let quota {
+                w.key("quota"); Self.write(quota, into: &w)
+                w.key("resetsAt"); w.string(Self.timestamp(quota.resetsAt))
+                w.key("unlock"); w.string(WebSocketLimits.unlockPath)
+            }
+        }
+        w.endObject()
+    }
+
+    // MARK: - Parts
+
+    private static func write(_ game: GameSnapshot, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("gameId"); w.string(game.gameID)
+        w.key("level"); w.string(game.level.rawValue)
+        w.key("practice"); w.bool(game.practice)
+        w.key("step"); w.int(game.step)
+        w.key("grid"); write(game.road, into: &w)
+        w.key("lane"); w.int(game.lane.rawValue)
+        w.key("score"); w.int(game.score)
+        w.key("interval"); w.int(game.interval)
+        w.key("speedStage"); w.int(game.speedStage)
+        w.key("safeLanes"); write(game.safeLanes, into: &w)
+        w.key("paused"); w.bool(game.paused)
+        w.endObject()
+    }
+
+    private static func write(_ result: GameResult, into w: inout JSONWriter) {
+        w.key("gameId"); w.string(result.gameID)
+        w.key("reason"); w.string(result.reason.rawValue)
+        w.key("score"); w.int(result.score)
+        w.key("steps"); w.int(result.steps)
+        w.key("practice"); w.bool(result.practice)
+        w.key("saved"); w.bool(result.saved)
+        // The headline figures are all time; the three boards follow in full.
+        let allTime = result.standings.first { $0.period == .allTime }
+        w.key("personalBest"); if let allTime { w.int(allTime.personalBest) } else { w.null() }
+        w.key("newBest"); w.bool(allTime?.isNewBest ?? false)
+        w.key("rank"); if let allTime { w.int(allTime.rank) } else { w.null() }
+        w.key("standings")
+        w.beginObject()
+        for standing in result.standings {
+            w.key(periodKey(standing.period))
+            w.beginObject()
+            w.key("period"); w.string(standing.periodKey)
+            w.key("best"); w.int(standing.personalBest)
+            w.key("newBest"); w.bool(standing.isNewBest)
+            w.key("rank"); w.int(standing.rank)
+            w.endObject()
+        }
+        w.endObject()
+        w.key("quota"); write(result.quota, into: &w)
+    }
+
+    private static func periodKey(_ period: LeaderboardPeriod) -> StaticString {
+        switch period {
+        case .today: "today"
+        case .thisWeek: "thisWeek"
+        case .allTime: "allTime"
+        }
+    }
+
+    private static func write(_ quota: QuotaStatus?, into w: inout JSONWriter) {
+        guard let quota else { w.null(); return }
+        w.beginObject()
+        w.key("playsLeft"); if quota.unlimited { w.null() } else { w.int(quota.playsLeft) }
+        w.key("dailyFreePlays"); w.int(quota.dailyFreePlays)
+        w.key("playsUsed"); w.int(quota.playsUsed)
+        w.key("unlimited"); w.bool(quota.unlimited)
+        w.key("resetsAt"); w.string(timestamp(quota.resetsAt))
+        w.endObject()
+    }
+
+    /// Rows top first, each `[left, middle, right]` with 1 for a car: the last row is the
+    /// player's.
+    private static func write(_ road: Road, into w: inout JSONWriter) {
+        w.beginArray()
+        for index in 0..<Road.rowCount {
+            let row = road.row(index)
+            w.beginArray()
+            for lane in Lane.allCases { w.int(row.contains(lane) ? 1 : 0) }
+            w.endArray()
+        }
+        w.endArray()
+    }
+
+    private static func write(_ lanes: LaneSet, into w: inout JSONWriter) {
+        w.beginArray()
+        for lane in Lane.allCases where lanes.contains(lane) { w.int(lane.rawValue) }
+        w.endArray()
+    }
+
+    /// `2026-01-16T00:00:00Z`, as the HTTP API writes times.
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(timeStyle)
+    }
+
+    private static let timeStyle = Date.ISO8601FormatStyle(timeZone: .gmt)
+}

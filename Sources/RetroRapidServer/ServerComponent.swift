@@ -1,0 +1,38 @@
+import RetroRapidSupport
+
+/// What a part of the server gets to work with, shared by every part: the configuration, the
+/// storage thread, the way back onto the service thread, the metrics, the player events, a
+/// logger.
+struct ServerComponentContext: Sendable {
+    let configuration: ServerConfiguration
+    let worker: DatabaseWorker
+    let mailbox: ServiceMailbox
+    let metrics: Metrics
+    let events: PlayerEvents
+    let logger: Logger
+}
+
+/// A part of the server that lives next to the HTTP API on the same service thread: the
+/// WebSocket game side. `GameServer` creates it with a `ServerComponentContext`, adds its
+/// protocols and routes to the one libwebsockets context, and ends it first when stopping.
+///
+/// Threading rule: libwebsockets calls the component's protocol callbacks on the service
+/// thread; `addRoutes` runs once, before the server starts; `beginShutdown` runs on the
+/// service thread.
+protocol ServerComponent: AnyObject, Sendable {
+    /// libwebsockets protocols after the HTTP one (`protocols[0]`, which drains the mailbox
+    /// and counts connections; these callbacks leave those reasons alone).
+    var protocols: [LWSProtocolDefinition] { get }
+
+    /// HTTP routes this component answers, if any.
+    func addRoutes(to router: inout HTTPRouter)
+
+    /// The server is stopping and refuses new connections. End what is running (games end as
+    /// "server shutdown", their scores handed to the `DatabaseWorker`), then call `done` from
+    /// any thread. The worker finishes every job submitted before `done` before it closes.
+    func beginShutdown(_ done: @escaping @Sendable () -> Void)
+}
+
+extension ServerComponent {
+    func addRoutes(to router: inout HTTPRouter) {}
+}

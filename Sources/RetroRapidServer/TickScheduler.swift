@@ -1,0 +1,209 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CLibWebSockets
+
+/// Microseconds on the monotonic clock: what every game deadline is measured in. Never the
+/// wall clock, which jumps when it is set.
+enum MonotonicClock {
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
+    }
+}
+
+/// Which games are due when: absolute deadlines grouped in buckets of `granularity`
+/// microseconds, so thousands of games cost one timer, not one each (LIBWEBSOCKETS.md: 4.1.6
+/// keeps its timers in a sorted list and walks it on every insert).
+///
+/// Each id has at most one deadline; scheduling it again replaces the old one, which is left
+/// in its bucket and skipped when that bucket comes due (cheaper than finding and removing it).
+/// A bucket comes due at its end, so nothing is ever taken before its deadline.
+/// Pure: the caller says what time it is.
+struct TickSchedule {
+    let granularity: Int64
+    /// Bucket key → the ids put in it (some may have moved on since).
+    private var buckets: [Int64: [Int]] = [:]
+    /// The keys of non-empty buckets, smallest first.
+    private var keys = MinHeap()
+    /// Where each id is due now (its bucket key).
+    private var current: [Int: Int64] = [:]
+
+    init(granularityMicroseconds: Int64 = 1000) {
+        precondition(granularityMicroseconds > 0, "granularity must be positive")
+        granularity = granularityMicroseconds
+    }
+
+    /// Ids with a deadline.
+    var count: Int { current.count }
+
+    /// When the earliest bucket comes due (the end of that bucket), if any.
+    var nextDue: Int64? { keys.min.map { $0 * granularity } }
+
+    /// Makes `deadline` the one deadline of `id`.
+    mutating func schedule(_ id: Int, at deadline: Int64) {
+        // Rounded up: a bucket is due at its end, so it never fires before a deadline in it.
+        let key = deadline >= 0 ? (deadline + granularity - 1) / granularity : deadline / granularity
+        if current[id] == key { return }
+        current[id] = key
+        if buckets[key] == nil {
+            buckets[key] = [id]
+            keys.push(key)
+        } else {
+            buckets[key]!.append(id)
+        }
+    }
+
+    mutating func cancel(_ id: Int) {
+        current[id] = nil
+    }
+
+    /// Removes and returns the ids due by `now`, earliest bucket first, each id once.
+    mutating func takeDue(now: Int64) -> [Int] {
+        var due: [Int] = []
+        while let key = keys.min, key * granularity <= now {
+            keys.popMin()
+            for id in buckets.removeValue(forKey: key) ?? [] where current[id] == key {
+                current[id] = nil
+                due.append(id)
+            }
+        }
+        return due
+    }
+}
+
+/// A binary min-heap of bucket keys.
+struct MinHeap {
+    private var items: [Int64] = []
+
+    var min: Int64? { items.first }
+    var isEmpty: Bool { items.isEmpty }
+
+    mutating func push(_ value: Int64) {
+        items.append(value)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[child] < items[parent] else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    @discardableResult
+    mutating func popMin() -> Int64? {
+        guard let first = items.first else { return nil }
+        let last = items.removeLast()
+        guard !items.isEmpty else { return first }
+        items[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < items.count && items[left] < items[smallest] { smallest = left }
+            if right < items.count && items[right] < items[smallest] { smallest = right }
+            guard smallest != parent else { break }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return first
+    }
+}
+
+/// One libwebsockets timer (`lws_sul_schedule`) driving every game: it sleeps until the
+/// earliest bucket of its `TickSchedule` is due, calls `onDue` for each id in it, and sleeps
+/// again until the next.
+///
+/// Threading rule: service thread only, like every libwebsockets call but one. `attach` runs
+/// when the protocol is initialised (LWS_CALLBACK_PROTOCOL_INIT) and `detach` when it is
+/// destroyed, before the context frees its timer lists; the timer's callback runs on the
+/// service thread from inside `lws_service`.
+final class TickScheduler {
+    /// Called for each id whose deadline has come, with the time it was taken at.
+    var onDue: (_ id: Int, _ now: Int64) -> Void = { _, _ in }
+    /// Called once after each batch of `onDue` calls (to flush counters once, not per game).
+    var afterDue: () -> Void = {}
+    private(set) var schedule: TickSchedule
+    private let clock: () -> Int64
+    /// C memory libwebsockets links into its timer list: the `lws_sorted_usec_list_t` first,
+    /// then an unretained pointer back to this object. Its address never changes.
+    private let timer: UnsafeMutableRawPointer
+    private var context: OpaquePointer?
+    /// The deadline the timer is set for, if it is set.
+    private var armedFor: Int64?
+    private var firing = false
+
+    init(granularityMicroseconds: Int64 = 1000, clock: @escaping () -> Int64 = MonotonicClock.now) {
+        schedule = TickSchedule(granularityMicroseconds: granularityMicroseconds)
+        self.clock = clock
+        let size = MemoryLayout<lws_sorted_usec_list_t>.stride + MemoryLayout<UnsafeRawPointer>.stride
+        timer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        timer.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+    }
+
+    deinit {
+        // Still attached means libwebsockets may hold the timer in its list: leaking a few
+        // bytes is better than freeing memory it may still read.
+        if context == nil { timer.deallocate() }
+    }
+
+    private var sul: UnsafeMutablePointer<lws_sorted_usec_list_t> {
+        timer.assumingMemoryBound(to: lws_sorted_usec_list_t.self)
+    }
+
+    /// Starts using `context`'s timers (service thread, LWS_CALLBACK_PROTOCOL_INIT).
+    func attach(context: OpaquePointer) {
+        self.context = context
+        timer.storeBytes(of: Unmanaged.passUnretained(self).toOpaque(),
+                         toByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride, as: UnsafeMutableRawPointer.self)
+        rearm()
+    }
+
+    /// Cancels the timer; the schedule is kept (service thread, LWS_CALLBACK_PROTOCOL_DESTROY).
+    func detach() {
+        if context != nil { lws_sul_cancel(sul) }
+        context = nil
+        armedFor = nil
+    }
+
+    func schedule(_ id: Int, at deadline: Int64) {
+        schedule.schedule(id, at: deadline)
+        rearm()
+    }
+
+    func cancel(_ id: Int) {
+        schedule.cancel(id)  // the timer may fire for nothing once; cheaper than re-arming
+    }
+
+    /// The timer went off (from `lws_service`).
+    fileprivate func fire() {
+        armedFor = nil
+        firing = true
+        let now = clock()
+        for id in schedule.takeDue(now: now) { onDue(id, now) }
+        afterDue()
+        firing = false
+        rearm()
+    }
+
+    /// Sets the timer for the earliest bucket, unless it is set for that or earlier already.
+    private func rearm() {
+        guard !firing, let context, let next = schedule.nextDue else { return }
+        if let armedFor, armedFor <= next { return }
+        armedFor = next
+        // lws_sul_schedule takes a delay from its own now; the deadline itself is absolute.
+        lws_sul_schedule(context, 0, sul, tickSchedulerTimerFired, max(0, next - clock()))
+    }
+}
+
+/// The timer's C callback: finds its `TickScheduler` behind the `lws_sorted_usec_list_t`.
+/// Service thread (called from `lws_service`).
+private func tickSchedulerTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul else { return }
+    let owner = UnsafeRawPointer(sul).load(fromByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride,
+                                           as: UnsafeRawPointer.self)
+    Unmanaged<TickScheduler>.fromOpaque(owner).takeUnretainedValue().fire()
+}

@@ -1,0 +1,133 @@
+import CLibWebSockets
+import RetroRapidStorage
+
+/// One client on `/ws`: who it is, the message it is receiving, what waits to be written to
+/// it, and its rate limit.
+///
+/// Threading rule: lives on the service thread. It is created on LWS_CALLBACK_ESTABLISHED and
+/// its `wsi` is valid until LWS_CALLBACK_CLOSED, when the hub forgets it; nothing else may
+/// keep the `wsi`.
+final class WebSocketConnection {
+    let id: Int
+    let wsi: OpaquePointer
+    /// The client's IP address as libwebsockets sees it (the per-IP limit counts it).
+    let peerAddress: String
+    var state = State.awaitingHello
+
+    enum State {
+        case awaitingHello
+        /// `hello` is being checked on the storage thread.
+        case authenticating
+        case ready(Identity)
+    }
+
+    /// Who signed in on this connection.
+    struct Identity {
+        let playerID: Int64
+        let deviceID: Int64
+        let publicID: String
+        let displayName: String
+    }
+
+    var identity: Identity? {
+        if case .ready(let identity) = state { identity } else { nil }
+    }
+
+    /// Set once the connection must end: every later RECEIVE is refused and the next
+    /// WRITEABLE (after what is queued) sends the close frame. Never cleared.
+    private(set) var closing: ProtocolError.Close?
+
+    /// The game this connection plays, if any (a `GameSession.id`).
+    var sessionID: Int?
+    /// The last game this connection played to its end: a move after it is "game over",
+    /// not "no game".
+    var lastEndedGameID: String?
+
+    var rate: TokenBucket
+    /// Messages refused in a row for going over the rate; many mean a flood.
+    var refusedInARow = 0
+
+    private var incoming: WebSocketIncomingMessage
+    /// Messages waiting for WRITEABLE, each with `rr_lws_pre` bytes of headroom.
+    private var queue: WebSocketOutgoingQueue
+    /// The buffer of the last `lws_write`: libwebsockets may still read it until the next
+    /// WRITEABLE, so it lives until then.
+    private var inFlight: [UInt8]?
+    /// The close frame is libwebsockets' to send now.
+    private var closeFrameRequested = false
+
+    init(id: Int, wsi: OpaquePointer, peerAddress: String, limits: WebSocketLimits, now: Int64) {
+        self.id = id
+        self.wsi = wsi
+        self.peerAddress = peerAddress
+        incoming = WebSocketIncomingMessage(limit: limits.maxMessageBytes)
+        queue = WebSocketOutgoingQueue(capacity: limits.maxQueuedMessages)
+        rate = TokenBucket(capacity: limits.inputBurst, ratePerSecond: limits.inputsPerSecond, now: now)
+    }
+
+    // MARK: - Receiving
+
+    /// One RECEIVE: a fragment of a message. `remaining` is what libwebsockets says is still to
+    /// come in this frame, so an oversized frame is refused before it is all read.
+    func receive(_ bytes: UnsafeRawBufferPointer, isFinal: Bool, remaining: Int) -> WebSocketIncomingMessage.Result {
+        incoming.append(bytes, isFinal: isFinal, remaining: remaining)
+    }
+
+    // MARK: - Sending
+
+    /// Queues `message` and asks for WRITEABLE. False when the queue is full: the client is
+    /// not reading, and the caller drops it.
+    @discardableResult
+    func send(_ message: ServerMessage) -> Bool {
+        guard closing == nil else { return true }  // going away: nothing more to say
+        guard queue.append(message.encoded(headroom: Int(rr_lws_pre))) else { return false }
+        lws_callback_on_writable(wsi)
+        return true
+    }
+
+    /// Ends the connection with `close` after what is queued (an error message explaining it,
+    /// usually). `dropQueue` forgets the queue first (a client that does not read).
+    func close(_ close: ProtocolError.Close, dropQueue: Bool = false) {
+        guard closing == nil else { return }
+        closing = close
+        if dropQueue { queue.removeAll() }
+        lws_callback_on_writable(wsi)
+        // A client that never lets us write would otherwise hold the socket: kill it if the
+        // close has not gone out in a few seconds.
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 5)
+    }
+
+    var queuedCount: Int { queue.count }
+
+    /// LWS_CALLBACK_SERVER_WRITEABLE: one `lws_write` (libwebsockets allows no more), then ask
+    /// again if more waits. Returns the callback's result: -1 closes (after the close frame).
+    func writeNext() -> Int32 {
+        inFlight = nil  // the previous write is out of libwebsockets' hands now
+        // After our -1, libwebsockets sends the close frame itself but may still call here once
+        // more; a second -1 would drop the connection before that frame goes out.
+        if closeFrameRequested { return 0 }
+        guard var message = queue.popFirst() else {
+            if let closing {
+                closeNow(closing)
+                closeFrameRequested = true
+                return -1
+            }
+            return 0
+        }
+        let headroom = Int(rr_lws_pre)
+        let written = message.withUnsafeMutableBufferPointer { buffer in
+            lws_write(wsi, buffer.baseAddress! + headroom, buffer.count - headroom, LWS_WRITE_TEXT)
+        }
+        inFlight = message
+        guard written >= 0 else { return -1 }
+        if !queue.isEmpty || closing != nil { lws_callback_on_writable(wsi) }
+        return 0
+    }
+
+    /// Sets the close frame's status and reason; the caller then returns -1 from the callback.
+    private func closeNow(_ close: ProtocolError.Close) {
+        closing = closing ?? close
+        var reason = Array(close.reason.utf8.prefix(123))
+        lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), &reason, reason.count)
+    }
+}

@@ -1,0 +1,282 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CLibWebSockets
+import Foundation
+import RetroRapidRules
+import RetroRapidStorage
+import RetroRapidSupport
+
+/// The WebSocket game side of the server: every connection on `/ws`, every running game, and
+/// the one timer that steps them all (DESIGN §3, §6; docs/PROTOCOL.md).
+///
+/// Threading rule: everything mutable here belongs to the libwebsockets service thread. The
+/// protocol callback (`webSocketProtocolCallback`), the tick timer and the `DatabaseWorker`'s
+/// completions all run there; SQLite work (sign-in, consuming a play, saving a game) goes to
+/// the storage thread and its result comes back through the `ServiceMailbox`, so the service
+/// thread never waits on the database. The only entry points for other threads are
+/// `broadcastSettings` and `endAllGames`, which post to the mailbox.
+public final class WebSocketHub: @unchecked Sendable {
+    // @unchecked: the mutable state below is confined to the service thread (see above); the
+    // lets are Sendable or used only there.
+
+    let limits: WebSocketLimits
+    let worker: DatabaseWorker
+    let mailbox: ServiceMailbox
+    let logger: Logger
+    let metrics: WebSocketMetrics
+    let scheduler = TickScheduler()
+
+    // MARK: Service-thread state
+
+    var connections: [Int: WebSocketConnection] = [:]
+    /// Open game connections per IP address (the per-IP limit).
+    var connectionsByIP: [String: Int] = [:]
+    /// Signed-in connections of each player (settings pushes, reconnects).
+    var connectionsByPlayer: [Int64: [Int]] = [:]
+    var sessions: [Int: GameSession] = [:]
+    /// A player has at most one game at a time.
+    var sessionByPlayer: [Int64: Int] = [:]
+    /// The connection a game's messages go to; none while its player is away.
+    var sessionConnection: [Int: Int] = [:]
+    /// Players whose `start` waits for the storage thread (one at a time, across devices).
+    var startingPlayers: Set<Int64> = []
+    var lastID = 0
+    var serviceThread: pthread_t?
+    /// Set by `endAllGames`: no new game starts or resumes.
+    var shuttingDown = false
+    /// Games handed to the storage thread and not saved yet.
+    var savesInFlight = 0
+    var shutdown: ShutdownProgress?
+
+    struct ShutdownProgress {
+        var saved = 0
+        var failed = 0
+        var completion: @Sendable (GameShutdownSummary) -> Void
+        /// Saves done: the connections are being closed, and then `completion` runs.
+        var closing = false
+    }
+
+    /// The scheduler id of the shutdown's deadline (game ids are positive).
+    static let shutdownTimerID = -1
+    /// How long the shutdown waits for clients to take their last messages and close.
+    static let shutdownFlushMicroseconds: Int64 = 2_000_000
+
+    /// - Parameters:
+    ///   - mailbox: the server's (`HTTPServer.mailbox`): what other threads post to.
+    ///   - events: settings changes made over HTTP, pushed to the player's other connections.
+    public init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
+                metrics: Metrics, events: PlayerEvents?, logger: Logger) {
+        limits = WebSocketLimits(configuration: configuration)
+        self.worker = worker
+        self.mailbox = mailbox
+        self.logger = logger
+        self.metrics = WebSocketMetrics(metrics)
+        scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
+        scheduler.afterDue = { [unowned self] in self.metrics.flush() }
+        events?.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
+            self.pushSettings(playerID: playerID, settings: settings, exceptDevice: deviceID)
+        }
+    }
+
+    /// The game protocol for the vhost's protocol list (after the HTTP one).
+    var protocolDefinition: LWSProtocolDefinition {
+        LWSProtocolDefinition(
+            name: WebSocketLimits.subprotocol,
+            callback: webSocketProtocolCallback,
+            perSessionDataSize: MemoryLayout<UnsafeMutableRawPointer?>.size,
+            // Per connection: 1 KiB instead of 4 costs a few RECEIVE calls for the rare long
+            // message and saves ~3 KB of every connection (LIBWEBSOCKETS.md, issue 6's budget).
+            rxBufferSize: 1024,
+            owner: self,
+            // Not the vhost's default: libwebsockets would then bind every new connection,
+            // HTTP ones too, to this protocol. A client offering no subprotocol is refused at
+            // the upgrade instead (`refusalOfUpgrade`).
+            isDefault: false,
+            httpCallback: lwsHTTPCallbackConfirmingGameUpgrades,
+            keepalive: (limits.keepalivePingSeconds, limits.keepaliveHangupSeconds))
+    }
+
+    // MARK: - Any thread
+
+    /// Pushes a player's new settings to their connected devices, except the one that made the
+    /// change (it has the HTTP answer). Any thread.
+    public func broadcastSettings(playerID: Int64, document: VersionedSettings, exceptDevice deviceID: Int64? = nil) {
+        mailbox.post { [self] in pushSettings(playerID: playerID, settings: document, exceptDevice: deviceID) }
+    }
+
+    /// Ends every running game as `reason` (`.shutdown` on SIGTERM), saves each through the
+    /// storage thread, sends each player their `gameOver`, closes every game connection
+    /// (1001), and then calls `completion` on the service thread. From then on no game starts.
+    /// Any thread; call it while the server still runs (the service thread does the work).
+    public func endAllGames(reason: GameEndReason = .shutdown,
+                            completion: @escaping @Sendable (GameShutdownSummary) -> Void) {
+        mailbox.post { [self] in beginShutdown(reason: reason, completion: completion) }
+    }
+
+    // MARK: - Service thread: the protocol's lifetime
+
+    /// LWS_CALLBACK_PROTOCOL_INIT: the vhost exists; the tick timer can be set.
+    func protocolInitialised(context: OpaquePointer) {
+        serviceThread = pthread_self()
+        scheduler.attach(context: context)
+    }
+
+    /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
+    func protocolDestroyed() {
+        scheduler.detach()
+    }
+
+    func assertOnServiceThread() {
+        assert(serviceThread.map { pthread_equal($0, pthread_self()) != 0 } ?? true,
+               "WebSocketHub used off the service thread")
+    }
+
+    func nextID() -> Int {
+        lastID += 1
+        return lastID
+    }
+
+    // MARK: - Connections
+
+    /// LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (through `protocols[0]`): nil lets the upgrade go on;
+    /// otherwise the refusal to answer with, before any WebSocket exists.
+    func refusalOfUpgrade(path: String, offeredProtocols: [String]?, peerAddress: String) -> (status: Int, error: ProtocolError)? {
+        if path != WebSocketLimits.path {
+            return (404, ProtocolError(.notFound, "WebSocket connections go to \(WebSocketLimits.path), not \(path)."))
+        }
+        // libwebsockets itself would drop a connection offering only unknown subprotocols
+        // without a word, and give one offering none to protocols[0] (the HTTP callback).
+        let offered = offeredProtocols ?? []
+        if !offered.contains(WebSocketLimits.subprotocol) {
+            return (400, Self.subprotocolError(offered: offered))
+        }
+        if shuttingDown {
+            return (503, ProtocolError(.shuttingDown, "The server is restarting; connect again in a moment."))
+        }
+        if connectionsByIP[peerAddress, default: 0] >= limits.maxConnectionsPerIP {
+            return (429, ProtocolError(.tooManyConnections,
+                "Your address has \(limits.maxConnectionsPerIP) game connections open, the most allowed; close one first."))
+        }
+        return nil
+    }
+
+    static func subprotocolError(offered: [String]) -> ProtocolError {
+        let what = offered.isEmpty ? "none" : offered.joined(separator: ", ")
+        return ProtocolError(.subprotocolRequired,
+            "This server speaks the WebSocket subprotocol \(WebSocketLimits.subprotocol) (Sec-WebSocket-Protocol); the client offered \(what).")
+    }
+
+    /// LWS_CALLBACK_ESTABLISHED: a new game connection. It has `helloTimeoutSeconds` to say hello.
+    func established(wsi: OpaquePointer, peerAddress: String) -> WebSocketConnection {
+        let connection = WebSocketConnection(id: nextID(), wsi: wsi, peerAddress: peerAddress, limits: limits,
+                                             now: MonotonicClock.now())
+        connections[connection.id] = connection
+        connectionsByIP[peerAddress, default: 0] += 1
+        metrics.connections.set(Double(connections.count))
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, Int32(limits.helloTimeoutSeconds))
+        logger.info("game connection opened", metadata: [
+            "ws.connection.id": String(connection.id), "client.address": peerAddress])
+        return connection
+    }
+
+    /// LWS_CALLBACK_CLOSED: the connection is gone. Its game, if running, waits for the player.
+    func closed(_ connection: WebSocketConnection) {
+        connections[connection.id] = nil
+        if let count = connectionsByIP[connection.peerAddress] {
+            connectionsByIP[connection.peerAddress] = count > 1 ? count - 1 : nil
+        }
+        if let identity = connection.identity {
+            connectionsByPlayer[identity.playerID]?.removeAll { $0 == connection.id }
+            if connectionsByPlayer[identity.playerID]?.isEmpty == true { connectionsByPlayer[identity.playerID] = nil }
+        }
+        metrics.connections.set(Double(connections.count))
+        if let sessionID = connection.sessionID, let session = sessions[sessionID] {
+            sessionConnection[sessionID] = nil
+            let now = MonotonicClock.now()
+            session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+            reschedule(session)
+            logger.info("game waits for its player", metadata: [
+                "ws.connection.id": String(connection.id), "game.id": session.gameID,
+                "game.grace.seconds": String(limits.disconnectGraceSeconds)])
+        }
+        connection.sessionID = nil
+        logger.info("game connection closed", metadata: [
+            "ws.connection.id": String(connection.id), "client.address": connection.peerAddress])
+        if shutdown?.closing == true && connections.isEmpty { completeShutdown() }
+    }
+
+    // MARK: - Sending
+
+    /// Queues `message` for `connection`; a client whose queue is full is dropped (1008).
+    func send(_ message: ServerMessage, to connection: WebSocketConnection) {
+        if connection.send(message) {
+            metrics.sent += 1
+        } else {
+            logger.notice("dropping a client that does not read", metadata: [
+                "ws.connection.id": String(connection.id), "ws.queue": String(connection.queuedCount)])
+            connection.close(.init(code: ProtocolError.Close.policyViolation,
+                                   reason: "too slow: \(limits.maxQueuedMessages) messages unread"), dropQueue: true)
+        }
+    }
+
+    /// Sends the error and, when it ends the connection, closes after it.
+    func refuse(_ connection: WebSocketConnection, _ error: ProtocolError, quota: QuotaStatus? = nil) {
+        metrics.errors.increment(error.code.rawValue)
+        send(.error(error, quota: quota), to: connection)
+        if let close = error.close { connection.close(close) }
+    }
+
+    /// Re-arms the idle timeout: none while a game runs on the connection (steps flow and the
+    /// keepalive pings watch the socket), `idleTimeoutSeconds` otherwise.
+    func refreshIdleTimeout(_ connection: WebSocketConnection) {
+        guard connection.closing == nil else { return }
+        if connection.identity == nil {
+            return  // the hello timeout set at ESTABLISHED stands
+        }
+        if let sessionID = connection.sessionID, let session = sessions[sessionID], session.wakeAt != nil {
+            lws_set_timeout(connection.wsi, NO_PENDING_TIMEOUT, 0)
+        } else {
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, Int32(limits.idleTimeoutSeconds))
+        }
+    }
+
+    /// Sends the new settings to every signed-in connection of the player but `exceptDevice`'s.
+    func pushSettings(playerID: Int64, settings: VersionedSettings, exceptDevice: Int64?) {
+        assertOnServiceThread()
+        let ids = connectionsByPlayer[playerID] ?? []
+        guard !ids.isEmpty else { return }
+        let document = Array(settings.jsonData())
+        for id in ids {
+            guard let connection = connections[id], let identity = connection.identity,
+                  identity.deviceID != exceptDevice else { continue }
+            send(.settings(document: document), to: connection)
+        }
+    }
+}
+
+/// What `endAllGames` did.
+public struct GameShutdownSummary: Sendable, Equatable {
+    /// Games saved with their score.
+    public var saved: Int
+    /// Games the database refused or failed to save (logged).
+    public var failed: Int
+}
+
+/// How `GameServer` assembles and stops the game side.
+extension WebSocketHub: ServerComponent {
+    convenience init(_ context: ServerComponentContext) {
+        self.init(configuration: context.configuration, worker: context.worker, mailbox: context.mailbox,
+                  metrics: context.metrics, events: context.events, logger: context.logger)
+    }
+
+    var protocols: [LWSProtocolDefinition] { [protocolDefinition] }
+
+    /// Service thread (posted by `GameServer.stop`): ends every game as "shutdown", saves them,
+    /// says goodbye to every client, then calls `done`.
+    func beginShutdown(_ done: @escaping @Sendable () -> Void) {
+        beginShutdown(reason: .shutdown) { _ in done() }
+    }
+}

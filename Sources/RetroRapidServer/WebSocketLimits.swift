@@ -1,0 +1,78 @@
+import RetroRapidSupport
+
+/// The game protocol's names and every limit it enforces (DESIGN §7: size, rate, connections,
+/// idle time), in one place so the welcome message, docs/PROTOCOL.md and the code agree.
+struct WebSocketLimits: Equatable, Sendable {
+    /// The WebSocket subprotocol; a client must offer it (`Sec-WebSocket-Protocol`).
+    static let subprotocol = "retrorapid.v1"
+    /// The one path that upgrades to the game protocol.
+    static let path = "/ws"
+    /// The client page where a player without plays can redeem a code or buy unlimited play.
+    static let unlockPath = "/unlock.html"
+
+    /// Largest message accepted, counted across fragments; more closes with 1009.
+    var maxMessageBytes = 4096
+    /// Open game connections allowed from one IP address.
+    var maxConnectionsPerIP = 64
+    /// Messages a connection may send each second, sustained…
+    var inputsPerSecond = 20
+    /// …and in a burst (a player tapping fast, a reconnect's catch-up).
+    var inputBurst = 40
+    /// Refused messages in a row (over the rate) after which the client is taken to be
+    /// flooding and the connection is closed (1008).
+    var floodLimit = 60
+    /// Messages waiting to be written to one client; past this the client cannot keep up and
+    /// is dropped (1008). About 20 s of steps at the fastest speed.
+    var maxQueuedMessages = 100
+    /// Time allowed from the handshake to a `hello`.
+    var helloTimeoutSeconds = 10
+    /// A connection with no game running that sends nothing for this long is closed. A
+    /// paused player keeps theirs by sending `ping` now and then (the client does it).
+    var idleTimeoutSeconds = 900
+    /// How long a game whose connection dropped waits, paused, for the player to come back.
+    var disconnectGraceSeconds = 60
+    /// The grace rule's window as configured; the engine caps it at half a step.
+    var latencyGraceMilliseconds = 150
+    /// libwebsockets sends a PING after this much silence (`retry_and_idle_policy`)…
+    var keepalivePingSeconds = 20
+    /// …and hangs up when no PONG came for this long.
+    var keepaliveHangupSeconds = 45
+
+    init() {}
+
+    init(configuration: ServerConfiguration) {
+        maxMessageBytes = configuration.maxMessageBytes
+        maxConnectionsPerIP = configuration.maxConnectionsPerIP
+        disconnectGraceSeconds = configuration.disconnectGraceSeconds
+        latencyGraceMilliseconds = configuration.latencyGraceMilliseconds
+    }
+}
+
+/// The rate limit on one connection's messages: `rate` tokens a second up to `capacity`; each
+/// message takes one. Integer arithmetic on a monotonic clock in microseconds.
+struct TokenBucket: Equatable, Sendable {
+    let capacity: Int
+    let ratePerSecond: Int
+    /// Tokens scaled by one million, so refills of a fraction of a token are kept.
+    private var microTokens: Int64
+    private var lastRefill: Int64
+
+    init(capacity: Int, ratePerSecond: Int, now: Int64) {
+        self.capacity = capacity
+        self.ratePerSecond = ratePerSecond
+        microTokens = Int64(capacity) * 1_000_000
+        lastRefill = now
+    }
+
+    /// Takes a token if there is one.
+    mutating func take(now: Int64) -> Bool {
+        if now > lastRefill {
+            // µs elapsed × tokens/s = micro-tokens gained.
+            microTokens = min(Int64(capacity) * 1_000_000, microTokens + (now - lastRefill) * Int64(ratePerSecond))
+            lastRefill = now
+        }
+        guard microTokens >= 1_000_000 else { return false }
+        microTokens -= 1_000_000
+        return true
+    }
+}

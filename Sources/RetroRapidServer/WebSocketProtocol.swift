@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CLibWebSockets
+import Foundation
+
+/// The libwebsockets callback of the game protocol (`retrorapid.v1`, on `/ws`).
+///
+/// Threading rule: libwebsockets calls it on the service thread only, from `lws_service` (and
+/// from `lws_context_destroy` for the last CLOSED and PROTOCOL_DESTROY). It finds its
+/// `WebSocketHub` through the protocol's `user` pointer (set from `LWSProtocolDefinition.owner`)
+/// and its `WebSocketConnection` in the connection's `user` memory: one retained pointer,
+/// stored on ESTABLISHED and released on CLOSED. It ignores EVENT_WAIT_CANCELLED: the HTTP
+/// protocol (`protocols[0]`) drains the mailbox.
+func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
+                               _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
+                               _ length: Int) -> Int32 {
+    guard let wsi, let owner = lws_get_protocol(wsi)?.pointee.user else { return 0 }
+    let hub = Unmanaged<WebSocketHub>.fromOpaque(owner).takeUnretainedValue()
+    let slot = user?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    let connection = slot?.pointee.map { Unmanaged<WebSocketConnection>.fromOpaque($0).takeUnretainedValue() }
+
+    switch reason {
+    case LWS_CALLBACK_PROTOCOL_INIT:
+        hub.protocolInitialised(context: lws_get_context(wsi))
+    case LWS_CALLBACK_PROTOCOL_DESTROY:
+        hub.protocolDestroyed()
+    case LWS_CALLBACK_ESTABLISHED:
+        guard let slot else { return -1 }
+        let created = hub.established(wsi: wsi, peerAddress: peerAddress(wsi))
+        slot.pointee = Unmanaged.passRetained(created).toOpaque()
+    case LWS_CALLBACK_RECEIVE:
+        guard let connection else { return -1 }
+        // Sticky: once a connection is closing, what it sends is read and dropped until the
+        // close frame has gone out (on WRITEABLE, after the error message that explains it).
+        // Returning -1 here would end the connection at once and lose that message; the
+        // timeout `close` sets bounds the wait at a few seconds.
+        if connection.closing != nil { return 0 }
+        let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+        switch connection.receive(bytes, isFinal: lws_is_final_fragment(wsi) != 0,
+                                  remaining: Int(lws_remaining_packet_payload(wsi))) {
+        case .incomplete:
+            return 0
+        case .tooLarge:
+            // Counted across fragments: libwebsockets has no limit of its own (LIBWEBSOCKETS.md).
+            let limit = hub.limits.maxMessageBytes
+            hub.refuse(connection, ProtocolError(.messageTooLarge,
+                "Messages may be at most \(limit) bytes; this one was longer. Closing.",
+                close: .init(code: ProtocolError.Close.messageTooLarge, reason: "message larger than \(limit) bytes")))
+            hub.metrics.flush()
+            return 0
+        case .message(let message):
+            hub.received(message, on: connection)
+            return 0
+        }
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        guard let connection else { return -1 }
+        return connection.writeNext()
+    case LWS_CALLBACK_CLOSED:
+        guard let slot, let pointer = slot.pointee else { return 0 }
+        slot.pointee = nil
+        let closing = Unmanaged<WebSocketConnection>.fromOpaque(pointer)
+        hub.closed(closing.takeUnretainedValue())
+        closing.release()
+    default:
+        break
+    }
+    return 0
+}
+
+/// `protocols[0]`'s callback when the game protocol is on the vhost: it answers
+/// LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, which libwebsockets gives only to the HTTP protocol, and
+/// passes everything else to `lwsHTTPCallback` unchanged.
+///
+/// Why here: CONFIRM_UPGRADE comes before libwebsockets matches the subprotocol, and it would
+/// drop a connection offering only unknown ones without a word (and hand one offering none to
+/// protocols[0]). Checking first lets a wrong path, a wrong or missing subprotocol, a full
+/// per-IP quota or a shutdown be answered with an HTTP status and a JSON error body.
+///
+/// Threading rule: service thread, like every callback.
+func lwsHTTPCallbackConfirmingGameUpgrades(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
+                                           _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
+                                           _ length: Int) -> Int32 {
+    if reason == LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, let wsi,
+       let input, String(cString: input.assumingMemoryBound(to: CChar.self)).lowercased() == "websocket",
+       let game = lws_vhost_name_to_protocol(lws_get_vhost(wsi), WebSocketLimits.subprotocol),
+       let owner = game.pointee.user {
+        let hub = Unmanaged<WebSocketHub>.fromOpaque(owner).takeUnretainedValue()
+        let offered = header(wsi, WSI_TOKEN_PROTOCOL).map { list in
+            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        let path = header(wsi, WSI_TOKEN_GET_URI).map { String($0.prefix { $0 != "?" }) } ?? ""
+        if let refusal = hub.refusalOfUpgrade(path: path, offeredProtocols: offered, peerAddress: peerAddress(wsi)) {
+            hub.metrics.errors.increment(refusal.error.code.rawValue)
+            return writeRefusal(wsi, status: refusal.status, error: refusal.error)
+        }
+        return 0
+    }
+    return lwsHTTPCallback(wsi, reason, user, input, length)
+}
+
+/// Answers an upgrade request with `status` and `{"error":{"code":…,"message":…}}`, the HTTP
+/// API's error shape, then the connection closes. Returns what CONFIRM_UPGRADE must return: 1
+/// (answered), or -1 (hang up) if even that failed.
+///
+/// The status line is written here rather than by `lws_add_http_common_headers`: at this point
+/// libwebsockets has not read the request's HTTP version yet and would answer "HTTP/1.0",
+/// which WebSocket clients reject as a malformed handshake reply.
+private func writeRefusal(_ wsi: OpaquePointer, status: Int, error: ProtocolError) -> Int32 {
+    var json = JSONWriter()
+    json.beginObject()
+    json.key("error")
+    json.beginObject()
+    json.key("code"); json.string(error.code.rawValue)
+    json.key("message"); json.string(error.message)
+    json.endObject()
+    json.endObject()
+    let body = json.json
+    let head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        + "content-type: application/json\r\n"
+        + "content-length: \(body.count)\r\n"
+        + "x-content-type-options: nosniff\r\n"
+        + "cache-control: no-store\r\n"
+        + "connection: close\r\n\r\n"
+    var response = [UInt8](repeating: 0, count: Int(rr_lws_pre)) + Array(head.utf8) + body
+    let count = response.count - Int(rr_lws_pre)
+    let written = response.withUnsafeMutableBufferPointer { buffer in
+        lws_write(wsi, buffer.baseAddress! + Int(rr_lws_pre), count, LWS_WRITE_HTTP_HEADERS)
+    }
+    return written < 0 ? -1 : 1
+}
+
+private func reasonPhrase(_ status: Int) -> String {
+    switch status {
+    case 400: "Bad Request"
+    case 404: "Not Found"
+    case 429: "Too Many Requests"
+    case 503: "Service Unavailable"
+    default: "Error"
+    }
+}
+
+/// The peer's numeric address ("127.0.0.1", "::1").
+private func peerAddress(_ wsi: OpaquePointer) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "unknown" }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// A request header's whole value, or nil when absent.
+private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+    let length = Int(lws_hdr_total_length(wsi, token))
+    guard length > 0 else { return nil }
+    var bytes = [CChar](repeating: 0, count: length + 1)
+    guard lws_hdr_copy(wsi, &bytes, Int32(bytes.count), token) >= 0 else { return nil }
+    return String(decoding: bytes.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -1,0 +1,113 @@
+"""Getting onto /ws: the subprotocol, the path, the token in the first message (never in a
+URL), bad and revoked tokens, and nothing before hello (docs/PROTOCOL.md)."""
+
+import pytest
+from websockets.exceptions import InvalidStatus
+
+from ws_client import GameClient, create_player, link_second_device, run
+
+
+def refused_upgrade(server, **kwargs):
+    """Opens /ws expecting the HTTP refusal; returns (status, JSON error)."""
+    async def attempt():
+        with pytest.raises(InvalidStatus) as refusal:
+            client = await GameClient.open(server, **kwargs)
+            await client.close()
+        response = refusal.value.response
+        import json
+        return response.status_code, json.loads(response.body)["error"]
+
+    return run(attempt())
+
+
+def test_a_wrong_subprotocol_is_refused_with_a_clear_reason(server):
+    status, error = refused_upgrade(server, subprotocols=("chat",))
+    assert status == 400
+    assert error["code"] == "subprotocol_required"
+    assert "retrorapid.v1" in error["message"] and "chat" in error["message"]
+
+
+def test_a_missing_subprotocol_is_refused_with_a_clear_reason(server):
+    status, error = refused_upgrade(server, subprotocols=())
+    assert status == 400
+    assert error["code"] == "subprotocol_required"
+
+
+def test_only_the_ws_path_upgrades(server):
+    async def attempt():
+        from websockets.asyncio.client import connect
+        with pytest.raises(InvalidStatus) as refusal:
+            async with connect(server.base_url.replace("http", "ws") + "/api/v1/me",
+                               subprotocols=["retrorapid.v1"]):
+                pass
+        return refusal.value.response.status_code
+
+    assert run(attempt()) == 404
+
+
+def test_the_server_agrees_on_the_subprotocol(server):
+    async def scenario():
+        client = await GameClient.open(server)
+        assert client.ws.subprotocol == "retrorapid.v1"
+        await client.close()
+
+    run(scenario())
+
+
+def test_a_bad_token_gets_an_error_and_close_4401_and_nothing_else(server):
+    async def scenario():
+        client = await GameClient.open(server)
+        await client.send(type="hello", token="x" * 43, client="pytest")
+        error = await client.recv()
+        assert error["type"] == "error" and error["code"] == "unauthorized" and error["inReplyTo"] == "hello"
+        code, reason = await client.closed()
+        assert code == 4401 and "token" in reason
+        assert [message["type"] for message in client.received] == ["error"]
+
+    run(scenario())
+
+
+def test_a_revoked_device_is_refused(server):
+    first = create_player(server, "Owner")
+    second = link_second_device(server, first)
+    devices = server.request("GET", "/api/v1/devices", token=first).json()["devices"]
+    other = next(device for device in devices if not device["current"])
+    assert server.request("DELETE", f"/api/v1/devices/{other['id']}", token=first).status == 200
+
+    async def scenario():
+        client = await GameClient.open(server)
+        await client.send(type="hello", token=second)
+        error = await client.expect_error("unauthorized")
+        assert "signed out" in error["message"]
+        code, _ = await client.closed()
+        assert code == 4401
+
+    run(scenario())
+
+
+def test_nothing_but_hello_is_accepted_first(server):
+    token = create_player(server)
+
+    async def scenario():
+        client = await GameClient.open(server)
+        await client.send(type="start", level="fast")
+        error = await client.expect_error("hello_first")
+        assert error["inReplyTo"] == "start"
+        await client.send(type="hello", token=token)  # still open: hello now works
+        welcome = await client.expect("welcome")
+        assert welcome["quota"]["playsLeft"] == 5  # the refused start consumed nothing
+        await client.send(type="hello", token=token)
+        await client.expect_error("already_authenticated")
+        await client.close()
+
+    run(scenario())
+
+
+def test_a_client_that_never_says_hello_is_closed(server):
+    async def scenario():
+        client = await GameClient.open(server)
+        code, _ = await client.closed(timeout=20)
+        return code
+
+    # libwebsockets ends a connection whose timeout fires without a close status of ours.
+    assert run(scenario()) in (None, 1000, 1001, 1005, 1006)

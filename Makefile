@@ -5,6 +5,9 @@ SWIFT ?= swift
 TEST_FLAGS = -c release -Xswiftc -enable-testing --scratch-path .build/test
 # End-to-end tests drive the real binary with real clients (Python websockets, urllib).
 VENV = .build/venv
+# The browser client's tests drive Debian's headless Chromium with its matching driver; the
+# fonts let screenshots show the LCD and readable faces (the page falls back without them).
+CLIENT_TEST_PACKAGES = chromium chromium-driver fonts-dseg fonts-inter
 
 .PHONY: all deps build run test bench sim clean python-test-deps
 
@@ -20,6 +23,7 @@ run: build
 	.build/release/retrorapid serve
 
 test: deps
+	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES)
 	$(SWIFT) build $(TEST_FLAGS) --build-tests
 	$(SWIFT) test $(TEST_FLAGS) --skip-build
 	$(SWIFT) build $(TEST_FLAGS) --product retrorapid

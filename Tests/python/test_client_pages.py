@@ -1,0 +1,162 @@
+"""Every page of the browser client against WCAG 2.2 AA in a real headless Chromium: axe-core
+finds nothing in light, dark, high contrast (the system's prefers-contrast and forced colours,
+and the player's own setting) and at 200% zoom; each page has one h1, a language, a skip link,
+landmarks and an empty polite live region from load; strings exist in English and Spanish."""
+
+import json
+import re
+
+import pytest
+
+from conftest import REPO
+from test_client_support import (PAGES, module_browser, describe_violations, emulate, module_server, open_page,  # noqa: F401
+                                  reset_zoom, run_axe, screenshot, wait_for, zoom, browser_errors)
+
+MODES = {
+    "light": dict(scheme="light"),
+    "dark": dict(scheme="dark"),
+    "more-contrast": dict(scheme="light", contrast="more"),
+    "dark-more-contrast": dict(scheme="dark", contrast="more"),
+    "forced-colors": dict(scheme="dark", forced="active"),
+}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_axe_finds_no_violation_in_any_theme_or_at_200_percent_zoom(module_server, module_browser, page):
+    browser = module_browser
+    open_page(browser, module_server.base_url, PAGES[page])
+    failures = {}
+    for mode, media in MODES.items():
+        emulate(browser, **media)
+        browser.execute_script("return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        violations = run_axe(browser)
+        if violations:
+            failures[mode] = violations
+        screenshot(browser, f"{page}-{mode}")
+    emulate(browser, scheme="light")
+    zoom(browser, 2.0)
+    try:
+        browser.execute_script("return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        violations = run_axe(browser)
+        if violations:
+            failures["zoom-200"] = violations
+        screenshot(browser, f"{page}-zoom-200")
+        # Reflow: at 200% nothing needs sideways scrolling of the whole page (WCAG 1.4.10).
+        overflow = browser.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 1, f"{page} scrolls sideways by {overflow}px at 200% zoom"
+    finally:
+        reset_zoom(browser)
+    assert not failures, describe_violations(failures)
+    assert browser_errors(browser) == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_players_high_contrast_and_dark_settings_pass_too(module_server, module_browser, page):
+    browser = module_browser
+    open_page(browser, module_server.base_url, PAGES[page])
+    for theme in ("dark", "light"):
+        browser.execute_script(
+            "document.documentElement.dataset.contrast = 'high'; document.documentElement.dataset.theme = arguments[0];", theme)
+        violations = run_axe(browser)
+        assert violations == [], describe_violations(violations)
+        screenshot(browser, f"{page}-setting-high-contrast-{theme}")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_each_page_has_one_h1_a_language_landmarks_a_skip_link_and_a_quiet_live_region(module_server, module_browser, page):
+    browser = module_browser
+    open_page(browser, module_server.base_url, PAGES[page])
+    facts = browser.execute_script("""
+        const region = document.getElementById("announcer");
+        const style = getComputedStyle(region);
+        const first = document.querySelector("a, button, input, select, [tabindex]");
+        return {
+          h1: document.querySelectorAll("h1").length,
+          lang: document.documentElement.lang,
+          main: document.querySelectorAll("main").length,
+          nav: document.querySelectorAll("nav").length,
+          header: document.querySelectorAll("header").length,
+          firstIsSkip: first && first.classList.contains("skip-link") && first.getAttribute("href") === "#main",
+          live: region.getAttribute("aria-live"),
+          display: style.display,
+          visibility: style.visibility,
+          ariaHidden: region.closest("[aria-hidden='true'], [hidden]") !== null,
+          emptyAtLoad: window.__rr.announcerEmptyAtLoad,
+          current: document.querySelector("nav a[aria-current='page']")?.getAttribute("href"),
+          untranslated: [...document.querySelectorAll("[data-i18n]")].filter((e) => e.textContent.trim() === "" || e.textContent === e.dataset.i18n).map((e) => e.dataset.i18n),
+          viewport: document.querySelector("meta[name=viewport]").content,
+        };
+    """)
+    assert facts["h1"] == 1 and facts["lang"] == "en" and facts["main"] == 1 and facts["nav"] == 1 and facts["header"] == 1
+    assert facts["firstIsSkip"], "the skip link must be the first thing to tab to"
+    assert facts["live"] == "polite" and facts["display"] != "none" and facts["visibility"] != "hidden" and not facts["ariaHidden"]
+    assert facts["emptyAtLoad"] is True
+    assert facts["current"] == PAGES[page]
+    assert facts["untranslated"] == []
+    assert "user-scalable" not in facts["viewport"] and "maximum-scale" not in facts["viewport"]
+    # In the served HTML too: the region is there and empty before any script runs.
+    html = module_server.request("GET", PAGES[page]).body.decode()
+    assert re.search(r'<div id="announcer"[^>]*aria-live="polite"[^>]*></div>', html)
+
+
+@pytest.mark.parametrize("page", ["play", "settings"])
+def test_portrait_and_landscape_phones_show_the_page_without_sideways_scrolling(module_server, module_browser, page):
+    browser = module_browser
+    open_page(browser, module_server.base_url, PAGES[page])
+    for name, (width, height) in {"portrait": (360, 740), "landscape": (740, 360)}.items():
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": 2, "mobile": True})
+        browser.execute_script("return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        overflow = browser.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        screenshot(browser, f"{page}-{name}")
+        assert overflow <= 1, f"{page} in {name} scrolls sideways by {overflow}px"
+    reset_zoom(browser)
+
+
+def test_spanish_replaces_every_string_and_the_language_attribute(module_server, module_browser):
+    browser = module_browser
+    open_page(browser, module_server.base_url, "/settings.html")
+    select = browser.find_element("id", "language")
+    select.send_keys("Español")  # a native select takes typed text
+    wait_for(browser, "document.documentElement.lang === 'es'")
+    es = json.loads((REPO / "Web/i18n/es.json").read_text())
+    assert browser.find_element("tag name", "h1").text == es["settings"]["heading"]
+    # Saved on the server (the status says so in Spanish), so every page opens in Spanish.
+    wait_for(browser, "document.getElementById('save-status').textContent.startsWith(arguments[0])".replace("arguments[0]", json.dumps(es["settings"]["saved"].split(" ")[0])))
+    try:
+        for page in PAGES.values():
+            open_page(browser, module_server.base_url, page)
+            assert browser.execute_script("return document.documentElement.lang") == "es"
+            violations = run_axe(browser)
+            assert violations == [], describe_violations(violations)
+        screenshot(browser, "play-spanish")
+    finally:
+        # This module's browser is one player for every test: back to English.
+        open_page(browser, module_server.base_url, "/settings.html")
+        browser.find_element("id", "language").send_keys("English")
+        wait_for(browser, "document.getElementById('save-status').textContent.startsWith('Saved')")
+
+
+def flatten(table, prefix=""):
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield from flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}"
+
+
+def test_every_string_key_the_client_uses_exists_in_english_and_spanish():
+    web = REPO / "Web"
+    used = set()
+    for page in web.glob("*.html"):
+        text = page.read_text()
+        used |= set(re.findall(r'data-i18n="([^"]+)"', text))
+        for attribute in re.findall(r'data-i18n-attr="([^"]+)"', text):
+            used |= {pair.split(":")[1].strip() for pair in attribute.split(";")}
+        used |= set(re.findall(r'data-unit="([^"]+)"', text))
+    for script in web.glob("js/**/*.js"):
+        used |= set(re.findall(r'\bt\("([^"$]+)"', script.read_text()))
+    english = set(flatten(json.loads((web / "i18n/en.json").read_text())))
+    spanish = set(flatten(json.loads((web / "i18n/es.json").read_text())))
+    assert used - english == set()
+    assert english == spanish, (sorted(english - spanish), sorted(spanish - english))

@@ -1,0 +1,117 @@
+"""Settings that follow the player, in two real browser sessions of the same player (joined
+through the Devices page's link code): a change in one appears live in the other; two changes
+made at once end in the player's choice, never in a silent loss; a code redeemed on the Unlock
+page unlocks unlimited play."""
+
+import json
+import subprocess
+
+from test_client_support import browser, device_token, new_browser, open_page, screenshot, wait_for  # noqa: F401
+
+# Holds this page's settings writes until the test lets them go: another device can then save
+# first, as happens when two people change settings at the same moment.
+HOLD_SETTINGS_WRITES = """
+  const real = window.fetch;
+  let release;
+  const gate = new Promise((r) => { release = r; });
+  window.__releaseWrites = release;
+  window.__heldWrites = 0;
+  window.fetch = async (url, init = {}) => {
+    if (String(url).includes("/api/v1/settings") && init.method === "PATCH") {
+      window.__heldWrites++;
+      await gate;
+    }
+    return real(url, init);
+  };
+"""
+
+
+def cli(server, *args):
+    binary = server.process.args[0]
+    migrations = server.process.args[server.process.args.index("--migrations-path") + 1]
+    done = subprocess.run([binary, *args, "--database", str(server.database), "--migrations", migrations],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_setting_changed_in_one_browser_appears_live_in_the_other_and_a_clash_asks(server, browser):
+    laptop = browser
+    open_page(laptop, server.base_url, "/devices.html")
+    laptop.find_element("id", "make-code").click()
+    wait_for(laptop, "!document.getElementById('code-box').hidden")
+    code = laptop.find_element("id", "link-code").text
+
+    phone = new_browser(width=420, height=900)
+    try:
+        open_page(phone, server.base_url, "/devices.html")
+        phone.find_element("id", "claim-code").send_keys(code.lower().replace("-", " "))
+        phone.find_element("css selector", "#claim-form button[type='submit']").click()
+        wait_for(phone, "document.getElementById('claim-result').textContent.startsWith('Joined')")
+        assert device_token(phone) != device_token(laptop)
+        wait_for(phone, "document.querySelectorAll('#device-table tbody tr').length === 2")
+
+        # Live: the laptop changes the cue mode; the phone's settings page shows it at once.
+        open_page(phone, server.base_url, "/settings.html")
+        open_page(laptop, server.base_url, "/settings.html")
+        laptop.find_element("id", "audioCueMode-chord").click()
+        wait_for(laptop, "document.getElementById('save-status').textContent.startsWith('Saved')")
+        wait_for(phone, "document.getElementById('audioCueMode-chord').checked", timeout=10)
+        wait_for(phone, "document.getElementById('save-status').textContent.startsWith('Updated from another device')")
+        screenshot(phone, "settings-updated-from-other-device")
+
+        # A clash: the phone's write is held while the laptop saves first.
+        phone.execute_script(HOLD_SETTINGS_WRITES)
+        phone.find_element("id", "theme-dark").click()
+        wait_for(phone, "window.__heldWrites === 1")
+        laptop.find_element("id", "theme-light").click()
+        wait_for(laptop, "document.getElementById('save-status').textContent.startsWith('Saved')")
+        phone.execute_script("window.__releaseWrites()")
+        wait_for(phone, "!document.getElementById('conflict').hidden")
+        assert phone.execute_script("return document.activeElement.id") == "conflict-heading"
+        assert "theme: yours dark, theirs light" in phone.find_element("id", "conflict-fields").text
+        screenshot(phone, "settings-conflict")
+        phone.find_element("id", "keep-mine").click()
+        wait_for(phone, "document.getElementById('save-status').textContent.startsWith('Saved')")
+        stored = server.request("GET", "/api/v1/settings", token=device_token(phone)).json()
+        assert stored["settings"]["theme"] == "dark" and stored["settings"]["audioCueMode"] == "chord"
+        # The laptop hears about the player's choice too.
+        wait_for(laptop, "document.getElementById('theme-dark').checked", timeout=10)
+        assert laptop.execute_script("return document.documentElement.dataset.theme") == "dark"
+    finally:
+        phone.quit()
+
+
+def test_a_code_redeemed_on_the_unlock_page_unlocks_unlimited_play(server, browser):
+    open_page(browser, server.base_url, "/unlock.html")
+    wait_for(browser, "document.getElementById('plays-summary').textContent.startsWith('5 of 5')")
+    cli(server, "codes", "create", "PRESS-2026", "--unlock")
+    cli(server, "codes", "create", "ARCTICCONF", "--discount", "0.99", "--currency", "GBP", "--expires", "2099-02-28T23:59:59Z")
+
+    field = browser.find_element("id", "redeem-code")
+    submit = browser.find_element("css selector", "#redeem-form button[type='submit']")
+    field.send_keys("NO-SUCH-CODE")
+    submit.click()
+    wait_for(browser, "document.getElementById('redeem-result').className.includes('bad')")
+    assert "does not exist" in browser.find_element("id", "redeem-result").text
+    assert field.get_attribute("aria-invalid") == "true"
+
+    # A discount code lowers the price due; an order is made at that price and waits for payment.
+    field.clear()
+    field.send_keys("arctic-conf")
+    submit.click()
+    wait_for(browser, "document.getElementById('redeem-result').textContent.includes('£0.99')")
+    wait_for(browser, "document.getElementById('price-line').textContent.includes('£0.99')")
+    browser.find_element("id", "buy").click()
+    wait_for(browser, "document.getElementById('order-status').textContent.includes('waiting for payment')")
+    order = browser.execute_script("return document.getElementById('order-status').textContent").split()[1]
+    assert order.startswith("ord_")
+
+    field.send_keys("press 2026")
+    submit.click()
+    wait_for(browser, "document.getElementById('redeem-result').textContent.includes('unlimited play')")
+    assert field.get_attribute("aria-invalid") is None
+    wait_for(browser, "document.getElementById('plays-summary').textContent === 'You have unlimited play.'")
+    screenshot(browser, "unlock-redeemed")
+    me = server.request("GET", "/api/v1/me", token=device_token(browser)).json()
+    assert me["entitlements"]["unlimited"] is True

@@ -1,0 +1,270 @@
+// One game on screen: server messages in (through the socket), state reduced, then turned
+// into sight (road, HUD, effects), sound, vibration and speech as the player's settings say;
+// player inputs out as start/move/pause/resume/quit. The server decides every outcome: a move
+// is sent, and the car moves only when the server says "moved".
+import { t, formatNumber } from "../app/i18n.js";
+import { Emitter } from "../app/emitter.js";
+import { initialState, reduce, playing, inGame } from "./state.js";
+import { RoadView } from "./road-view.js";
+import { HudView } from "./hud-view.js";
+import { EffectsView } from "./effects-view.js";
+import { laneName, statusText } from "./describe.js";
+import { renderControls, keyName } from "./controls-help.js";
+import { InputHub } from "../input/hub.js";
+import { AudioEngine } from "../audio/engine.js";
+import { SoundBoard } from "../audio/sounds.js";
+import { Haptics } from "../feedback/haptics.js";
+
+const MILESTONE = 25;  // points between spoken scores: often enough to follow, rare enough not to crowd
+
+export class GameController extends Emitter {
+  state = initialState();
+  #frame = 0;
+
+  constructor(root, { socket, store, announcer }) {
+    super();
+    this.root = root;
+    this.socket = socket;
+    this.store = store;
+    this.announcer = announcer;
+    this.playArea = root.querySelector("[data-part='play-area']");
+    this.road = new RoadView(root.querySelector("[data-part='road']"));
+    this.hud = new HudView(root);
+    this.effects = new EffectsView(root);
+    this.helpPanel = root.querySelector("[data-part='controls-help']");
+    this.helpButton = root.querySelector("[data-part='help']");
+    this.audio = new AudioEngine();
+    this.sounds = new SoundBoard(this.audio);
+    this.haptics = new Haptics();
+    this.inputs = new InputHub(this.playArea, { active: () => inGame(this.state) });
+
+    this.sounds.on("sound", (sound) => this.effects.showSound(sound));
+    this.#wireInputs();
+    this.#wireSocket();
+    this.#wireButtons();
+    store.on("change", ({ settings }) => this.#configure(settings));
+    document.addEventListener("i18n", () => {
+      this.#describeKeys();
+      this.#render(true);
+    });
+    document.addEventListener("visibilitychange", () => {
+      // Auto-pause when the page is hidden: nobody is watching the road.
+      if (document.hidden && playing(this.state)) {
+        this.autoPaused = true;
+        this.socket.pause();
+      }
+    });
+    this.#configure(store.settings);
+    this.#render(true);
+  }
+
+  get settings() {
+    return this.store.settings;
+  }
+
+  start(level, practice = false) {
+    this.audio.unlock();
+    if (!this.socket.start(level, practice)) {
+      this.emit("problem", { code: "offline", message: t("errors.offline") });
+      return;
+    }
+    this.state = { ...this.state, phase: "starting" };
+    this.#render();
+  }
+
+  togglePause() {
+    if (this.state.phase === "running") this.socket.pause();
+    else if (this.state.phase === "paused") this.socket.resume();
+  }
+
+  quit() {
+    if (inGame(this.state)) this.socket.quit();
+  }
+
+  resumeWaiting() {
+    this.audio.unlock();
+    this.socket.resume();
+  }
+
+  focusRoad() {
+    this.playArea.focus({ preventScroll: false });
+  }
+
+  #configure(settings) {
+    this.audio.configure(settings);
+    this.haptics.settings = settings.haptics;
+    this.haptics.rumble = settings.controls.gamepad;
+    this.inputs.configure(settings.controls);
+    this.#describeKeys(settings);
+    if (settings.controls.oneSwitch && playing(this.state) && !this.inputs.scanner.running) this.inputs.scanner.start();
+    this.effects.showScan(this.inputs.scanner.highlighted, settings.controls.oneSwitch && playing(this.state));
+  }
+
+  /** The short key hint under the road and the full list behind the Controls button. */
+  #describeKeys(settings = this.settings) {
+    const keys = settings.controls.keyBindings;
+    this.root.querySelector("[data-part='keys-short']").textContent = t("play.keysShort", {
+      left: keyName(keys.left), right: keyName(keys.right), pause: keyName(keys.pause),
+      status: keyName(keys.announceScore), help: keyName(this.inputs.keyboard.helpKey),
+    });
+    renderControls(this.root.querySelector("[data-part='controls-list']"), settings, this.inputs.keyboard.helpKey);
+  }
+
+  #wireInputs() {
+    this.inputs.on("move", ({ direction }) => {
+      if (playing(this.state)) this.socket.move(direction, this.state.step);
+    });
+    this.inputs.on("pause", () => this.togglePause());
+    this.inputs.on("confirm", () => {
+      if (this.state.phase === "paused") this.socket.resume();
+      else if (!inGame(this.state) && this.state.phase !== "starting") this.emit("wantsStart");
+    });
+    this.inputs.on("repeatCue", () => {
+      if (playing(this.state)) this.sounds.cue(this.settings.audioCueMode === "off" ? "lanePulse" : this.settings.audioCueMode, this.state.safeLanes, this.state.interval);
+    });
+    this.inputs.on("status", () => this.announcer.sayNow(statusText(this.state)));
+    this.inputs.on("help", () => this.toggleHelp());
+    this.inputs.on("scan", ({ option }) => {
+      this.effects.showScan(option, true);
+      this.sounds.scanTick(option);
+    });
+  }
+
+  toggleHelp(open = this.helpPanel.hidden) {
+    this.helpPanel.hidden = !open;
+    this.helpButton.setAttribute("aria-expanded", String(open));
+    if (open) this.announcer.sayNow(t("say.helpOpened", { count: this.helpPanel.querySelectorAll("li").length }));
+  }
+
+  #wireButtons() {
+    this.hud.pause.addEventListener("click", () => this.togglePause());
+    this.hud.quit.addEventListener("click", () => this.quit());
+    this.helpButton.addEventListener("click", () => this.toggleHelp());
+  }
+
+  #wireSocket() {
+    // One connection has at most one game, so every message is about this one.
+    this.socket.on("message", (message) => {
+      const before = this.state;
+      this.state = reduce(this.state, message);
+      this.#react(message, before);
+      this.#render();
+    });
+  }
+
+  /** Sound, vibration, speech and focus for each server event. */
+  #react(message, before) {
+    const s = this.settings;
+    const say = (text, options) => { if (s.announcements) this.announcer.say(text, options); };
+    switch (message.type) {
+      case "started":
+      case "snapshot":
+        this.audio.release();
+        this.haptics.held = false;
+        this.effects.clearBanner();
+        this.focusRoad();
+        if (s.controls.oneSwitch && this.state.phase === "running") this.inputs.scanner.start();
+        say(message.type === "started"
+          ? t("say.started", { level: t(`levels.${message.game.level}`) })
+          : t("say.resumedGame", { score: message.game.score }));
+        break;
+      case "step":
+        this.sounds.cue(s.audioCueMode, message.safeLanes ?? [], message.interval);
+        if (message.haptic) this.haptics.play("step");
+        if (Math.floor(message.score / MILESTONE) > Math.floor(before.score / MILESTONE) && message.score > 0) {
+          say(t("say.score", { score: formatNumber(message.score) }), { low: true });
+        }
+        break;
+      case "moved":
+        this.sounds.laneChange(s.laneChangeCue, message.lane, message.safe);
+        if (message.haptic) this.haptics.play("move");
+        break;
+      case "bump":
+        this.sounds.bump(message.direction);
+        this.haptics.play("bump");
+        this.effects.showBanner(t("banners.bump", { side: laneName(message.direction === "left" ? 0 : 2) }), "bump");
+        break;
+      case "speedUpSoon":
+        this.sounds.speedUpSoon();
+        this.effects.showBanner(t("banners.speedUpSoon", { score: message.atScore }), "speed");
+        say(t("say.speedUpSoon", { score: message.atScore }));
+        break;
+      case "speedUp":
+        this.sounds.speedUp();
+        this.effects.showBanner(t("banners.speedUp"), "speed");
+        say(t("say.speedUp", { stage: message.stage }));
+        break;
+      case "crash":
+        this.sounds.crash(message.lane);
+        this.haptics.play("crash");
+        this.inputs.scanner.stop();
+        this.effects.showBanner(t("banners.crash"), "crash");
+        if (s.announcements) this.announcer.sayNow(t("say.crash", { lane: laneName(message.lane), score: message.score }));
+        break;
+      case "gameOver":
+        this.inputs.scanner.stop();
+        say(this.#gameOverWords(message));
+        this.emit("gameOver", message);
+        break;
+      case "paused":
+        this.audio.hold();
+        this.haptics.held = true;
+        this.haptics.stop();
+        this.inputs.scanner.stop();
+        say(this.autoPaused ? t("say.autoPaused") : t("say.paused"));
+        this.autoPaused = false;
+        break;
+      case "resumed":
+        this.audio.release();
+        this.haptics.held = false;
+        if (s.controls.oneSwitch) this.inputs.scanner.start();
+        say(t("say.resumed"));
+        break;
+      case "detached":
+        this.inputs.scanner.stop();
+        this.audio.hold();
+        this.emit("problem", { code: "detached", message: t("errors.detached") });
+        break;
+      case "error":
+        this.emit("problem", message);
+        break;
+      case "welcome":
+        this.emit("welcome", message);
+        break;
+      default:
+        break;
+    }
+    if (message.quota !== undefined && message.quota !== null) this.emit("quota", message.quota);
+  }
+
+  #gameOverWords(result) {
+    if (result.practice) return t("say.practiceOver", { score: result.score });
+    const parts = [t("say.gameOver", { score: result.score })];
+    if (result.personalBest !== null && result.personalBest !== undefined) {
+      parts.push(result.newBest ? t("say.newBest") : t("say.best", { best: result.personalBest }));
+    }
+    if (result.standings?.today?.rank) parts.push(t("say.rankToday", { rank: result.standings.today.rank }));
+    return parts.join(" ");
+  }
+
+  /** Drawing happens once per animation frame, reading the latest state only. */
+  #render(now = false) {
+    if (now) {
+      this.#draw();
+      return;
+    }
+    if (this.#frame) return;
+    this.#frame = requestAnimationFrame(() => {
+      this.#frame = 0;
+      this.#draw();
+    });
+  }
+
+  #draw() {
+    this.road.render(this.state);
+    this.hud.render(this.state);
+    this.effects.renderSafeLanes(this.state.safeLanes, inGame(this.state) && this.state.grid !== null);
+    this.playArea.dataset.phase = this.state.phase;
+    this.effects.showScan(this.inputs.scanner.highlighted, this.settings.controls.oneSwitch && playing(this.state));
+  }
+}

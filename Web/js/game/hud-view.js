@@ -1,0 +1,32 @@
+// The score in 7-segment digits (with the unlit "8"s behind, as on the LCD), the lane, the
+// speed and the game's state. Reads state only.
+import { t, formatNumber } from "../app/i18n.js";
+import { laneName, speedText } from "./describe.js";
+
+const DIGITS = 4;
+
+export class HudView {
+  constructor(root) {
+    this.digits = root.querySelector("[data-part='score-digits']");
+    this.score = root.querySelector("[data-part='score']");
+    this.lane = root.querySelector("[data-part='lane']");
+    this.speed = root.querySelector("[data-part='speed']");
+    this.state = root.querySelector("[data-part='state']");
+    this.pause = root.querySelector("[data-part='pause']");
+    this.quit = root.querySelector("[data-part='quit']");
+  }
+
+  render(state) {
+    const padded = String(state.score).padStart(DIGITS, "0");
+    this.digits.textContent = padded;
+    this.digits.dataset.ghost = "8".repeat(padded.length);
+    this.score.textContent = formatNumber(state.score);
+    this.lane.textContent = state.grid ? laneName(state.lane) : "—";
+    this.speed.textContent = speedText(state);
+    this.state.textContent = t(`phases.${state.phase}`);
+    const onRoad = state.phase === "running" || state.phase === "paused";
+    this.pause.hidden = !onRoad;
+    this.quit.hidden = !onRoad;
+    this.pause.textContent = state.phase === "paused" ? t("play.resume") : t("play.pause");
+  }
+}

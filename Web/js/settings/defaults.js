@@ -1,0 +1,90 @@
+// The settings document's shape and defaults, as in Sources/RetroRapidStorage/PlayerSettings.swift.
+// Used before the server's copy arrives, and to reset to defaults; the server stays the
+// authority and validates every write.
+export const DEFAULT_SETTINGS = Object.freeze({
+  speedLevel: "fast",
+  audioCueMode: "lanePulse",
+  laneChangeCue: "confirmation",
+  cueVolume: 80,
+  effectsVolume: 80,
+  mono: false,
+  haptics: { enabled: true, crash: true, step: true, move: true },
+  announcements: true,
+  font: "readable",
+  theme: "system",
+  contrast: "standard",
+  reduceMotion: "system",
+  textSize: 100,
+  language: "en",
+  tutorialDone: false,
+  controls: {
+    keyboard: true,
+    letterKeys: true,
+    touch: true,
+    swipe: true,
+    wheel: true,
+    gamepad: true,
+    inputCooldownMs: 0,
+    oneSwitch: false,
+    scanIntervalMs: 1500,
+    keyBindings: { left: "ArrowLeft", right: "ArrowRight", pause: "KeyP", repeatCue: "KeyC", announceScore: "KeyS" },
+  },
+});
+
+export const RANGES = Object.freeze({
+  cueVolume: [0, 100],
+  effectsVolume: [0, 100],
+  textSize: [100, 200],
+  "controls.inputCooldownMs": [0, 500],
+  "controls.scanIntervalMs": [500, 5000],
+});
+
+export const KEY_ACTIONS = ["left", "right", "pause", "repeatCue", "announceScore"];
+
+/** The KeyboardEvent.code values a binding may use (PlayerSettings.allowedKeys). */
+export const ALLOWED_KEYS = (() => {
+  const keys = ["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Space", "Enter", "NumpadEnter", "Escape",
+    "Backspace", "Home", "End", "PageUp", "PageDown", "Comma", "Period", "Slash", "Semicolon",
+    "Quote", "BracketLeft", "BracketRight", "Minus", "Equal", "Backslash", "Backquote"];
+  for (let c = 65; c <= 90; c++) keys.push("Key" + String.fromCharCode(c));
+  for (let d = 0; d <= 9; d++) keys.push("Digit" + d);
+  for (let d = 0; d <= 9; d++) keys.push("Numpad" + d);
+  return keys;
+})();
+
+export function clone(value) {
+  return JSON.parse(JSON.stringify(value));
+}
+
+/** `patch` laid over `base`, objects merged member by member (as the server's PATCH does). */
+export function merge(base, patch) {
+  const result = clone(base);
+  for (const [key, value] of Object.entries(patch ?? {})) {
+    result[key] = value && typeof value === "object" && !Array.isArray(value) && result[key] && typeof result[key] === "object"
+      ? merge(result[key], value)
+      : value;
+  }
+  return result;
+}
+
+export function getPath(object, path) {
+  return path.split(".").reduce((node, part) => node?.[part], object);
+}
+
+/** `{a: {b: value}}` from "a.b": the smallest patch that sets one field. */
+export function patchFor(path, value) {
+  return path.split(".").reduceRight((inner, part) => ({ [part]: inner }), value);
+}
+
+/** Client-side checks that mirror the server's, so a refusal is explained before sending. */
+export function bindingProblems(controls) {
+  const problems = [];
+  const owners = new Map();
+  for (const action of KEY_ACTIONS) {
+    const key = controls.keyBindings[action];
+    if (owners.has(key)) problems.push({ action, kind: "duplicate", other: owners.get(key), key });
+    else if (controls.letterKeys && (key === "KeyA" || key === "KeyD")) problems.push({ action, kind: "letterKey", key });
+    owners.set(key, action);
+  }
+  return problems;
+}

@@ -36,11 +36,11 @@ public struct CodeRepository {
         if case .discount(let money) = kind {
             price = try money.validatedPrice(field: "price")
         }
-        if let startsAt, let expiresAt, CommerceTime.seconds(startsAt) >= CommerceTime.seconds(expiresAt) {
-            throw StoreError(.invalid, "The code must start before it expires (\(CommerceTime.text(startsAt)) is not before \(CommerceTime.text(expiresAt))).", field: "expiresAt")
+        if let startsAt, let expiresAt, UTCCivilTime.seconds(startsAt) >= UTCCivilTime.seconds(expiresAt) {
+            throw StoreError(.invalid, "The code must start before it expires (\(UTCCivilTime.text(startsAt)) is not before \(UTCCivilTime.text(expiresAt))).", field: "expiresAt")
         }
-        if let expiresAt, CommerceTime.seconds(expiresAt) < CommerceTime.seconds(now) {
-            throw StoreError(.invalid, "The expiry \(CommerceTime.text(expiresAt)) is already past.", field: "expiresAt")
+        if let expiresAt, UTCCivilTime.seconds(expiresAt) < UTCCivilTime.seconds(now) {
+            throw StoreError(.invalid, "The expiry \(UTCCivilTime.text(expiresAt)) is already past.", field: "expiresAt")
         }
         if let maxRedemptions, maxRedemptions < 1 {
             throw StoreError(.invalid, "The redemption cap must be at least 1 (leave it out for no cap).", field: "maxRedemptions")
@@ -54,8 +54,8 @@ public struct CodeRepository {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute([
                     normalised, kind.name, price?.minorUnits, price?.currency,
-                    startsAt.map(CommerceTime.text), expiresAt.map(CommerceTime.text), maxRedemptions,
-                    CommerceTime.text(now),
+                    startsAt.map(UTCCivilTime.text), expiresAt.map(UTCCivilTime.text), maxRedemptions,
+                    UTCCivilTime.text(now),
                 ])
             guard let created = try Self.row(code: normalised, in: db) else {
                 throw DatabaseError(extendedCode: SQLITE_ERROR, message: "promo code \(normalised) vanished right after it was inserted")
@@ -87,7 +87,7 @@ public struct CodeRepository {
         return try database.transaction(.immediate) { db in
             guard try Self.row(code: normalised, in: db) != nil else { throw Self.unknown(normalised) }
             try db.prepare("UPDATE promo_codes SET disabled_at = ? WHERE code = ? AND disabled_at IS NULL")
-                .execute([CommerceTime.text(now), normalised])
+                .execute([UTCCivilTime.text(now), normalised])
             guard let row = try Self.row(code: normalised, in: db) else { throw Self.unknown(normalised) }
             return row.code
         }
@@ -115,7 +115,7 @@ public struct CodeRepository {
             if let redeemedAt = earlier.first {
                 return Redemption(
                     code: promo.code, kind: promo.kind, playerID: playerID,
-                    redeemedAt: try CommerceTime.storedDate(redeemedAt, column: "code_redemptions.redeemed_at"),
+                    redeemedAt: try UTCCivilTime.storedDate(redeemedAt, column: "code_redemptions.redeemed_at"),
                     expiresAt: promo.expiresAt
                 )
             }
@@ -133,7 +133,7 @@ public struct CodeRepository {
                 WHERE id = ? AND (max_redemptions IS NULL OR redemption_count < max_redemptions)
                 """).execute([row.id])
             guard db.changes == 1 else { throw Self.fullyRedeemed(promo.code) }
-            let redeemedAt = CommerceTime.text(now)
+            let redeemedAt = UTCCivilTime.text(now)
             try db.prepare("INSERT INTO code_redemptions (code_id, player_id, redeemed_at) VALUES (?, ?, ?)")
                 .execute([row.id, playerID, redeemedAt])
             if promo.kind == .unlock {
@@ -141,7 +141,7 @@ public struct CodeRepository {
             }
             return Redemption(
                 code: promo.code, kind: promo.kind, playerID: playerID,
-                redeemedAt: try CommerceTime.storedDate(redeemedAt, column: "code_redemptions.redeemed_at"),
+                redeemedAt: try UTCCivilTime.storedDate(redeemedAt, column: "code_redemptions.redeemed_at"),
                 expiresAt: promo.expiresAt
             )
         }
@@ -169,14 +169,14 @@ public struct CodeRepository {
             SELECT \(prefixed), r.redeemed_at FROM code_redemptions r JOIN promo_codes c ON c.id = r.code_id
             WHERE r.player_id = ? ORDER BY r.redeemed_at, r.id
             """).query([playerID]) { row in
-                (try decode(row).code, try CommerceTime.storedDate(row.string(at: 11), column: "code_redemptions.redeemed_at"))
+                (try decode(row).code, try UTCCivilTime.storedDate(row.string(at: 11), column: "code_redemptions.redeemed_at"))
             }
     }
 
     /// A row of ``columns``.
     static func decode(_ row: Statement) throws -> (id: Int64, code: PromoCode) {
         func optionalDate(_ column: Int, _ name: String) throws -> Date? {
-            row.isNull(at: column) ? nil : try CommerceTime.storedDate(row.string(at: column), column: "promo_codes.\(name)")
+            row.isNull(at: column) ? nil : try UTCCivilTime.storedDate(row.string(at: column), column: "promo_codes.\(name)")
         }
         let kind: PromoCode.Kind
         switch row.string(at: 2) {
@@ -192,7 +192,7 @@ public struct CodeRepository {
             maxRedemptions: row.isNull(at: 7) ? nil : row.int(at: 7),
             redemptions: row.int(at: 8),
             disabledAt: try optionalDate(9, "disabled_at"),
-            createdAt: try CommerceTime.storedDate(row.string(at: 10), column: "promo_codes.created_at")
+            createdAt: try UTCCivilTime.storedDate(row.string(at: 10), column: "promo_codes.created_at")
         )
         return (row.int64(at: 0), code)
     }

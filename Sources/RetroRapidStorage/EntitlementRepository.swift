@@ -83,7 +83,7 @@ public struct EntitlementRepository {
             INSERT INTO unlimited_entitlements (player_id, source, reference, granted_at)
             VALUES (?, ?, ?, ?)
             ON CONFLICT (player_id) DO NOTHING
-            """).execute([playerID, source.rawValue, reference, CommerceTime.text(now)])
+            """).execute([playerID, source.rawValue, reference, UTCCivilTime.text(now)])
         guard let entitlement = try unlimited(playerID: playerID, in: db) else {
             throw DatabaseError(extendedCode: SQLITE_ERROR, message: "unlimited_entitlements has no row for player \(playerID) right after granting it")
         }
@@ -101,7 +101,7 @@ public struct EntitlementRepository {
             playerID: playerID,
             source: parsedSource,
             reference: reference,
-            grantedAt: try CommerceTime.storedDate(grantedAt, column: "unlimited_entitlements.granted_at")
+            grantedAt: try UTCCivilTime.storedDate(grantedAt, column: "unlimited_entitlements.granted_at")
         )
     }
 }

@@ -113,7 +113,7 @@ public struct OrderRepository {
             try db.prepare("""
                 INSERT INTO orders (public_id, player_id, amount_minor, currency, discount_code_id, status, created_at)
                 VALUES (?, ?, ?, ?, (SELECT id FROM promo_codes WHERE code = ?), 'pending', ?)
-                """).execute([publicID, playerID, price.amount.minorUnits, price.amount.currency, price.discountCode, CommerceTime.text(now)])
+                """).execute([publicID, playerID, price.amount.minorUnits, price.amount.currency, price.discountCode, UTCCivilTime.text(now)])
             return try Self.order(publicID: publicID, in: db)
         }
     }
@@ -176,7 +176,7 @@ public struct OrderRepository {
         let order = try order(publicID: orderID, in: db)
         guard order.status == .pending else { return order }
         try db.prepare("UPDATE orders SET status = 'paid', paid_at = ?, provider_event_id = ? WHERE public_id = ? AND status = 'pending'")
-            .execute([CommerceTime.text(now), providerEventID, orderID])
+            .execute([UTCCivilTime.text(now), providerEventID, orderID])
         _ = try EntitlementRepository.grant(playerID: order.playerID, source: .order, reference: orderID, now: now, in: db)
         return try Self.order(publicID: orderID, in: db)
     }
@@ -209,8 +209,8 @@ public struct OrderRepository {
                     amount: Money(minorUnits: row.int64(at: 2), currency: row.string(at: 3)),
                     discountCode: row.isNull(at: 4) ? nil : row.string(at: 4),
                     status: status,
-                    createdAt: try CommerceTime.storedDate(row.string(at: 6), column: "orders.created_at"),
-                    paidAt: row.isNull(at: 7) ? nil : try CommerceTime.storedDate(row.string(at: 7), column: "orders.paid_at"),
+                    createdAt: try UTCCivilTime.storedDate(row.string(at: 6), column: "orders.created_at"),
+                    paidAt: row.isNull(at: 7) ? nil : try UTCCivilTime.storedDate(row.string(at: 7), column: "orders.paid_at"),
                     providerEventID: row.isNull(at: 8) ? nil : row.string(at: 8)
                 )
             }

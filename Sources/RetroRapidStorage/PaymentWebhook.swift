@@ -86,7 +86,7 @@ public struct PaymentWebhook {
                 outcome = .paid(order)
             }
             try db.prepare("INSERT INTO webhook_events (event_id, type, order_id, received_at) VALUES (?, ?, ?, ?)")
-                .execute([event.id, event.type, orderRowID, CommerceTime.text(now)])
+                .execute([event.id, event.type, orderRowID, UTCCivilTime.text(now)])
             return outcome
         }
     }

@@ -140,15 +140,15 @@ public struct PromoCode: Sendable, Equatable {
 
     /// Why the code is not live at `now`, as the `.expired` refusal to give; nil when live.
     func liveRefusal(at now: Date) -> StoreError? {
-        let second = CommerceTime.seconds(now)
+        let second = UTCCivilTime.seconds(now)
         if let disabledAt {
-            return StoreError(.expired, "Code \(code) was withdrawn on \(CommerceTime.text(disabledAt)) and can no longer be redeemed.", field: "code")
+            return StoreError(.expired, "Code \(code) was withdrawn on \(UTCCivilTime.text(disabledAt)) and can no longer be redeemed.", field: "code")
         }
-        if let startsAt, second < CommerceTime.seconds(startsAt) {
-            return StoreError(.expired, "Code \(code) cannot be redeemed yet: it starts at \(CommerceTime.text(startsAt)).", field: "code")
+        if let startsAt, second < UTCCivilTime.seconds(startsAt) {
+            return StoreError(.expired, "Code \(code) cannot be redeemed yet: it starts at \(UTCCivilTime.text(startsAt)).", field: "code")
         }
-        if let expiresAt, second > CommerceTime.seconds(expiresAt) {
-            return StoreError(.expired, "Code \(code) expired at \(CommerceTime.text(expiresAt)).", field: "code")
+        if let expiresAt, second > UTCCivilTime.seconds(expiresAt) {
+            return StoreError(.expired, "Code \(code) expired at \(UTCCivilTime.text(expiresAt)).", field: "code")
         }
         return nil
     }

@@ -4,42 +4,6 @@ import Testing
 
 /// Promo codes, against a real database file migrated with the real `Migrations/`.
 @Suite struct CodeRepositoryTests {
-    static let migrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations", isDirectory: true)
-
-    static func databasePath(_ folder: URL) -> String {
-        folder.appendingPathComponent("codes.sqlite").path
-    }
-
-    static func migratedDatabase(in folder: URL) throws -> Database {
-        let db = try Database(path: databasePath(folder))
-        try Migrator(database: db, directory: migrations).migrate()
-        return db
-    }
-
-    static func insertPlayer(_ db: Database, _ publicID: String) throws -> Int64 {
-        try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
-            .execute([publicID, "Racer", "2026-01-01T00:00:00Z"])
-        return db.lastInsertRowID
-    }
-
-    static func utc(_ text: String) throws -> Date {
-        try Date(text, strategy: .iso8601)
-    }
-
-    /// The launch offer (DESIGN §4): £0.99 until the end of 28 February 2026.
-    @discardableResult
-    static func createArcticConf(_ codes: CodeRepository, maxRedemptions: Int? = nil) throws -> PromoCode {
-        try codes.create(
-            code: "ARCTICCONF",
-            kind: .discount(Money(minorUnits: 99, currency: "GBP")),
-            expiresAt: utc("2026-02-28T23:59:59Z"),
-            maxRedemptions: maxRedemptions,
-            now: utc("2026-01-01T00:00:00Z")
-        )
-    }
-
     @Test func codesAreNormalisedIgnoringCaseDashesAndSpaces() throws {
         #expect(try PromoCode.normalise("arctic-conf") == "ARCTICCONF")
         #expect(try PromoCode.normalise(" ArcticConf ") == "ARCTICCONF")
@@ -53,37 +17,37 @@ import Testing
         }
 
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "codes.sqlite")
             let codes = CodeRepository(database: db)
-            let created = try codes.create(code: "arctic-conf", kind: .unlock, now: Self.utc("2026-01-01T00:00:00Z"))
+            let created = try codes.create(code: "arctic-conf", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
             #expect(created.code == "ARCTICCONF")
             #expect(try db.column("SELECT code FROM promo_codes") == [.text("ARCTICCONF")])
             #expect(try codes.code(" Arctic-Conf ").code == "ARCTICCONF")
-            let player = try Self.insertPlayer(db, "p1")
-            #expect(try codes.redeem(code: "arcticconf", playerID: player, now: Self.utc("2026-01-02T00:00:00Z")).code == "ARCTICCONF")
+            let player = try insertPlayer(db, "p1")
+            #expect(try codes.redeem(code: "arcticconf", playerID: player, now: utc("2026-01-02T00:00:00Z")).code == "ARCTICCONF")
         }
     }
 
     @Test func creatingADuplicateInAnySpellingIsAConflict() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "codes.sqlite")
             let codes = CodeRepository(database: db)
-            let created = try Self.createArcticConf(codes, maxRedemptions: 500)
+            let created = try createArcticConf(codes, maxRedemptions: 500)
             #expect(created.kind == .discount(Money(minorUnits: 99, currency: "GBP")))
-            #expect(created.expiresAt == (try Self.utc("2026-02-28T23:59:59Z")))
+            #expect(created.expiresAt == utc("2026-02-28T23:59:59Z"))
             #expect(created.maxRedemptions == 500 && created.redemptions == 0 && !created.disabled)
 
             let before = try db.dump()
             for spelling in ["ARCTICCONF", "arctic-conf", " Arctic Conf "] {
                 let error = #expect(throws: StoreError.self) {
-                    try codes.create(code: spelling, kind: .unlock, now: Self.utc("2026-01-02T00:00:00Z"))
+                    try codes.create(code: spelling, kind: .unlock, now: utc("2026-01-02T00:00:00Z"))
                 }
                 #expect(error?.code == .conflict)
             }
-            try codes.disable(code: "ARCTICCONF", now: Self.utc("2026-01-03T00:00:00Z"))
+            try codes.disable(code: "ARCTICCONF", now: utc("2026-01-03T00:00:00Z"))
             let afterDisable = try db.dump()
             #expect((#expect(throws: StoreError.self) {
-                try codes.create(code: "ARCTICCONF", kind: .unlock, now: Self.utc("2026-01-04T00:00:00Z"))
+                try codes.create(code: "ARCTICCONF", kind: .unlock, now: utc("2026-01-04T00:00:00Z"))
             })?.code == .conflict)
             #expect(try db.dump() == afterDisable)
             #expect(afterDisable != before)
@@ -92,17 +56,17 @@ import Testing
 
     @Test func creatingAMalformedCodeIsRefusedAndChangesNothing() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "codes.sqlite")
             let codes = CodeRepository(database: db)
-            let now = try Self.utc("2026-01-01T00:00:00Z")
+            let now = utc("2026-01-01T00:00:00Z")
             let before = try db.dump()
             let attempts: [(String, () throws -> Void)] = [
                 ("code", { _ = try codes.create(code: "no", kind: .unlock, now: now) }),
                 ("price", { _ = try codes.create(code: "FREE", kind: .discount(Money(minorUnits: 0, currency: "GBP")), now: now) }),
                 ("price", { _ = try codes.create(code: "NEGATIVE", kind: .discount(Money(minorUnits: -5, currency: "GBP")), now: now) }),
                 ("price.currency", { _ = try codes.create(code: "POUNDS", kind: .discount(Money(minorUnits: 99, currency: "£")), now: now) }),
-                ("expiresAt", { _ = try codes.create(code: "BACKWARDS", kind: .unlock, startsAt: Self.utc("2026-03-01T00:00:00Z"), expiresAt: Self.utc("2026-02-01T00:00:00Z"), now: now) }),
-                ("expiresAt", { _ = try codes.create(code: "LATE", kind: .unlock, expiresAt: Self.utc("2025-12-31T23:59:59Z"), now: now) }),
+                ("expiresAt", { _ = try codes.create(code: "BACKWARDS", kind: .unlock, startsAt: utc("2026-03-01T00:00:00Z"), expiresAt: utc("2026-02-01T00:00:00Z"), now: now) }),
+                ("expiresAt", { _ = try codes.create(code: "LATE", kind: .unlock, expiresAt: utc("2025-12-31T23:59:59Z"), now: now) }),
                 ("maxRedemptions", { _ = try codes.create(code: "NOBODY", kind: .unlock, maxRedemptions: 0, now: now) }),
             ]
             for (field, attempt) in attempts {
@@ -119,38 +83,38 @@ import Testing
 
     @Test func listAndDisable() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "codes.sqlite")
             let codes = CodeRepository(database: db)
-            try Self.createArcticConf(codes)
-            try codes.create(code: "PRESS-2026", kind: .unlock, startsAt: Self.utc("2026-01-10T00:00:00Z"), maxRedemptions: 50, now: Self.utc("2026-01-02T00:00:00Z"))
+            try createArcticConf(codes)
+            try codes.create(code: "PRESS-2026", kind: .unlock, startsAt: utc("2026-01-10T00:00:00Z"), maxRedemptions: 50, now: utc("2026-01-02T00:00:00Z"))
             #expect(try codes.list().map(\.code) == ["ARCTICCONF", "PRESS2026"])
 
-            let disabled = try codes.disable(code: "press-2026", now: Self.utc("2026-01-05T12:00:00Z"))
-            #expect(disabled.disabledAt == (try Self.utc("2026-01-05T12:00:00Z")))
-            let again = try codes.disable(code: "PRESS2026", now: Self.utc("2026-01-06T00:00:00Z"))
+            let disabled = try codes.disable(code: "press-2026", now: utc("2026-01-05T12:00:00Z"))
+            #expect(disabled.disabledAt == utc("2026-01-05T12:00:00Z"))
+            let again = try codes.disable(code: "PRESS2026", now: utc("2026-01-06T00:00:00Z"))
             #expect(again == disabled)
             #expect(try codes.list().map(\.disabled) == [false, true])
 
             let before = try db.dump()
-            #expect((#expect(throws: StoreError.self) { try codes.disable(code: "NOSUCHCODE", now: Self.utc("2026-01-06T00:00:00Z")) })?.code == .notFound)
+            #expect((#expect(throws: StoreError.self) { try codes.disable(code: "NOSUCHCODE", now: utc("2026-01-06T00:00:00Z")) })?.code == .notFound)
             #expect(try db.dump() == before)
         }
     }
 
     @Test func everyRefusedRedemptionSaysWhyAndChangesNothing() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "codes.sqlite")
             let codes = CodeRepository(database: db)
-            let created = try Self.utc("2026-01-01T00:00:00Z")
-            try Self.createArcticConf(codes)
-            try codes.create(code: "SPRING", kind: .unlock, startsAt: Self.utc("2026-03-01T00:00:00Z"), now: created)
+            let created = utc("2026-01-01T00:00:00Z")
+            try createArcticConf(codes)
+            try codes.create(code: "SPRING", kind: .unlock, startsAt: utc("2026-03-01T00:00:00Z"), now: created)
             try codes.create(code: "WITHDRAWN", kind: .unlock, now: created)
-            try codes.disable(code: "WITHDRAWN", now: Self.utc("2026-01-20T08:00:00Z"))
+            try codes.disable(code: "WITHDRAWN", now: utc("2026-01-20T08:00:00Z"))
             try codes.create(code: "ONLYONE", kind: .unlock, maxRedemptions: 1, now: created)
-            let first = try Self.insertPlayer(db, "first")
-            let player = try Self.insertPlayer(db, "p1")
-            try codes.redeem(code: "ONLYONE", playerID: first, now: Self.utc("2026-01-02T00:00:00Z"))
-            let subscriber = try Self.insertPlayer(db, "subscriber")
+            let first = try insertPlayer(db, "first")
+            let player = try insertPlayer(db, "p1")
+            try codes.redeem(code: "ONLYONE", playerID: first, now: utc("2026-01-02T00:00:00Z"))
+            let subscriber = try insertPlayer(db, "subscriber")
             try EntitlementRepository(database: db).grantUnlimited(playerID: subscriber, source: .operator, reference: "support", now: created)
 
             let cases: [(String, Int64, String, StoreError.Code, String)] = [
@@ -165,80 +129,80 @@ import Testing
             ]
             let before = try db.dump()
             for (code, playerID, now, expected, message) in cases {
-                let error = #expect(throws: StoreError.self, "\(code)") { try codes.redeem(code: code, playerID: playerID, now: Self.utc(now)) }
+                let error = #expect(throws: StoreError.self, "\(code)") { try codes.redeem(code: code, playerID: playerID, now: utc(now)) }
                 #expect(error?.code == expected, "\(code)")
                 #expect(error?.message.contains(message) == true, "\(code): \(error?.message ?? "")")
                 #expect(try db.dump() == before, "\(code) changed the database")
             }
             // Live at both ends of its window, to the second.
-            #expect(try codes.redeem(code: "spring", playerID: player, now: Self.utc("2026-03-01T00:00:00Z")).code == "SPRING")
-            let late = try Self.insertPlayer(db, "late")
-            #expect(try codes.redeem(code: "ARCTICCONF", playerID: late, now: Self.utc("2026-02-28T23:59:59Z")).code == "ARCTICCONF")
+            #expect(try codes.redeem(code: "spring", playerID: player, now: utc("2026-03-01T00:00:00Z")).code == "SPRING")
+            let late = try insertPlayer(db, "late")
+            #expect(try codes.redeem(code: "ARCTICCONF", playerID: late, now: utc("2026-02-28T23:59:59Z")).code == "ARCTICCONF")
         }
     }
 
     @Test func aRepeatByTheSamePlayerReturnsTheSameRedemptionAndCountsOnce() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "codes.sqlite")
             let codes = CodeRepository(database: db)
-            try Self.createArcticConf(codes, maxRedemptions: 2)
-            let player = try Self.insertPlayer(db, "p1")
+            try createArcticConf(codes, maxRedemptions: 2)
+            let player = try insertPlayer(db, "p1")
 
-            let first = try codes.redeem(code: "ARCTICCONF", playerID: player, now: Self.utc("2026-01-10T10:00:00Z"))
+            let first = try codes.redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-01-10T10:00:00Z"))
             #expect(first == Redemption(
                 code: "ARCTICCONF", kind: .discount(Money(minorUnits: 99, currency: "GBP")), playerID: player,
-                redeemedAt: try Self.utc("2026-01-10T10:00:00Z"), expiresAt: try Self.utc("2026-02-28T23:59:59Z")
+                redeemedAt: utc("2026-01-10T10:00:00Z"), expiresAt: utc("2026-02-28T23:59:59Z")
             ))
             let afterFirst = try db.dump()
-            let second = try codes.redeem(code: "arctic-conf", playerID: player, now: Self.utc("2026-01-11T10:00:00Z"))
+            let second = try codes.redeem(code: "arctic-conf", playerID: player, now: utc("2026-01-11T10:00:00Z"))
             #expect(second == first)
             #expect(try db.dump() == afterFirst)
             #expect(try codes.code("ARCTICCONF").redemptions == 1)
             #expect(try db.scalar("SELECT count(*) FROM code_redemptions") == .integer(1))
 
             // Still the same result after the code expired or was withdrawn: the player did redeem it.
-            try codes.disable(code: "ARCTICCONF", now: Self.utc("2026-01-12T00:00:00Z"))
-            #expect(try codes.redeem(code: "ARCTICCONF", playerID: player, now: Self.utc("2026-03-05T00:00:00Z")) == first)
+            try codes.disable(code: "ARCTICCONF", now: utc("2026-01-12T00:00:00Z"))
+            #expect(try codes.redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-03-05T00:00:00Z")) == first)
             #expect(try codes.redemptions(playerID: player) == [first])
         }
     }
 
     @Test func anUnlockCodeGrantsUnlimitedPlayInTheSameRedemption() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "codes.sqlite")
             let codes = CodeRepository(database: db)
             let entitlements = EntitlementRepository(database: db)
-            try codes.create(code: "PRESS-2026", kind: .unlock, now: Self.utc("2026-01-01T00:00:00Z"))
-            let player = try Self.insertPlayer(db, "p1")
+            try codes.create(code: "PRESS-2026", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
+            let player = try insertPlayer(db, "p1")
             #expect(try entitlements.hasUnlimited(playerID: player) == false)
 
-            let redemption = try codes.redeem(code: "press2026", playerID: player, now: Self.utc("2026-01-05T09:30:00Z"))
+            let redemption = try codes.redeem(code: "press2026", playerID: player, now: utc("2026-01-05T09:30:00Z"))
             #expect(redemption.grantsUnlimited)
             #expect(try entitlements.hasUnlimited(playerID: player))
             #expect(try entitlements.unlimited(playerID: player) == UnlimitedEntitlement(
-                playerID: player, source: .code, reference: "PRESS2026", grantedAt: try Self.utc("2026-01-05T09:30:00Z")
+                playerID: player, source: .code, reference: "PRESS2026", grantedAt: utc("2026-01-05T09:30:00Z")
             ))
-            #expect(try QuotaRepository(database: db).status(playerID: player, now: Self.utc("2026-01-05T10:00:00Z")).unlimited)
-            #expect(try codes.redeem(code: "PRESS2026", playerID: player, now: Self.utc("2026-01-06T00:00:00Z")) == redemption)
+            #expect(try QuotaRepository(database: db).status(playerID: player, now: utc("2026-01-05T10:00:00Z")).unlimited)
+            #expect(try codes.redeem(code: "PRESS2026", playerID: player, now: utc("2026-01-06T00:00:00Z")) == redemption)
         }
     }
 
     @Test func grantingUnlimitedIsIdempotentAndKeepsTheFirstGrant() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "codes.sqlite")
             let entitlements = EntitlementRepository(database: db)
-            let player = try Self.insertPlayer(db, "p1")
-            let first = try entitlements.grantUnlimited(playerID: player, source: .operator, reference: "tester", now: Self.utc("2026-01-05T00:00:00Z"))
+            let player = try insertPlayer(db, "p1")
+            let first = try entitlements.grantUnlimited(playerID: player, source: .operator, reference: "tester", now: utc("2026-01-05T00:00:00Z"))
             let before = try db.dump()
-            let second = try entitlements.grantUnlimited(playerID: player, source: .order, reference: "ord_x", now: Self.utc("2026-01-06T00:00:00Z"))
+            let second = try entitlements.grantUnlimited(playerID: player, source: .order, reference: "ord_x", now: utc("2026-01-06T00:00:00Z"))
             #expect(second == first)
             #expect(second.source == .operator && second.reference == "tester")
             #expect(try db.dump() == before)
             #expect((#expect(throws: StoreError.self) {
-                try entitlements.grantUnlimited(playerID: player + 1, source: .operator, reference: "x", now: Self.utc("2026-01-06T00:00:00Z"))
+                try entitlements.grantUnlimited(playerID: player + 1, source: .operator, reference: "x", now: utc("2026-01-06T00:00:00Z"))
             })?.code == .notFound)
             #expect((#expect(throws: StoreError.self) {
-                try entitlements.grantUnlimited(playerID: player, source: .operator, reference: "  ", now: Self.utc("2026-01-06T00:00:00Z"))
+                try entitlements.grantUnlimited(playerID: player, source: .operator, reference: "  ", now: utc("2026-01-06T00:00:00Z"))
             })?.code == .invalid)
             #expect(try db.dump() == before)
         }
@@ -248,49 +212,29 @@ import Testing
     /// connection each: exactly 10 redemptions, every other one refused as fully redeemed.
     @Test func aCapOfTenHoldsExactlyWhenAHundredPlayersRedeemAtOnce() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "codes.sqlite")
             let codes = CodeRepository(database: db)
-            try codes.create(code: "TEN-ONLY", kind: .unlock, maxRedemptions: 10, now: Self.utc("2026-01-01T00:00:00Z"))
-            let players = try (0..<100).map { try Self.insertPlayer(db, "player\($0)") }
-            let now = try Self.utc("2026-01-05T12:00:00Z")
-            let path = Self.databasePath(folder)
+            try codes.create(code: "TEN-ONLY", kind: .unlock, maxRedemptions: 10, now: utc("2026-01-01T00:00:00Z"))
+            let players = try (0..<100).map { try insertPlayer(db, "player\($0)") }
+            let now = utc("2026-01-05T12:00:00Z")
 
             let threads = 10
-            let outcomes = Locked<[String]>([])
-            let ready = DispatchSemaphore(value: 0)
-            let go = DispatchSemaphore(value: 0)
-            let done = DispatchGroup()
-            for thread in 0..<threads {
+            let outcomes = onThreadsAtOnce(threads, path: db.path) { thread, connection, record in
                 let mine = players.enumerated().filter { $0.offset % threads == thread }.map(\.element)
-                done.enter()
-                Thread {
-                    defer { done.leave() }
-                    let connection: Database
-                    do { connection = try Database(path: path) } catch {
-                        outcomes.withLock { $0.append("open failed: \(error)") }
-                        ready.signal()
-                        return
+                let codes = CodeRepository(database: connection)
+                for player in mine {
+                    do {
+                        _ = try codes.redeem(code: "ten-only", playerID: player, now: now)
+                        record("redeemed")
+                    } catch let error as StoreError where error.code == .expired && error.message.contains("has been fully redeemed") {
+                        record("fully redeemed")
+                    } catch {
+                        record("failed: \(error)")
                     }
-                    ready.signal()
-                    go.wait()
-                    let codes = CodeRepository(database: connection)
-                    for player in mine {
-                        do {
-                            _ = try codes.redeem(code: "ten-only", playerID: player, now: now)
-                            outcomes.withLock { $0.append("redeemed") }
-                        } catch let error as StoreError where error.code == .expired && error.message.contains("has been fully redeemed") {
-                            outcomes.withLock { $0.append("fully redeemed") }
-                        } catch {
-                            outcomes.withLock { $0.append("failed: \(error)") }
-                        }
-                    }
-                }.start()
+                }
             }
-            for _ in 0..<threads { ready.wait() }
-            for _ in 0..<threads { go.signal() }
-            done.wait()
 
-            let counts = outcomes.withLock { Dictionary($0.map { ($0, 1) }, uniquingKeysWith: +) }
+            let counts = Dictionary(outcomes.map { ($0, 1) }, uniquingKeysWith: +)
             #expect(counts == ["redeemed": 10, "fully redeemed": 90])
             #expect(try codes.code("TEN-ONLY").redemptions == 10)
             #expect(try db.scalar("SELECT count(*) FROM code_redemptions") == .integer(10))

@@ -62,8 +62,7 @@ import Testing
     /// leaderboard rows, a leaderboard row without its game, and counts out of step.
     @Test func theCheckFindsLostAndHalfWrittenGames() throws {
         try withTemporaryDirectory { folder in
-            let db = try Database(path: folder.appendingPathComponent("check.sqlite").path)
-            try Migrator(database: db, directory: RetroRapidExecutable.migrations).migrate()
+            let db = try migratedDatabase(in: folder, named: "check.sqlite")
             let player = try PlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "", now: Date()).player
             let games = GameRepository(database: db)
             var ids: [Int64] = []
@@ -212,7 +211,7 @@ final class CrashWriterProcess {
     static func start(database: String, in folder: URL, extraArguments: [String] = [], timeout: TimeInterval = 120) throws -> CrashWriterProcess {
         let process = Process()
         process.executableURL = try RetroRapidExecutable.url()
-        process.arguments = ["crash-writer", "--database", database, "--migrations", RetroRapidExecutable.migrations.path] + extraArguments
+        process.arguments = ["crash-writer", "--database", database, "--migrations", productMigrations.path] + extraArguments
         process.currentDirectoryURL = folder
         process.environment = RetroRapidExecutable.environment([:])
         let pipe = Pipe()

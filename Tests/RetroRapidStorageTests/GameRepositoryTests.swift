@@ -6,11 +6,11 @@ import Testing
 /// Finished games: stored whole with their leaderboard scores, read back, and re-verified by
 /// replay. Real database files migrated with the product's `Migrations/`.
 @Suite struct GameRepositoryTests {
-    let start = GameFixture.utc("2026-01-15T10:00:00Z")
+    let start = utc("2026-01-15T10:00:00Z")
 
     @Test func aRecordedGameIsStoredWithEveryField() throws {
-        try GameFixture.withDatabase { db in
-            let player = try GameFixture.addPlayer(db)
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let player = try insertPlayer(db)
             // A seed above 2^63 is stored through its bit pattern and comes back unchanged.
             let seed: UInt64 = 0xF00D_0000_0000_BEEF
             let (log, state) = GameFixture.play(seed: seed, level: .rapid, dodgeSteps: 60)
@@ -42,30 +42,30 @@ import Testing
     }
 
     @Test func recordReturnsThePersonalBestAndRankOnEachBoard() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db, publicID: "ann")
-            let bob = try GameFixture.addPlayer(db, publicID: "bob")
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db, "ann")
+            let bob = try insertPlayer(db, "bob")
             let repository = GameRepository(database: db)
-            try repository.record(GameFixture.game(player: bob, score: 70, endedAt: start))
-            let first = try repository.record(GameFixture.game(player: ann, score: 50, endedAt: start.addingTimeInterval(10)))
+            try repository.record(scoredGame(player: bob, score: 70, endedAt: start))
+            let first = try repository.record(scoredGame(player: ann, score: 50, endedAt: start.addingTimeInterval(10)))
             #expect(first.standings.map(\.period) == [.today, .thisWeek, .allTime])
             #expect(first.standings.map(\.periodKey) == ["2026-01-15", "2026-W03", "all"])
             #expect(first.standings.allSatisfy { $0.personalBest == 50 && $0.isNewBest && $0.rank == 2 && $0.level == .fast })
 
-            let better = try repository.record(GameFixture.game(player: ann, score: 90, endedAt: start.addingTimeInterval(20)))
+            let better = try repository.record(scoredGame(player: ann, score: 90, endedAt: start.addingTimeInterval(20)))
             #expect(better.standing(.today) == LeaderboardStanding(level: .fast, period: .today, periodKey: "2026-01-15", personalBest: 90, isNewBest: true, rank: 1))
             #expect(better.standing(.allTime)?.rank == 1)
         }
     }
 
     @Test func aLowerOrEqualScoreDoesNotReplaceTheBest() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db)
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db)
             let repository = GameRepository(database: db)
-            let best = try repository.record(GameFixture.game(player: ann, score: 50, endedAt: start))
-            let lower = try repository.record(GameFixture.game(player: ann, score: 30, endedAt: start.addingTimeInterval(60)))
+            let best = try repository.record(scoredGame(player: ann, score: 50, endedAt: start))
+            let lower = try repository.record(scoredGame(player: ann, score: 30, endedAt: start.addingTimeInterval(60)))
             #expect(lower.standings.allSatisfy { $0.personalBest == 50 && !$0.isNewBest && $0.rank == 1 })
-            let equal = try repository.record(GameFixture.game(player: ann, score: 50, endedAt: start.addingTimeInterval(120)))
+            let equal = try repository.record(scoredGame(player: ann, score: 50, endedAt: start.addingTimeInterval(120)))
             #expect(equal.standings.allSatisfy { $0.personalBest == 50 && !$0.isNewBest })
             // The best still points at the first game, achieved at its time.
             let rows = try db.prepare("SELECT score, achieved_at, game_id FROM best_scores ORDER BY period").query { row in
@@ -77,20 +77,20 @@ import Testing
     }
 
     @Test func aBestIsKeptPerLevel() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db)
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db)
             let repository = GameRepository(database: db)
-            try repository.record(GameFixture.game(player: ann, level: .cruise, score: 80, endedAt: start))
-            let rapid = try repository.record(GameFixture.game(player: ann, level: .rapid, score: 20, endedAt: start))
+            try repository.record(scoredGame(player: ann, level: .cruise, score: 80, endedAt: start))
+            let rapid = try repository.record(scoredGame(player: ann, level: .rapid, score: 20, endedAt: start))
             #expect(rapid.standings.allSatisfy { $0.personalBest == 20 && $0.isNewBest && $0.level == .rapid })
             #expect(try db.column("SELECT DISTINCT level FROM best_scores ORDER BY level") == [.text("cruise"), .text("rapid")])
         }
     }
 
     @Test func aPracticeGameIsStoredButNeverReachesALeaderboard() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db)
-            var practice = GameFixture.game(player: ann, score: 99, endedAt: start)
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db)
+            var practice = scoredGame(player: ann, score: 99, endedAt: start)
             practice.practice = true
             let recorded = try GameRepository(database: db).record(practice)
             #expect(recorded.standings.isEmpty)
@@ -104,10 +104,10 @@ import Testing
     }
 
     @Test func abandonedAndShutdownGamesCountLikeCrashes() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db)
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db)
             let repository = GameRepository(database: db)
-            var game = GameFixture.game(player: ann, score: 12, endedAt: start)
+            var game = scoredGame(player: ann, score: 12, endedAt: start)
             game.endReason = .shutdown
             #expect(try repository.record(game).standing(.allTime)?.personalBest == 12)
             game.endReason = .abandoned
@@ -118,34 +118,34 @@ import Testing
 
     /// Invalid games and unknown players are refused before anything is written.
     @Test func anInvalidGameIsRefusedAndChangesNothing() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db)
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db)
             let repository = GameRepository(database: db)
-            try repository.record(GameFixture.game(player: ann, score: 5, endedAt: start))
+            try repository.record(scoredGame(player: ann, score: 5, endedAt: start))
             let before = try db.dump()
 
             var cases: [(NewGame, StoreError.Code, String?)] = []
-            var game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            var game = scoredGame(player: ann, score: 10, endedAt: start)
             game.steps += 1
             cases.append((game, .invalid, "steps"))
-            game = GameFixture.game(player: ann, score: -1, endedAt: start)
+            game = scoredGame(player: ann, score: -1, endedAt: start)
             cases.append((game, .invalid, "score"))
-            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game = scoredGame(player: ann, score: 10, endedAt: start)
             game.score = 2 * game.steps + 1
             cases.append((game, .invalid, "score"))
-            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game = scoredGame(player: ann, score: 10, endedAt: start)
             game.endedAt = game.startedAt.addingTimeInterval(-1)
             cases.append((game, .invalid, "endedAt"))
-            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game = scoredGame(player: ann, score: 10, endedAt: start)
             game.durationMilliseconds = Int(game.endedAt.timeIntervalSince(game.startedAt) * 1000) + 5000
             cases.append((game, .invalid, "durationMilliseconds"))
-            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game = scoredGame(player: ann, score: 10, endedAt: start)
             game.durationMilliseconds = -1
             cases.append((game, .invalid, "durationMilliseconds"))
-            game = GameFixture.game(player: ann, score: 10, endedAt: start)
+            game = scoredGame(player: ann, score: 10, endedAt: start)
             game.rulesVersion = 0
             cases.append((game, .invalid, "rulesVersion"))
-            game = GameFixture.game(player: ann + 100, score: 10, endedAt: start)
+            game = scoredGame(player: ann + 100, score: 10, endedAt: start)
             cases.append((game, .notFound, "playerID"))
 
             for (game, code, field) in cases {
@@ -160,8 +160,8 @@ import Testing
     /// The game and its scores are one transaction: when the leaderboard write fails, the game
     /// is not stored either.
     @Test func aGameIsNeverHalfWritten() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db)
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db)
             let before = try db.dump()
             // A temporary trigger on this connection makes the third statement of record fail.
             try db.execute(sql: """
@@ -169,7 +169,7 @@ import Testing
                 BEGIN SELECT RAISE(ABORT, 'disk on fire'); END
                 """)
             let error = #expect(throws: DatabaseError.self) {
-                try GameRepository(database: db).record(GameFixture.game(player: ann, score: 10, endedAt: start))
+                try GameRepository(database: db).record(scoredGame(player: ann, score: 10, endedAt: start))
             }
             #expect(error?.message.contains("disk on fire") == true)
             #expect(!db.isInTransaction)
@@ -180,14 +180,14 @@ import Testing
     }
 
     @Test func aPlayersGamesComeNewestFirstInPages() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db, publicID: "ann")
-            let bob = try GameFixture.addPlayer(db, publicID: "bob")
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db, "ann")
+            let bob = try insertPlayer(db, "bob")
             let repository = GameRepository(database: db)
             var annIDs: [Int64] = []
             for index in 0..<7 {
-                annIDs.append(try repository.record(GameFixture.game(player: ann, score: index, endedAt: start.addingTimeInterval(Double(index)))).game.id)
-                try repository.record(GameFixture.game(player: bob, score: index, endedAt: start))
+                annIDs.append(try repository.record(scoredGame(player: ann, score: index, endedAt: start.addingTimeInterval(Double(index)))).game.id)
+                try repository.record(scoredGame(player: bob, score: index, endedAt: start))
             }
             let first = try repository.games(playerID: ann, limit: 3)
             #expect(first.map(\.id) == Array(annIDs.reversed().prefix(3)))
@@ -204,12 +204,12 @@ import Testing
     }
 
     @Test func forEachGameVisitsEveryGameOnceInOrder() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db)
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db)
             let repository = GameRepository(database: db)
             var ids: [Int64] = []
             for index in 0..<11 {
-                ids.append(try repository.record(GameFixture.game(player: ann, score: index, endedAt: start)).game.id)
+                ids.append(try repository.record(scoredGame(player: ann, score: index, endedAt: start)).game.id)
             }
             var seen: [Int64] = []
             try repository.forEachGame(batchSize: 4) { seen.append($0.id) }
@@ -223,8 +223,8 @@ import Testing
     /// `retrorapid verify`'s check: real games replay to their stored score; a score, steps or
     /// end reason changed behind the repository's back is reported.
     @Test func verifyFindsTamperedGames() throws {
-        try GameFixture.withDatabase { db in
-            let ann = try GameFixture.addPlayer(db)
+        try withMigratedDatabase(named: "games.sqlite") { db in
+            let ann = try insertPlayer(db)
             let repository = GameRepository(database: db)
             var ids: [Int64] = []
             for (index, level) in SpeedLevel.allCases.enumerated() {
@@ -264,40 +264,8 @@ import Testing
     }
 }
 
-/// Helpers for this file: a migrated database in a fresh folder, players made with SQL, real
-/// games played by a cue follower, and quick games with a chosen score.
+/// Helpers for this file: real games played by a cue follower.
 fileprivate enum GameFixture {
-    static let migrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations", isDirectory: true)
-
-    static func withDatabase(_ body: (Database) throws -> Void) throws {
-        try withTemporaryDirectory { folder in
-            let db = try Database(path: folder.appendingPathComponent("games.sqlite").path)
-            try Migrator(database: db, directory: migrations).migrate()
-            try body(db)
-        }
-    }
-
-    static func addPlayer(_ db: Database, publicID: String = "p-1", name: String = "Racer") throws -> Int64 {
-        try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
-            .execute([publicID, name, "2026-01-01T00:00:00Z"])
-        return db.lastInsertRowID
-    }
-
-    static func utc(_ text: String) -> Date {
-        guard let date = ISO8601DateFormatter().date(from: text) else { preconditionFailure("bad test date \(text)") }
-        return date
-    }
-
-    /// A game with this score that the repository accepts (it does not replay on record).
-    static func game(player: Int64, level: SpeedLevel = .fast, score: Int, endedAt: Date) -> NewGame {
-        let steps = max(score, 0) + 6
-        return NewGame(playerID: player, level: level, seed: 1, inputLog: InputLog(steps: steps, moves: []),
-                       score: score, steps: steps, endReason: .crash, startedAt: endedAt.addingTimeInterval(-30),
-                       endedAt: endedAt, durationMilliseconds: 30_000)
-    }
-
     /// Plays a real game: follows the safe-lane cue for `dodgeSteps` steps, then (when `crash`)
     /// stops moving until a car hits. Returns its input log and final state.
     static func play(seed: UInt64, level: SpeedLevel, dodgeSteps: Int, crash: Bool = true) -> (InputLog, GameState) {

@@ -4,21 +4,13 @@ import Testing
 
 /// The product's real `Migrations/` folder, applied to an empty database file.
 @Suite struct InitialMigrationTests {
-    static let migrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations", isDirectory: true)
-
+    /// TestSupport's `migratedDatabase(in:)`, checking on the way that the first migration
+    /// applied is the initial one.
     func migratedDatabase(in folder: URL) throws -> Database {
         let db = try openDatabase(in: folder)
-        let applied = try Migrator(database: db, directory: Self.migrations).migrate()
+        let applied = try Migrator(database: db, directory: productMigrations).migrate()
         #expect(applied.first?.identifier == "0001_initial")
         return db
-    }
-
-    func insertPlayer(_ db: Database, publicID: String) throws -> Int64 {
-        try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
-            .execute([publicID, "Racer", "2026-01-15T10:00:00Z"])
-        return db.lastInsertRowID
     }
 
     func insertDevice(_ db: Database, playerID: Int64, token: [UInt8]) throws {
@@ -43,7 +35,7 @@ import Testing
     @Test func deletingAPlayerDeletesTheirDevices() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let player = try insertPlayer(db, publicID: "p1")
+            let player = try insertPlayer(db, "p1", createdAt: "2026-01-15T10:00:00Z")
             try insertDevice(db, playerID: player, token: SHA256.hash([1]))
             try insertDevice(db, playerID: player, token: SHA256.hash([2]))
             try db.prepare("DELETE FROM players WHERE id = ?").execute([player])
@@ -54,7 +46,7 @@ import Testing
     @Test func deviceRulesAreEnforced() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let player = try insertPlayer(db, publicID: "p1")
+            let player = try insertPlayer(db, "p1", createdAt: "2026-01-15T10:00:00Z")
             let token = SHA256.hash(Array("token".utf8))
             try insertDevice(db, playerID: player, token: token)
             #expect(try db.scalar("SELECT label FROM devices") == .text(""))
@@ -65,7 +57,7 @@ import Testing
             #expect(noPlayer?.isForeignKeyViolation == true)
             let shortHash = #expect(throws: DatabaseError.self) { try insertDevice(db, playerID: player, token: [1, 2, 3]) }
             #expect(shortHash?.isCheckViolation == true)
-            let samePublicID = #expect(throws: DatabaseError.self) { _ = try insertPlayer(db, publicID: "p1") }
+            let samePublicID = #expect(throws: DatabaseError.self) { _ = try insertPlayer(db, "p1", createdAt: "2026-01-15T10:00:00Z") }
             #expect(samePublicID?.isUniqueViolation == true)
         }
     }

@@ -9,15 +9,15 @@ import Testing
     // MARK: Periods
 
     @Test func periodsSeparateAcrossAUTCMidnightThatIsAlsoAMonday() throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             let ann = try LeaderboardFixture.addPlayer(db, "ann")
             let games = GameRepository(database: db)
             let boards = LeaderboardRepository(database: db)
-            let sunday = LeaderboardFixture.utc("2026-01-18T23:59:30Z")
-            let monday = LeaderboardFixture.utc("2026-01-19T00:00:10Z")
-            try games.record(LeaderboardFixture.game(player: ann, score: 10, endedAt: sunday))
+            let sunday = utc("2026-01-18T23:59:30Z")
+            let monday = utc("2026-01-19T00:00:10Z")
+            try games.record(scoredGame(player: ann, score: 10, endedAt: sunday))
             // Started on Sunday, ended on Monday: it counts for Monday.
-            let late = try games.record(LeaderboardFixture.game(player: ann, score: 5, endedAt: monday, playedSeconds: 90))
+            let late = try games.record(scoredGame(player: ann, score: 5, endedAt: monday, playedSeconds: 90))
             #expect(late.standings.map(\.periodKey) == ["2026-01-19", "2026-W04", "all"])
             #expect(late.standings.map(\.isNewBest) == [true, true, false])
             #expect(late.standings.map(\.personalBest) == [5, 5, 10])
@@ -33,7 +33,7 @@ import Testing
             #expect(try scores(.allTime, sunday) == ("all", [10]))
             #expect(try scores(.allTime, monday) == ("all", [10]))
             // Tuesday: a new day, still the same week.
-            let tuesday = LeaderboardFixture.utc("2026-01-20T08:00:00Z")
+            let tuesday = utc("2026-01-20T08:00:00Z")
             #expect(try scores(.today, tuesday) == ("2026-01-20", []))
             #expect(try scores(.thisWeek, tuesday) == ("2026-W04", [5]))
             // Other levels are other boards.
@@ -42,9 +42,8 @@ import Testing
     }
 
     @Test func resetsAtIsTheNextUTCMidnightAndTheNextMonday() throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             let boards = LeaderboardRepository(database: db)
-            let utc = LeaderboardFixture.utc
             let wednesday = utc("2026-01-14T15:30:00Z")
             #expect(boards.resetsAt(period: .today, now: wednesday) == utc("2026-01-15T00:00:00Z"))
             #expect(boards.resetsAt(period: .thisWeek, now: wednesday) == utc("2026-01-19T00:00:00Z"))
@@ -74,7 +73,7 @@ import Testing
         let edges = ["2027-01-01T00:00:00Z": "2026-W53", "2026-01-01T00:00:00Z": "2026-W01",
                      "2024-12-30T00:00:00Z": "2025-W01", "2021-01-03T23:59:59Z": "2020-W53"]
         for (text, key) in edges {
-            #expect(LeaderboardPeriod.thisWeek.key(containing: LeaderboardFixture.utc(text)) == key)
+            #expect(LeaderboardPeriod.thisWeek.key(containing: utc(text)) == key)
         }
         for _ in 0..<5000 {
             let date = Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_102_444_800, using: &random)))
@@ -93,15 +92,15 @@ import Testing
     // MARK: Order
 
     @Test func tiesGoToTheEarlierAchievementThenTheLowerPlayerID() throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             // Ids in order of creation: ann 1, bob 2, cat 3, dan 4.
             let ids = try ["ann", "bob", "cat", "dan"].map { try LeaderboardFixture.addPlayer(db, $0) }
             let games = GameRepository(database: db)
-            let noon = LeaderboardFixture.utc("2026-01-15T12:00:00Z")
-            try games.record(LeaderboardFixture.game(player: ids[0], score: 40, endedAt: noon.addingTimeInterval(5)))
-            try games.record(LeaderboardFixture.game(player: ids[3], score: 40, endedAt: noon))  // earlier: ahead of ann
-            try games.record(LeaderboardFixture.game(player: ids[2], score: 40, endedAt: noon.addingTimeInterval(5.7)))  // same second as ann
-            try games.record(LeaderboardFixture.game(player: ids[1], score: 41, endedAt: noon.addingTimeInterval(60)))
+            let noon = utc("2026-01-15T12:00:00Z")
+            try games.record(scoredGame(player: ids[0], score: 40, endedAt: noon.addingTimeInterval(5)))
+            try games.record(scoredGame(player: ids[3], score: 40, endedAt: noon))  // earlier: ahead of ann
+            try games.record(scoredGame(player: ids[2], score: 40, endedAt: noon.addingTimeInterval(5.7)))  // same second as ann
+            try games.record(scoredGame(player: ids[1], score: 41, endedAt: noon.addingTimeInterval(60)))
             let page = try LeaderboardRepository(database: db).top(level: .fast, period: .today, now: noon)
             #expect(page.entries.map(\.playerPublicID) == ["bob", "dan", "ann", "cat"])
             #expect(page.entries.map(\.rank) == [1, 2, 3, 4])
@@ -119,16 +118,16 @@ import Testing
     // MARK: Paging
 
     @Test func keysetPagesReturnEveryEntryOnceWhileScoresArrive() throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             let games = GameRepository(database: db)
             let boards = LeaderboardRepository(database: db)
-            let noon = LeaderboardFixture.utc("2026-01-15T12:00:00Z")
+            let noon = utc("2026-01-15T12:00:00Z")
             var players: [String: Int64] = [:]
             // 23 players; several share a score so that pages split ties.
             for index in 0..<23 {
                 let name = "p\(index)"
                 players[name] = try LeaderboardFixture.addPlayer(db, name)
-                try games.record(LeaderboardFixture.game(player: players[name]!, score: 100 - index / 3, endedAt: noon.addingTimeInterval(Double(index % 3))))
+                try games.record(scoredGame(player: players[name]!, score: 100 - index / 3, endedAt: noon.addingTimeInterval(Double(index % 3))))
             }
             let original = Set(players.keys)
             var seen: [String] = []
@@ -139,9 +138,9 @@ import Testing
             // Between pages: a new leader (OFFSET paging would now repeat an entry), and a
             // newcomer far below the cursor (reached later, once).
             let leader = try LeaderboardFixture.addPlayer(db, "leader")
-            try games.record(LeaderboardFixture.game(player: leader, score: 500, endedAt: noon))
+            try games.record(scoredGame(player: leader, score: 500, endedAt: noon))
             let newcomer = try LeaderboardFixture.addPlayer(db, "newcomer")
-            try games.record(LeaderboardFixture.game(player: newcomer, score: 1, endedAt: noon))
+            try games.record(scoredGame(player: newcomer, score: 1, endedAt: noon))
 
             var pages = 1
             while let cursor = page.nextCursor {
@@ -166,18 +165,18 @@ import Testing
     }
 
     @Test func aFullLastPageHasNoCursorAndPagesStayOnTheirDay() throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             let games = GameRepository(database: db)
             let boards = LeaderboardRepository(database: db)
-            let evening = LeaderboardFixture.utc("2026-01-15T23:59:50Z")
+            let evening = utc("2026-01-15T23:59:50Z")
             for index in 0..<4 {
                 let player = try LeaderboardFixture.addPlayer(db, "p\(index)")
-                try games.record(LeaderboardFixture.game(player: player, score: 10 + index, endedAt: evening))
+                try games.record(scoredGame(player: player, score: 10 + index, endedAt: evening))
             }
             let first = try boards.top(level: .fast, period: .today, limit: 2, now: evening)
             let cursor = try #require(first.nextCursor)
             // Midnight passes; the cursor keeps the reader on the day they were reading.
-            let midnight = LeaderboardFixture.utc("2026-01-16T00:00:05Z")
+            let midnight = utc("2026-01-16T00:00:05Z")
             let second = try boards.top(level: .fast, period: .today, limit: 2, after: cursor, now: midnight)
             #expect(second.periodKey == "2026-01-15")
             #expect(second.entries.map(\.score) == [11, 10])
@@ -189,13 +188,13 @@ import Testing
     }
 
     @Test func badPagingRequestsAreRefused() throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             let games = GameRepository(database: db)
             let boards = LeaderboardRepository(database: db)
-            let noon = LeaderboardFixture.utc("2026-01-15T12:00:00Z")
+            let noon = utc("2026-01-15T12:00:00Z")
             for index in 0..<3 {
                 let player = try LeaderboardFixture.addPlayer(db, "p\(index)")
-                try games.record(LeaderboardFixture.game(player: player, score: index, endedAt: noon))
+                try games.record(scoredGame(player: player, score: index, endedAt: noon))
             }
             let cursor = try #require(try boards.top(level: .fast, period: .allTime, limit: 1, now: noon).nextCursor)
             let cases: [(() throws -> LeaderboardPage, String)] = [
@@ -218,15 +217,15 @@ import Testing
     // MARK: Around me
 
     @Test func aroundMeAtTheTopTheMiddleAndTheBottom() throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             let games = GameRepository(database: db)
             let boards = LeaderboardRepository(database: db)
-            let noon = LeaderboardFixture.utc("2026-01-15T12:00:00Z")
+            let noon = utc("2026-01-15T12:00:00Z")
             var ids: [Int64] = []
             // p0 scores 110 (rank 1) … p10 scores 10 (rank 11).
             for index in 0...10 {
                 ids.append(try LeaderboardFixture.addPlayer(db, "p\(index)"))
-                try games.record(LeaderboardFixture.game(player: ids[index], score: 110 - 10 * index, endedAt: noon))
+                try games.record(scoredGame(player: ids[index], score: 110 - 10 * index, endedAt: noon))
             }
             func around(_ index: Int, _ neighbours: Int = 2) throws -> [String] {
                 let result = try #require(try boards.aroundMe(playerID: ids[index], level: .fast, period: .thisWeek, neighbours: neighbours, now: noon))
@@ -256,10 +255,10 @@ import Testing
     }
 
     @Test func aroundMeWithoutAScoreIsNilAndAnUnknownPlayerIsNotFound() throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             let ann = try LeaderboardFixture.addPlayer(db, "ann")
             let boards = LeaderboardRepository(database: db)
-            let noon = LeaderboardFixture.utc("2026-01-15T12:00:00Z")
+            let noon = utc("2026-01-15T12:00:00Z")
             #expect(try boards.aroundMe(playerID: ann, level: .fast, period: .today, now: noon) == nil)
             let unknown = #expect(throws: StoreError.self) {
                 try boards.aroundMe(playerID: ann + 1, level: .fast, period: .today, now: noon)
@@ -280,7 +279,7 @@ import Testing
         LeaderboardRepository.pageAfterSQL, LeaderboardRepository.pageBeforeSQL,
     ])
     func rankingQueriesUseTheirIndexes(sql: String) throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             let details = try db.prepare("EXPLAIN QUERY PLAN " + sql).query { $0.string(at: 3) }
             let tables = details.filter { $0.contains("best_scores") || $0.contains("score_counts") || $0.hasPrefix("SEARCH b ") }
             #expect(!tables.isEmpty)
@@ -297,17 +296,17 @@ import Testing
     /// Ranks from the score counts agree with ranks from sorting every entry, through new
     /// bests, scores that replace others, and a player deleted with all their scores.
     @Test func ranksMatchASortOfTheBoardThroughReplacementsAndDeletions() throws {
-        try LeaderboardFixture.withDatabase { db in
+        try withMigratedDatabase(named: "boards.sqlite") { db in
             let games = GameRepository(database: db)
             let boards = LeaderboardRepository(database: db)
             var random = SystemRandomNumberGenerator()
-            let start = LeaderboardFixture.utc("2026-01-17T20:00:00Z")  // a Saturday evening
+            let start = utc("2026-01-17T20:00:00Z")  // a Saturday evening
             var ids: [Int64] = []
             for index in 0..<40 { ids.append(try LeaderboardFixture.addPlayer(db, "p\(index)")) }
             for index in 0..<400 {
                 // Across midnight and into the next week, with many equal scores and seconds.
                 let ended = start.addingTimeInterval(Double(index * 700 + Int.random(in: 0..<3, using: &random)))
-                try games.record(LeaderboardFixture.game(
+                try games.record(scoredGame(
                     player: ids.randomElement(using: &random)!, level: [.cruise, .fast].randomElement(using: &random)!,
                     score: Int.random(in: 0...25, using: &random), endedAt: ended))
             }
@@ -334,7 +333,7 @@ import Testing
                     ORDER BY score DESC, achieved_at, player_id
                     """).query([level, period, key]) { $0.int64(at: 0) }
                 let now = try #require(try db.prepare("SELECT max(achieved_at) FROM best_scores WHERE level = ? AND period = ? AND period_key = ?")
-                    .query([level, period, key]) { LeaderboardFixture.utc($0.string(at: 0)) }.first)
+                    .query([level, period, key]) { utc($0.string(at: 0)) }.first)
                 let periodName = try #require(LeaderboardPeriod.allCases.first { $0.storageName == period })
                 for (position, player) in sorted.enumerated() {
                     let mine = try boards.aroundMe(playerID: player, level: SpeedLevel(rawValue: level)!, period: periodName, neighbours: 1, now: now)
@@ -346,36 +345,10 @@ import Testing
     }
 }
 
-/// Helpers for this file: a migrated database in a fresh folder, players made with SQL, and
-/// games with a chosen score and end time.
+/// Helpers for this file.
 fileprivate enum LeaderboardFixture {
-    static let migrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations", isDirectory: true)
-
-    static func withDatabase(_ body: (Database) throws -> Void) throws {
-        try withTemporaryDirectory { folder in
-            let db = try Database(path: folder.appendingPathComponent("boards.sqlite").path)
-            try Migrator(database: db, directory: migrations).migrate()
-            try body(db)
-        }
-    }
-
+    /// A bare player named "Racer <publicID>", so a board shows whose row is whose.
     static func addPlayer(_ db: Database, _ publicID: String) throws -> Int64 {
-        try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
-            .execute([publicID, "Racer \(publicID)", "2026-01-01T00:00:00Z"])
-        return db.lastInsertRowID
-    }
-
-    static func utc(_ text: String) -> Date {
-        guard let date = ISO8601DateFormatter().date(from: text) else { preconditionFailure("bad test date \(text)") }
-        return date
-    }
-
-    static func game(player: Int64, level: SpeedLevel = .fast, score: Int, endedAt: Date, playedSeconds: Double = 30) -> NewGame {
-        let steps = score + 6
-        return NewGame(playerID: player, level: level, seed: 1, inputLog: InputLog(steps: steps, moves: []),
-                       score: score, steps: steps, endReason: .crash, startedAt: endedAt.addingTimeInterval(-playedSeconds),
-                       endedAt: endedAt, durationMilliseconds: Int(playedSeconds * 1000))
+        try insertPlayer(db, publicID, name: "Racer \(publicID)")
     }
 }

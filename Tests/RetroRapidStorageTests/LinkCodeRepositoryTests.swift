@@ -2,18 +2,6 @@ import Foundation
 import RetroRapidStorage
 import Testing
 
-/// The product's `Migrations/` folder, found from this file: Tests/RetroRapidStorageTests/ → root.
-fileprivate let linkCodeTestsMigrations = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Migrations", isDirectory: true)
-
-/// A real database file in `folder`, migrated with the real migrator and migrations.
-fileprivate func linkCodeTestsDatabase(in folder: URL) throws -> Database {
-    let db = try openDatabase(in: folder)
-    try Migrator(database: db, directory: linkCodeTestsMigrations).migrate()
-    return db
-}
-
 /// Lets two threads start each round together, so their claims really overlap.
 fileprivate final class RoundBarrier: @unchecked Sendable {
     private let condition = NSCondition()
@@ -58,7 +46,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     @Test func codeLooksRightAndClaimGivesANewDeviceOfTheSamePlayer() throws {
         try withTemporaryDirectory { folder in
-            let db = try linkCodeTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let codes = LinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
@@ -81,19 +69,14 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     @Test func onlyTheCodesHashIsStored() throws {
         try withTemporaryDirectory { folder in
-            let db = try linkCodeTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let issued = try LinkCodeRepository(database: db).createCode(for: try signedInPlayer(db).device, now: t0)
             let normalized = issued.code.replacingOccurrences(of: "-", with: "")
             #expect(try db.column("SELECT code_hash FROM link_codes") == [.blob(SHA256.hash(Array(normalized.utf8)))])
 
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-            var files: [UInt8] = []
-            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
-                files += [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
-            }
-            let occurs = { (needle: [UInt8]) in
-                (0...(files.count - needle.count)).contains { files[$0..<($0 + needle.count)].elementsEqual(needle) }
-            }
+            let files = try bytesOfAllFiles(in: folder)
+            let occurs = { (needle: [UInt8]) in bytes(files, contain: needle) }
             #expect(!occurs(Array(normalized.utf8)))
             #expect(!occurs(Array(issued.code.utf8)))
             #expect(occurs(SHA256.hash(Array(normalized.utf8))))  // the search finds what is there
@@ -102,7 +85,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     @Test func entryIgnoresCaseDashesAndSpacesAndReadsOAsZeroAndILAsOne() throws {
         try withTemporaryDirectory { folder in
-            let db = try linkCodeTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let codes = LinkCodeRepository(database: db, policy: .init(maximumPerWindow: 10_000))
             let ada = try signedInPlayer(db)
             let variants: [(String) -> String] = [
@@ -138,7 +121,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     @Test func malformedUnknownUsedAndExpiredCodesAreRefusedAndChangeNothing() throws {
         try withTemporaryDirectory { folder in
-            let db = try linkCodeTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let codes = LinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
             let used = try codes.createCode(for: ada.device, now: t0)
@@ -165,7 +148,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     @Test func codeWorksUntilItsLifetimeEndsAndLifetimeIsAParameter() throws {
         try withTemporaryDirectory { folder in
-            let db = try linkCodeTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let codes = LinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
             let first = try codes.createCode(for: ada.device, now: t0)
@@ -185,7 +168,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     @Test func creationIsRateLimitedPerPlayerWithARetryTime() throws {
         try withTemporaryDirectory { folder in
-            let db = try linkCodeTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let codes = LinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
             let bob = try signedInPlayer(db, name: "Bob")
@@ -217,7 +200,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     @Test func codesAreForgottenADayAfterTheyExpire() throws {
         try withTemporaryDirectory { folder in
-            let db = try linkCodeTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let codes = LinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
             let bob = try signedInPlayer(db, name: "Bob")
@@ -238,7 +221,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     @Test func revokedDeviceCannotCreateAndItsUnclaimedCodesStopWorking() throws {
         try withTemporaryDirectory { folder in
-            let db = try linkCodeTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let codes = LinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
@@ -261,7 +244,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     /// the same moment, round after round: each round exactly one gets a token.
     @Test func twoDevicesRacingForOneCodeExactlyOneWins() throws {
         try withTemporaryDirectory { folder in
-            let db = try linkCodeTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let rounds = 60
             let codes = LinkCodeRepository(database: db, policy: .init(maximumPerWindow: rounds))
             let ada = try signedInPlayer(db)

@@ -216,7 +216,7 @@ import Testing
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
             try CodeRepository(database: db).create(code: "ARCTICCONF", kind: .discount(Money(minorUnits: 99, currency: "GBP")), now: Date())
             let writer = try RetroRapidExecutable.run(
-                ["crash-writer", "--database", db.path, "--migrations", RetroRapidExecutable.migrations.path, "--games", "120"], in: folder)
+                ["crash-writer", "--database", db.path, "--migrations", productMigrations.path, "--games", "120"], in: folder)
             #expect(writer.status == 0, "\(writer)")
 
             let copyPath = folder.appendingPathComponent("backup.sqlite").path
@@ -277,7 +277,7 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
             let writer = try RetroRapidExecutable.run(
-                ["crash-writer", "--database", db.path, "--migrations", RetroRapidExecutable.migrations.path, "--games", "60"], in: folder)
+                ["crash-writer", "--database", db.path, "--migrations", productMigrations.path, "--games", "60"], in: folder)
             #expect(writer.status == 0, "\(writer)")
             let honest = try RetroRapidExecutable.run(["verify", "--database", db.path], in: folder)
             #expect(honest.status == 0, "\(honest)")
@@ -320,11 +320,6 @@ struct CLIResult: CustomStringConvertible {
 
 /// The `retrorapid` executable that `swift build` put next to the test bundle, and how to run it.
 enum RetroRapidExecutable {
-    /// The repository's `Migrations/`.
-    static let migrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations", isDirectory: true)
-
     /// Looks next to the test bundle: `swift build --build-tests` (and `make test`) builds the
     /// product into the same folder as `RetroRapidPackageTests.xctest`, debug or release.
     /// `RETRORAPID_TEST_EXECUTABLE` overrides the search.
@@ -367,7 +362,7 @@ enum RetroRapidExecutable {
     /// point the binary at another database, plus the repository's migrations and `extra`.
     static func environment(_ extra: [String: String]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RETRORAPID_") }
-        environment["RETRORAPID_MIGRATIONS_PATH"] = migrations.path
+        environment["RETRORAPID_MIGRATIONS_PATH"] = productMigrations.path
         return environment.merging(extra) { $1 }
     }
 
@@ -415,7 +410,7 @@ enum RetroRapidExecutable {
     /// A database file in `folder` created and migrated by `retrorapid migrate`, opened.
     static func migratedDatabase(in folder: URL) throws -> Database {
         let path = folder.appendingPathComponent("operator.sqlite").path
-        let migrate = try run(["migrate", "--database", path, "--migrations", migrations.path], in: folder)
+        let migrate = try run(["migrate", "--database", path, "--migrations", productMigrations.path], in: folder)
         guard migrate.status == 0 else {
             throw CLIFailure(description: "retrorapid migrate failed: \(migrate)")
         }

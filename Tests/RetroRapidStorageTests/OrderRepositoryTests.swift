@@ -5,36 +5,8 @@ import Testing
 /// Prices and orders for unlimited play, against a real database file migrated with the real
 /// `Migrations/`.
 @Suite struct OrderRepositoryTests {
-    static let migrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations", isDirectory: true)
-
-    static func migratedDatabase(in folder: URL) throws -> Database {
-        let db = try Database(path: folder.appendingPathComponent("orders.sqlite").path)
-        try Migrator(database: db, directory: migrations).migrate()
-        return db
-    }
-
-    static func insertPlayer(_ db: Database, _ publicID: String) throws -> Int64 {
-        try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
-            .execute([publicID, "Racer", "2026-01-01T00:00:00Z"])
-        return db.lastInsertRowID
-    }
-
-    static func utc(_ text: String) throws -> Date {
-        try Date(text, strategy: .iso8601)
-    }
-
     static let gbp299 = Money(minorUnits: 299, currency: "GBP")
     static let gbp99 = Money(minorUnits: 99, currency: "GBP")
-
-    /// The launch offer (DESIGN §4): £0.99 until the end of 28 February 2026.
-    static func createArcticConf(_ db: Database) throws {
-        try CodeRepository(database: db).create(
-            code: "ARCTICCONF", kind: .discount(gbp99), expiresAt: utc("2026-02-28T23:59:59Z"),
-            now: utc("2026-01-01T00:00:00Z")
-        )
-    }
 
     @Test func moneyIsParsedAndShownWithoutFloatingPoint() {
         #expect(Money(decimal: "0.99", currency: "GBP") == Self.gbp99)
@@ -56,39 +28,39 @@ import Testing
 
     @Test func aRedeemedDiscountLowersThePriceDueUntilItExpires() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "orders.sqlite")
             let orders = OrderRepository(database: db)
-            let player = try Self.insertPlayer(db, "p1")
-            try Self.createArcticConf(db)
+            let player = try insertPlayer(db, "p1")
+            try createArcticConf(CodeRepository(database: db))
 
-            let base = try orders.priceDue(playerID: player, now: Self.utc("2026-01-10T00:00:00Z"))
+            let base = try orders.priceDue(playerID: player, now: utc("2026-01-10T00:00:00Z"))
             #expect(base == PriceDue(amount: Self.gbp299, base: Self.gbp299, discountCode: nil, discountExpiresAt: nil))
 
-            try CodeRepository(database: db).redeem(code: "arctic-conf", playerID: player, now: Self.utc("2026-01-10T00:00:00Z"))
-            let discounted = try orders.priceDue(playerID: player, now: Self.utc("2026-01-10T00:00:01Z"))
-            #expect(discounted == PriceDue(amount: Self.gbp99, base: Self.gbp299, discountCode: "ARCTICCONF", discountExpiresAt: try Self.utc("2026-02-28T23:59:59Z")))
-            #expect(try orders.priceDue(playerID: player, now: Self.utc("2026-02-28T23:59:59Z")).amount == Self.gbp99)
-            #expect(try orders.priceDue(playerID: player, now: Self.utc("2026-03-01T00:00:00Z")) == base)
+            try CodeRepository(database: db).redeem(code: "arctic-conf", playerID: player, now: utc("2026-01-10T00:00:00Z"))
+            let discounted = try orders.priceDue(playerID: player, now: utc("2026-01-10T00:00:01Z"))
+            #expect(discounted == PriceDue(amount: Self.gbp99, base: Self.gbp299, discountCode: "ARCTICCONF", discountExpiresAt: utc("2026-02-28T23:59:59Z")))
+            #expect(try orders.priceDue(playerID: player, now: utc("2026-02-28T23:59:59Z")).amount == Self.gbp99)
+            #expect(try orders.priceDue(playerID: player, now: utc("2026-03-01T00:00:00Z")) == base)
 
             // Another player's redemption does not lower this one's price.
-            let other = try Self.insertPlayer(db, "p2")
-            #expect(try orders.priceDue(playerID: other, now: Self.utc("2026-01-10T00:00:01Z")) == base)
-            #expect((#expect(throws: StoreError.self) { try orders.priceDue(playerID: 9999, now: Self.utc("2026-01-10T00:00:01Z")) })?.code == .notFound)
+            let other = try insertPlayer(db, "p2")
+            #expect(try orders.priceDue(playerID: other, now: utc("2026-01-10T00:00:01Z")) == base)
+            #expect((#expect(throws: StoreError.self) { try orders.priceDue(playerID: 9999, now: utc("2026-01-10T00:00:01Z")) })?.code == .notFound)
         }
     }
 
     @Test func theLowestLiveDiscountInTheBaseCurrencyApplies() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "orders.sqlite")
             let orders = OrderRepository(database: db)
             let codes = CodeRepository(database: db)
-            let player = try Self.insertPlayer(db, "p1")
-            let created = try Self.utc("2026-01-01T00:00:00Z")
-            try Self.createArcticConf(db)
+            let player = try insertPlayer(db, "p1")
+            let created = utc("2026-01-01T00:00:00Z")
+            try createArcticConf(codes)
             try codes.create(code: "HALFPRICE", kind: .discount(Money(minorUnits: 149, currency: "GBP")), now: created)
             try codes.create(code: "EUROCHEAP", kind: .discount(Money(minorUnits: 10, currency: "EUR")), now: created)
             try codes.create(code: "DEARER", kind: .discount(Money(minorUnits: 499, currency: "GBP")), now: created)
-            let now = try Self.utc("2026-01-10T00:00:00Z")
+            let now = utc("2026-01-10T00:00:00Z")
             for code in ["DEARER", "HALFPRICE", "EUROCHEAP"] { try codes.redeem(code: code, playerID: player, now: now) }
             #expect(try orders.priceDue(playerID: player, now: now).amount == Money(minorUnits: 149, currency: "GBP"))
 
@@ -99,7 +71,7 @@ import Testing
             try codes.disable(code: "ARCTICCONF", now: now)
             #expect(try orders.priceDue(playerID: player, now: now).discountCode == "HALFPRICE")
             // After March only the codes with no expiry are left.
-            #expect(try orders.priceDue(playerID: player, now: Self.utc("2026-03-01T00:00:00Z")).amount == Money(minorUnits: 149, currency: "GBP"))
+            #expect(try orders.priceDue(playerID: player, now: utc("2026-03-01T00:00:00Z")).amount == Money(minorUnits: 149, currency: "GBP"))
 
             // A base price in euros uses the euro discount.
             let euroOrders = OrderRepository(database: db, basePrice: Money(minorUnits: 349, currency: "EUR"))
@@ -112,27 +84,27 @@ import Testing
 
     @Test func anOrderIsCreatedAtThePriceDueAndPaidOnce() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "orders.sqlite")
             let orders = OrderRepository(database: db)
             let entitlements = EntitlementRepository(database: db)
-            let player = try Self.insertPlayer(db, "p1")
-            try Self.createArcticConf(db)
-            try CodeRepository(database: db).redeem(code: "ARCTICCONF", playerID: player, now: Self.utc("2026-02-20T00:00:00Z"))
+            let player = try insertPlayer(db, "p1")
+            try createArcticConf(CodeRepository(database: db))
+            try CodeRepository(database: db).redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-02-20T00:00:00Z"))
 
-            let order = try orders.createOrder(playerID: player, now: Self.utc("2026-02-28T23:00:00Z"))
+            let order = try orders.createOrder(playerID: player, now: utc("2026-02-28T23:00:00Z"))
             #expect(order.publicID.hasPrefix("ord_") && order.publicID.count == 28)
             #expect(order.amount == Self.gbp99 && order.discountCode == "ARCTICCONF")
             #expect(order.status == .pending && order.paidAt == nil && order.providerEventID == nil)
             #expect(order.playerID == player)
-            #expect(order.createdAt == (try Self.utc("2026-02-28T23:00:00Z")))
+            #expect(order.createdAt == utc("2026-02-28T23:00:00Z"))
             #expect(try orders.order(publicID: order.publicID, playerID: player) == order)
 
             // A second request before paying (a reload) gets the same order back.
-            #expect(try orders.createOrder(playerID: player, now: Self.utc("2026-02-28T23:05:00Z")) == order)
+            #expect(try orders.createOrder(playerID: player, now: utc("2026-02-28T23:05:00Z")) == order)
             #expect(try db.scalar("SELECT count(*) FROM orders") == .integer(1))
 
             // Paid after the discount expired: the order keeps the price it was made at.
-            let paidAt = try Self.utc("2026-03-01T00:10:00Z")
+            let paidAt = utc("2026-03-01T00:10:00Z")
             let paid = try orders.markPaid(orderID: order.publicID, providerEventID: "evt_1", now: paidAt)
             #expect(paid.status == .paid && paid.paidAt == paidAt && paid.providerEventID == "evt_1")
             #expect(paid.amount == Self.gbp99)
@@ -143,12 +115,12 @@ import Testing
 
             // Paying again, even with another event, changes nothing.
             let afterPaying = try db.dump()
-            let again = try orders.markPaid(orderID: order.publicID, providerEventID: "evt_2", now: Self.utc("2026-03-02T00:00:00Z"))
+            let again = try orders.markPaid(orderID: order.publicID, providerEventID: "evt_2", now: utc("2026-03-02T00:00:00Z"))
             #expect(again == paid)
             #expect(try db.dump() == afterPaying)
 
             // Nothing left to buy.
-            let conflict = #expect(throws: StoreError.self) { try orders.createOrder(playerID: player, now: Self.utc("2026-03-02T00:00:00Z")) }
+            let conflict = #expect(throws: StoreError.self) { try orders.createOrder(playerID: player, now: utc("2026-03-02T00:00:00Z")) }
             #expect(conflict?.code == .conflict)
             #expect(try db.dump() == afterPaying)
             #expect(try orders.orders(playerID: player) == [paid])
@@ -157,25 +129,25 @@ import Testing
 
     @Test func aPriceChangeMakesANewOrderAndOrdersAreEachPlayersOwn() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "orders.sqlite")
             let orders = OrderRepository(database: db)
-            let player = try Self.insertPlayer(db, "p1")
-            let other = try Self.insertPlayer(db, "p2")
-            try Self.createArcticConf(db)
+            let player = try insertPlayer(db, "p1")
+            let other = try insertPlayer(db, "p2")
+            try createArcticConf(CodeRepository(database: db))
 
-            let full = try orders.createOrder(playerID: player, now: Self.utc("2026-01-10T00:00:00Z"))
+            let full = try orders.createOrder(playerID: player, now: utc("2026-01-10T00:00:00Z"))
             #expect(full.amount == Self.gbp299 && full.discountCode == nil)
-            try CodeRepository(database: db).redeem(code: "ARCTICCONF", playerID: player, now: Self.utc("2026-01-10T00:01:00Z"))
-            let discounted = try orders.createOrder(playerID: player, now: Self.utc("2026-01-10T00:02:00Z"))
+            try CodeRepository(database: db).redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-01-10T00:01:00Z"))
+            let discounted = try orders.createOrder(playerID: player, now: utc("2026-01-10T00:02:00Z"))
             #expect(discounted.publicID != full.publicID && discounted.amount == Self.gbp99)
             #expect(try orders.orders(playerID: player).map(\.publicID) == [discounted.publicID, full.publicID])
 
             let before = try db.dump()
             #expect((#expect(throws: StoreError.self) { try orders.order(publicID: full.publicID, playerID: other) })?.code == .notFound)
             #expect((#expect(throws: StoreError.self) { try orders.order(publicID: "ord_nosuchorder", playerID: player) })?.code == .notFound)
-            #expect((#expect(throws: StoreError.self) { try orders.createOrder(playerID: 9999, now: Self.utc("2026-01-10T00:03:00Z")) })?.code == .notFound)
-            #expect((#expect(throws: StoreError.self) { try orders.markPaid(orderID: "ord_nosuchorder", providerEventID: "evt_9", now: Self.utc("2026-01-10T00:03:00Z")) })?.code == .notFound)
-            #expect((#expect(throws: StoreError.self) { try orders.markPaid(orderID: full.publicID, providerEventID: "", now: Self.utc("2026-01-10T00:03:00Z")) })?.code == .invalid)
+            #expect((#expect(throws: StoreError.self) { try orders.createOrder(playerID: 9999, now: utc("2026-01-10T00:03:00Z")) })?.code == .notFound)
+            #expect((#expect(throws: StoreError.self) { try orders.markPaid(orderID: "ord_nosuchorder", providerEventID: "evt_9", now: utc("2026-01-10T00:03:00Z")) })?.code == .notFound)
+            #expect((#expect(throws: StoreError.self) { try orders.markPaid(orderID: full.publicID, providerEventID: "", now: utc("2026-01-10T00:03:00Z")) })?.code == .invalid)
             #expect(try db.dump() == before)
             #expect(try orders.order(publicID: full.publicID) == full)
         }

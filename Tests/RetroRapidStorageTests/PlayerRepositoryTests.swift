@@ -2,34 +2,6 @@ import Foundation
 import RetroRapidStorage
 import Testing
 
-/// The product's `Migrations/` folder, found from this file: Tests/RetroRapidStorageTests/ → root.
-fileprivate let playerTestsMigrations = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Migrations", isDirectory: true)
-
-/// A real database file in `folder`, migrated with the real migrator and migrations.
-fileprivate func playerTestsDatabase(in folder: URL) throws -> Database {
-    let db = try openDatabase(in: folder)
-    try Migrator(database: db, directory: playerTestsMigrations).migrate()
-    return db
-}
-
-/// Every byte of every file in `folder` (the database, its WAL and shared-memory files).
-fileprivate func playerTestsBytesOfAllFiles(in folder: URL) throws -> [UInt8] {
-    var all: [UInt8] = []
-    for name in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() {
-        all += [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
-    }
-    return all
-}
-
-fileprivate func playerTestsBytes(_ haystack: [UInt8], contain needle: [UInt8]) -> Bool {
-    guard !needle.isEmpty, haystack.count >= needle.count else { return false }
-    return (0...(haystack.count - needle.count)).contains { start in
-        haystack[start..<(start + needle.count)].elementsEqual(needle)
-    }
-}
-
 /// Decodes URL-safe base64 without padding with Foundation, independently of `DeviceToken`.
 fileprivate func playerTestsDecodeBase64URL(_ text: String) -> [UInt8]? {
     var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
@@ -47,7 +19,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func tokenIs43URLSafeCharactersAndOnlyItsHashIsStored() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let (player, token) = try PlayerRepository(database: db).createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
 
             #expect(token.count == 43)
@@ -62,12 +34,12 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
             #expect(textHits == .integer(0))
 
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-            let files = try playerTestsBytesOfAllFiles(in: folder)
-            #expect(!playerTestsBytes(files, contain: Array(token.utf8)))
-            #expect(!playerTestsBytes(files, contain: raw))
+            let files = try bytesOfAllFiles(in: folder)
+            #expect(!bytes(files, contain: Array(token.utf8)))
+            #expect(!bytes(files, contain: raw))
             // The search itself works: what is stored is found.
-            #expect(playerTestsBytes(files, contain: SHA256.hash(raw)))
-            #expect(playerTestsBytes(files, contain: Array(player.publicID.utf8)))
+            #expect(bytes(files, contain: SHA256.hash(raw)))
+            #expect(bytes(files, contain: Array(player.publicID.utf8)))
         }
     }
 
@@ -111,7 +83,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func createdPlayerAuthenticatesWithItsTokenAndLastSeenMoves() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let (player, token) = try players.createPlayer(displayName: " Ada ", deviceLabel: "Laptop", now: t0.addingTimeInterval(0.75))
             #expect(player.displayName == "Ada")
@@ -132,7 +104,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func wrongUnknownAndMalformedTokensAreUnauthorizedAndChangeNothing() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let (_, token) = try players.createPlayer(displayName: nil, deviceLabel: "", now: t0)
             let before = try db.dump()
@@ -148,7 +120,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func publicIDAndDefaultNameLookRight() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let crockford = Set(LinkCode.alphabet)
             var ids = Set<String>()
@@ -171,7 +143,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func refusedNameOrLabelCreatesNothing() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let before = try db.dump()
             let badName = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob\u{202E}", deviceLabel: "Laptop", now: t0) }
@@ -190,7 +162,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func setDisplayNameValidatesAndRefusalChangesNothing() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let (player, _) = try players.createPlayer(displayName: "Ada", deviceLabel: "", now: t0)
             let renamed = try players.setDisplayName(playerID: player.id, name: "  Ada L ")
@@ -222,7 +194,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func devicesAreListedOldestFirstWithTheCallersMarked() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let ada = try playerWithTwoDevices(db)
             _ = try players.createPlayer(displayName: "Someone Else", deviceLabel: "Other", now: t0)
@@ -241,7 +213,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func revokedDeviceIsListedAsRevokedAndItsTokenIsRefused() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let ada = try playerWithTwoDevices(db)
 
@@ -262,7 +234,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func anotherPlayersDeviceIsNotFoundAndNothingChanges() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let ada = try playerWithTwoDevices(db)
             let (mallory, malloryToken) = try players.createPlayer(displayName: "Mallory", deviceLabel: "", now: t0)
@@ -284,7 +256,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     @Test func lastActiveDeviceIsRefusedUnlessTheOperatorInsists() throws {
         try withTemporaryDirectory { folder in
-            let db = try playerTestsDatabase(in: folder)
+            let db = try migratedDatabase(in: folder)
             let players = PlayerRepository(database: db)
             let ada = try playerWithTwoDevices(db)
             try players.revokeDevice(playerID: ada.player.id, deviceID: ada.laptop.deviceID, now: t0.addingTimeInterval(20))

@@ -4,58 +4,33 @@ import Testing
 
 /// The daily free plays, against a real database file migrated with the real `Migrations/`.
 @Suite struct QuotaRepositoryTests {
-    static let migrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations", isDirectory: true)
-
-    static func databasePath(_ folder: URL) -> String {
-        folder.appendingPathComponent("quota.sqlite").path
-    }
-
-    static func migratedDatabase(in folder: URL) throws -> Database {
-        let db = try Database(path: databasePath(folder))
-        try Migrator(database: db, directory: migrations).migrate()
-        return db
-    }
-
-    static func insertPlayer(_ db: Database, _ publicID: String) throws -> Int64 {
-        try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
-            .execute([publicID, "Racer", "2026-01-01T00:00:00Z"])
-        return db.lastInsertRowID
-    }
-
-    /// Parsed by Foundation, independently of the repository's own time code.
-    static func utc(_ text: String) throws -> Date {
-        try Date(text, strategy: .iso8601)
-    }
-
     @Test func playsCountDownAndResetAtUTCMidnight() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
-            let player = try Self.insertPlayer(db, "p1")
+            let db = try migratedDatabase(in: folder, named: "quota.sqlite")
+            let player = try insertPlayer(db, "p1")
             let quota = QuotaRepository(database: db)
 
-            let fresh = try quota.status(playerID: player, now: Self.utc("2026-01-15T10:00:00Z"))
+            let fresh = try quota.status(playerID: player, now: utc("2026-01-15T10:00:00Z"))
             #expect(fresh.day == "2026-01-15")
             #expect(fresh.playsUsed == 0 && fresh.playsLeft == 5 && fresh.dailyFreePlays == 5)
             #expect(!fresh.unlimited && fresh.canPlay)
-            #expect(fresh.resetsAt == (try Self.utc("2026-01-16T00:00:00Z")))
+            #expect(fresh.resetsAt == utc("2026-01-16T00:00:00Z"))
 
             let times = ["2026-01-15T00:00:00Z", "2026-01-15T08:00:00Z", "2026-01-15T12:30:00Z", "2026-01-15T20:00:00Z", "2026-01-15T23:59:59Z"]
             for (index, time) in times.enumerated() {
-                let status = try quota.consumePlay(playerID: player, now: Self.utc(time))
+                let status = try quota.consumePlay(playerID: player, now: utc(time))
                 #expect(status.playsUsed == index + 1)
                 #expect(status.playsLeft == 4 - index)
-                #expect(status.resetsAt == (try Self.utc("2026-01-16T00:00:00Z")))
+                #expect(status.resetsAt == utc("2026-01-16T00:00:00Z"))
             }
-            let spent = try quota.status(playerID: player, now: Self.utc("2026-01-15T23:59:59Z"))
+            let spent = try quota.status(playerID: player, now: utc("2026-01-15T23:59:59Z"))
             #expect(spent.playsLeft == 0 && !spent.canPlay)
 
             // The first second of the next UTC day: a full quota again.
-            let midnight = try Self.utc("2026-01-16T00:00:00Z")
+            let midnight = utc("2026-01-16T00:00:00Z")
             let reset = try quota.status(playerID: player, now: midnight)
             #expect(reset.day == "2026-01-16" && reset.playsUsed == 0 && reset.playsLeft == 5)
-            #expect(reset.resetsAt == (try Self.utc("2026-01-17T00:00:00Z")))
+            #expect(reset.resetsAt == utc("2026-01-17T00:00:00Z"))
             #expect(try quota.consumePlay(playerID: player, now: midnight).playsLeft == 4)
             #expect(try db.scalar("SELECT count(*) FROM plays WHERE player_id = ?", [player]) == .integer(6))
         }
@@ -63,8 +38,8 @@ import Testing
 
     @Test func resetTimeIsTheNextUTCMidnightAcrossMonthsYearsAndLeapDays() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
-            let player = try Self.insertPlayer(db, "p1")
+            let db = try migratedDatabase(in: folder, named: "quota.sqlite")
+            let player = try insertPlayer(db, "p1")
             let quota = QuotaRepository(database: db)
             let cases = [
                 ("2026-12-31T23:59:59Z", "2026-12-31", "2027-01-01T00:00:00Z"),
@@ -74,34 +49,34 @@ import Testing
                 ("1969-12-31T23:00:00Z", "1969-12-31", "1970-01-01T00:00:00Z"),
             ]
             for (now, day, reset) in cases {
-                let status = try quota.status(playerID: player, now: Self.utc(now))
+                let status = try quota.status(playerID: player, now: utc(now))
                 #expect(status.day == day, "at \(now)")
-                #expect(status.resetsAt == (try Self.utc(reset)), "at \(now)")
+                #expect(status.resetsAt == utc(reset), "at \(now)")
             }
         }
     }
 
     @Test func sixthPlayIsRefusedWithTheResetTimeAndChangesNothing() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
-            let player = try Self.insertPlayer(db, "p1")
+            let db = try migratedDatabase(in: folder, named: "quota.sqlite")
+            let player = try insertPlayer(db, "p1")
             let quota = QuotaRepository(database: db)
-            for _ in 1...5 { try quota.consumePlay(playerID: player, now: Self.utc("2026-01-15T09:00:00Z")) }
+            for _ in 1...5 { try quota.consumePlay(playerID: player, now: utc("2026-01-15T09:00:00Z")) }
 
             let before = try db.dump()
             let refusal = #expect(throws: QuotaExhaustedError.self) {
-                try quota.consumePlay(playerID: player, gameID: "g6", now: Self.utc("2026-01-15T20:48:00Z"))
+                try quota.consumePlay(playerID: player, gameID: "g6", now: utc("2026-01-15T20:48:00Z"))
             }
             #expect(refusal?.status.playsLeft == 0)
             #expect(refusal?.status.playsUsed == 5)
-            #expect(refusal?.status.resetsAt == (try Self.utc("2026-01-16T00:00:00Z")))
+            #expect(refusal?.status.resetsAt == utc("2026-01-16T00:00:00Z"))
             #expect(refusal?.storeError.code == .forbidden)
             #expect(refusal?.storeError.message.hasPrefix("No free plays left today; they reset at 00:00 UTC (in 3 h 12 min). Unlimited play:") == true)
             #expect(try db.dump() == before)
 
             // A second before midnight the wait rounds up to a minute, never "0 min".
             let late = #expect(throws: QuotaExhaustedError.self) {
-                try quota.consumePlay(playerID: player, now: Self.utc("2026-01-15T23:59:59Z"))
+                try quota.consumePlay(playerID: player, now: utc("2026-01-15T23:59:59Z"))
             }
             #expect(late?.storeError.message.contains("(in 1 min)") == true)
             #expect(try db.dump() == before)
@@ -110,16 +85,16 @@ import Testing
 
     @Test func theDailyAllowanceIsConfigurable() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
-            let player = try Self.insertPlayer(db, "p1")
-            let now = try Self.utc("2026-01-15T09:00:00Z")
+            let db = try migratedDatabase(in: folder, named: "quota.sqlite")
+            let player = try insertPlayer(db, "p1")
+            let now = utc("2026-01-15T09:00:00Z")
 
             let two = QuotaRepository(database: db, dailyFreePlays: 2)
             #expect(try two.consumePlay(playerID: player, now: now).playsLeft == 1)
             #expect(try two.consumePlay(playerID: player, now: now).playsLeft == 0)
             #expect(throws: QuotaExhaustedError.self) { try two.consumePlay(playerID: player, now: now) }
 
-            let other = try Self.insertPlayer(db, "p2")
+            let other = try insertPlayer(db, "p2")
             let none = QuotaRepository(database: db, dailyFreePlays: 0)
             #expect(try none.status(playerID: other, now: now).canPlay == false)
             #expect(throws: QuotaExhaustedError.self) { try none.consumePlay(playerID: other, now: now) }
@@ -129,10 +104,10 @@ import Testing
 
     @Test func unlimitedPlayersConsumeNothing() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
-            let player = try Self.insertPlayer(db, "p1")
+            let db = try migratedDatabase(in: folder, named: "quota.sqlite")
+            let player = try insertPlayer(db, "p1")
             let quota = QuotaRepository(database: db)
-            let now = try Self.utc("2026-01-15T09:00:00Z")
+            let now = utc("2026-01-15T09:00:00Z")
             for _ in 1...5 { try quota.consumePlay(playerID: player, now: now) }
             #expect(throws: QuotaExhaustedError.self) { try quota.consumePlay(playerID: player, now: now) }
 
@@ -149,23 +124,23 @@ import Testing
 
     @Test func aResumedGameConsumesNoSecondPlayEvenAfterMidnight() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
-            let player = try Self.insertPlayer(db, "p1")
+            let db = try migratedDatabase(in: folder, named: "quota.sqlite")
+            let player = try insertPlayer(db, "p1")
             let quota = QuotaRepository(database: db)
-            #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: Self.utc("2026-01-15T23:59:00Z")).playsUsed == 1)
-            #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: Self.utc("2026-01-15T23:59:30Z")).playsUsed == 1)
-            #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: Self.utc("2026-01-16T00:00:10Z")).playsUsed == 0)
-            #expect(try quota.consumePlay(playerID: player, gameID: "g2", now: Self.utc("2026-01-16T00:00:20Z")).playsUsed == 1)
+            #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: utc("2026-01-15T23:59:00Z")).playsUsed == 1)
+            #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: utc("2026-01-15T23:59:30Z")).playsUsed == 1)
+            #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: utc("2026-01-16T00:00:10Z")).playsUsed == 0)
+            #expect(try quota.consumePlay(playerID: player, gameID: "g2", now: utc("2026-01-16T00:00:20Z")).playsUsed == 1)
             #expect(try db.scalar("SELECT count(*) FROM plays") == .integer(2))
         }
     }
 
     @Test func unknownPlayersAndEmptyGameIDsAreRefused() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
-            let player = try Self.insertPlayer(db, "p1")
+            let db = try migratedDatabase(in: folder, named: "quota.sqlite")
+            let player = try insertPlayer(db, "p1")
             let quota = QuotaRepository(database: db)
-            let now = try Self.utc("2026-01-15T09:00:00Z")
+            let now = utc("2026-01-15T09:00:00Z")
             let before = try db.dump()
             let unknown = #expect(throws: StoreError.self) { try quota.consumePlay(playerID: player + 1, now: now) }
             #expect(unknown?.code == .notFound)
@@ -180,49 +155,28 @@ import Testing
     /// at the same moment with one free play left: exactly one gets it, every time.
     @Test func twoDevicesRacingForTheLastPlayExactlyOneWins() throws {
         try withTemporaryDirectory { folder in
-            let db = try Self.migratedDatabase(in: folder)
+            let db = try migratedDatabase(in: folder, named: "quota.sqlite")
             let quota = QuotaRepository(database: db)
-            let now = try Self.utc("2026-01-15T18:00:00Z")
-            let path = Self.databasePath(folder)
+            let now = utc("2026-01-15T18:00:00Z")
 
             for round in 1...40 {
-                let player = try Self.insertPlayer(db, "racer\(round)")
+                let player = try insertPlayer(db, "racer\(round)")
                 for _ in 1...4 { try quota.consumePlay(playerID: player, now: now) }
 
-                let outcomes = Locked<[String]>([])
-                let ready = DispatchSemaphore(value: 0)
-                let go = DispatchSemaphore(value: 0)
-                let done = DispatchGroup()
-                for device in 1...2 {
-                    done.enter()
-                    Thread {
-                        defer { done.leave() }
-                        let connection: Database
-                        do { connection = try Database(path: path) } catch {
-                            outcomes.withLock { $0.append("open failed: \(error)") }
-                            ready.signal()
-                            return
-                        }
-                        ready.signal()
-                        go.wait()
-                        do {
-                            let status = try QuotaRepository(database: connection)
-                                .consumePlay(playerID: player, gameID: "game-\(round)-\(device)", now: now)
-                            outcomes.withLock { $0.append(status.playsLeft == 0 ? "won" : "won with \(status.playsLeft) left") }
-                        } catch let error as QuotaExhaustedError {
-                            outcomes.withLock { $0.append(error.status.playsLeft == 0 ? "refused" : "refused with \(error.status.playsLeft) left") }
-                        } catch {
-                            outcomes.withLock { $0.append("failed: \(error)") }
-                        }
-                    }.start()
+                let outcomes = onThreadsAtOnce(2, path: db.path) { index, connection, record in
+                    let device = index + 1
+                    do {
+                        let status = try QuotaRepository(database: connection)
+                            .consumePlay(playerID: player, gameID: "game-\(round)-\(device)", now: now)
+                        record(status.playsLeft == 0 ? "won" : "won with \(status.playsLeft) left")
+                    } catch let error as QuotaExhaustedError {
+                        record(error.status.playsLeft == 0 ? "refused" : "refused with \(error.status.playsLeft) left")
+                    } catch {
+                        record("failed: \(error)")
+                    }
                 }
-                ready.wait()
-                ready.wait()
-                go.signal()
-                go.signal()
-                done.wait()
 
-                #expect(outcomes.withLock { $0.sorted() } == ["refused", "won"], "round \(round)")
+                #expect(outcomes.sorted() == ["refused", "won"], "round \(round)")
                 #expect(try db.scalar("SELECT count(*) FROM plays WHERE player_id = ?", [player]) == .integer(5), "round \(round)")
             }
         }

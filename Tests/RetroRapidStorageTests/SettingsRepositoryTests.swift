@@ -6,11 +6,11 @@ import Testing
 /// Settings that follow the player (DESIGN §4), against a real database file migrated with
 /// the product's own `Migrations/` folder.
 @Suite struct SettingsRepositoryTests {
-    let now = SettingsFixture.utc("2026-01-15T10:23:45Z")
+    let now = utc("2026-01-15T10:23:45Z")
 
     @Test func aPlayerWithNothingStoredGetsTheDefaultsAtVersionZero() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let stored = try SettingsRepository(database: db).settings(playerID: player)
             #expect(stored.version == 0)
             #expect(stored.updatedAt == nil)
@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func anUnknownPlayerIsNotFoundForReadsAndWrites() throws {
-        try SettingsFixture.withDatabase { db in
+        try withMigratedDatabase(named: "settings.sqlite") { db in
             let repository = SettingsRepository(database: db)
             let read = #expect(throws: StoreError.self) { try repository.settings(playerID: 42) }
             #expect(read?.code == .notFound)
@@ -37,8 +37,8 @@ import Testing
     }
 
     @Test func everyWriteIncrementsTheVersionAndIsReadBack() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let repository = SettingsRepository(database: db)
             var document = PlayerSettings()
             document.cueVolume = 35
@@ -56,7 +56,7 @@ import Testing
             #expect(stored.version == 3)
 
             // A fresh connection reads what was committed.
-            let reopened = try SettingsFixture.reopen(db)
+            let reopened = try Database(path: db.path)
             let read = try SettingsRepository(database: reopened).settings(playerID: player)
             #expect(read == VersionedSettings(version: 3, settings: document, updatedAt: later))
             #expect(try reopened.scalar("SELECT updated_at FROM player_settings") == .text("2026-01-15T10:24:45Z"))
@@ -64,8 +64,8 @@ import Testing
     }
 
     @Test func aStaleWriteIsRefusedWithTheCurrentDocumentAndChangesNothing() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let repository = SettingsRepository(database: db)
             var phone = PlayerSettings()
             phone.audioCueMode = .chord
@@ -89,8 +89,8 @@ import Testing
     }
 
     @Test func aNegativeBaseVersionIsInvalid() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let error = #expect(throws: StoreError.self) {
                 try SettingsRepository(database: db).write(playerID: player, document: PlayerSettings(), basedOnVersion: -1, now: now)
             }
@@ -141,8 +141,8 @@ import Testing
         (#"["cueVolume"]"#, "settings"),
     ])
     func anInvalidFieldIsRefusedByNameAndChangesNothing(json: String, field: String) throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let repository = SettingsRepository(database: db)
             var stored = PlayerSettings()
             stored.cueVolume = 42
@@ -169,8 +169,8 @@ import Testing
 
     /// The typed path validates too: the server may build a document in Swift.
     @Test func anInvalidTypedDocumentIsRefusedByName() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let repository = SettingsRepository(database: db)
             var cases: [(PlayerSettings, String)] = []
             var settings = PlayerSettings()
@@ -200,8 +200,8 @@ import Testing
     }
 
     @Test func theEdgesOfEveryRangeAreAccepted() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let repository = SettingsRepository(database: db)
             let low = #"{"cueVolume":0,"effectsVolume":0,"textSize":100,"controls":{"inputCooldownMs":0,"scanIntervalMs":500}}"#
             let high = #"{"cueVolume":100,"effectsVolume":100,"textSize":200,"controls":{"inputCooldownMs":500,"scanIntervalMs":5000}}"#
@@ -215,8 +215,8 @@ import Testing
     }
 
     @Test func aPatchChangesOnlyTheFieldsItNames() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let repository = SettingsRepository(database: db)
             var stored = PlayerSettings()
             stored.cueVolume = 30
@@ -236,8 +236,8 @@ import Testing
     }
 
     @Test func aPatchClashingWithAStoredBindingIsRefused() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let repository = SettingsRepository(database: db)
             var stored = PlayerSettings()
             stored.controls.keyBindings[.repeatCue] = "KeyJ"
@@ -253,8 +253,8 @@ import Testing
     }
 
     @Test func aWholeDocumentInJSONFillsWhatItLeavesOutWithDefaults() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             let repository = SettingsRepository(database: db)
             var stored = PlayerSettings()
             stored.cueVolume = 30
@@ -307,7 +307,7 @@ import Testing
         #expect(try PlayerSettings.decode(json: data) == settings)
         #expect(settings.jsonData() == data)
 
-        let versioned = VersionedSettings(version: 3, settings: PlayerSettings(), updatedAt: SettingsFixture.utc("2026-01-15T10:23:45Z"))
+        let versioned = VersionedSettings(version: 3, settings: PlayerSettings(), updatedAt: utc("2026-01-15T10:23:45Z"))
         let text = String(decoding: versioned.jsonData(), as: UTF8.self)
         #expect(text.hasPrefix(#"{"settings":{"announcements":true"#))
         #expect(text.hasSuffix(#"},"updatedAt":"2026-01-15T10:23:45Z","version":3}"#))
@@ -317,8 +317,8 @@ import Testing
 
     /// The document is stored as the same JSON the client gets.
     @Test func theStoredDocumentIsTheWireJSON() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             var settings = PlayerSettings()
             settings.language = .es
             _ = try SettingsRepository(database: db).write(playerID: player, document: settings, basedOnVersion: 0, now: now)
@@ -328,41 +328,11 @@ import Testing
     }
 
     @Test func deletingAPlayerDeletesTheirSettings() throws {
-        try SettingsFixture.withDatabase { db in
-            let player = try SettingsFixture.addPlayer(db)
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
             _ = try SettingsRepository(database: db).write(playerID: player, document: PlayerSettings(), basedOnVersion: 0, now: now)
             try db.prepare("DELETE FROM players WHERE id = ?").execute([player])
             #expect(try db.scalar("SELECT count(*) FROM player_settings") == .integer(0))
         }
-    }
-}
-
-/// Helpers for this file: a migrated database file in a fresh folder, and players made with SQL.
-fileprivate enum SettingsFixture {
-    static let migrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations", isDirectory: true)
-
-    static func withDatabase(_ body: (Database) throws -> Void) throws {
-        try withTemporaryDirectory { folder in
-            let db = try Database(path: folder.appendingPathComponent("settings.sqlite").path)
-            try Migrator(database: db, directory: migrations).migrate()
-            try body(db)
-        }
-    }
-
-    static func reopen(_ db: Database) throws -> Database {
-        try Database(path: db.path)
-    }
-
-    static func addPlayer(_ db: Database, publicID: String = "p-1", name: String = "Racer") throws -> Int64 {
-        try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
-            .execute([publicID, name, "2026-01-01T00:00:00Z"])
-        return db.lastInsertRowID
-    }
-
-    static func utc(_ text: String) -> Date {
-        guard let date = ISO8601DateFormatter().date(from: text) else { preconditionFailure("bad test date \(text)") }
-        return date
     }
 }

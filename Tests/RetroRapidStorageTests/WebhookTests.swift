@@ -5,10 +5,6 @@ import Testing
 /// The payment provider's signed webhook, against a real database file migrated with the real
 /// `Migrations/`.
 @Suite struct WebhookTests {
-    static let migrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations", isDirectory: true)
-
     static let secret = "whsec_test"
     static let now = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
 
@@ -20,10 +16,8 @@ import Testing
         let webhook: PaymentWebhook
 
         init(in folder: URL) throws {
-            db = try Database(path: folder.appendingPathComponent("webhook.sqlite").path)
-            try Migrator(database: db, directory: WebhookTests.migrations).migrate()
-            try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES ('p1', 'Racer', '2026-01-01T00:00:00Z')").execute()
-            player = db.lastInsertRowID
+            db = try migratedDatabase(in: folder, named: "webhook.sqlite")
+            player = try insertPlayer(db, "p1")
             order = try OrderRepository(database: db).createOrder(playerID: player, now: WebhookTests.now)
             webhook = PaymentWebhook(database: db, secret: WebhookTests.secret)
         }

@@ -89,7 +89,15 @@ public struct PlayerRepository {
         }
     }
 
-    /// Signs a device in with the token it presents, and records that it was seen.
+    /// How stale `last_seen_at` may get before a sign-in rewrites it. Every API request and
+    /// WebSocket hello signs in; writing each time would cost a durable commit (an fsync)
+    /// per request for a value shown to the minute on the devices page.
+    public static let lastSeenResolution: TimeInterval = 300
+
+    static let revokedDeviceMessage = "This device was signed out from another of your devices. Link it again with a code from a device that is still signed in."
+
+    /// Signs a device in with the token it presents, and records that it was seen (at most
+    /// once per `lastSeenResolution`, so most sign-ins are a read only).
     ///
     /// - Throws: `StoreError(.unauthorized)` for a malformed, unknown or revoked token.
     public func authenticate(token: String, now: Date) throws -> AuthenticatedDevice {
@@ -98,19 +106,29 @@ public struct PlayerRepository {
             throw StoreError(.unauthorized, "This device token is malformed: a token is \(DeviceToken.textLength) characters of letters, digits, '-' and '_'. Sign in again.")
         }
         let hash = token.hash
-        return try database.transaction(.immediate) { db in
-            let found = try db.prepare("SELECT id, player_id, revoked_at IS NOT NULL FROM devices WHERE token_hash = ?")
-                .query([hash]) { (deviceID: $0.int64(at: 0), playerID: $0.int64(at: 1), isRevoked: $0.bool(at: 2)) }
-                .first
-            guard let found else {
-                throw StoreError(.unauthorized, "This device token is unknown. Sign in again, or link this device with a code from another of your devices.")
-            }
-            guard !found.isRevoked else {
-                throw StoreError(.unauthorized, "This device was signed out from another of your devices. Link it again with a code from a device that is still signed in.")
-            }
-            try db.prepare("UPDATE devices SET last_seen_at = ? WHERE id = ?").execute([Self.timestamp(now), found.deviceID])
-            return AuthenticatedDevice(player: try Self.readPlayer(db, id: found.playerID), deviceID: found.deviceID)
+        let found = try database.prepare("SELECT id, player_id, revoked_at IS NOT NULL, last_seen_at FROM devices WHERE token_hash = ?")
+            .query([hash]) { (deviceID: $0.int64(at: 0), playerID: $0.int64(at: 1), isRevoked: $0.bool(at: 2),
+                              lastSeen: $0.isNull(at: 3) ? nil : $0.string(at: 3)) }
+            .first
+        guard let found else {
+            throw StoreError(.unauthorized, "This device token is unknown. Sign in again, or link this device with a code from another of your devices.")
         }
+        guard !found.isRevoked else {
+            throw StoreError(.unauthorized, Self.revokedDeviceMessage)
+        }
+        // ISO-8601 UTC text of one fixed width sorts as time does, so text comparison is enough.
+        let staleBefore = Self.timestamp(now.addingTimeInterval(-Self.lastSeenResolution))
+        if found.lastSeen.map({ $0 <= staleBefore }) ?? true {
+            try database.transaction(.immediate) { db in
+                // Re-checked inside the write: a revoke that landed since the read wins.
+                try db.prepare("UPDATE devices SET last_seen_at = ? WHERE id = ? AND revoked_at IS NULL")
+                    .execute([Self.timestamp(now), found.deviceID])
+                guard db.changes == 1 else {
+                    throw StoreError(.unauthorized, Self.revokedDeviceMessage)
+                }
+            }
+        }
+        return AuthenticatedDevice(player: try Self.readPlayer(database, id: found.playerID), deviceID: found.deviceID)
     }
 
     /// The player with this public id (case-insensitive, as the alphabet is).

@@ -90,15 +90,29 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
             #expect(player.createdAt == t0)
             #expect(try db.column("SELECT created_at FROM players") == [.text("2026-01-15T10:00:00Z")])
 
-            let signedIn = try players.authenticate(token: token, now: t0.addingTimeInterval(90))
+            let signedIn = try players.authenticate(token: token, now: t0.addingTimeInterval(390))
             #expect(signedIn.player == player)
             let devices = try players.devices(playerID: player.id, currentDeviceID: signedIn.deviceID)
             #expect(devices.map(\.id) == [signedIn.deviceID])
-            #expect(devices.first?.lastSeenAt == t0.addingTimeInterval(90))
+            #expect(devices.first?.lastSeenAt == t0.addingTimeInterval(390))
             #expect(devices.first?.createdAt == t0)
             #expect(devices.first?.label == "Laptop")
             #expect(devices.first?.isCurrent == true)
             #expect(devices.first?.isRevoked == false)
+        }
+    }
+
+    @Test func signingInAgainWithinFiveMinutesWritesNothing() throws {
+        try withTemporaryDirectory { folder in
+            let db = try migratedDatabase(in: folder)
+            let players = PlayerRepository(database: db)
+            let (player, token) = try players.createPlayer(displayName: nil, deviceLabel: "", now: t0)
+            let before = try db.dump()
+            _ = try players.authenticate(token: token, now: t0.addingTimeInterval(PlayerRepository.lastSeenResolution - 1))
+            #expect(try db.dump() == before)
+            let later = try players.authenticate(token: token, now: t0.addingTimeInterval(PlayerRepository.lastSeenResolution))
+            #expect(try players.devices(playerID: player.id, currentDeviceID: later.deviceID).first?.lastSeenAt
+                    == t0.addingTimeInterval(PlayerRepository.lastSeenResolution))
         }
     }
 
@@ -113,7 +127,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
                 #expect(error?.code == .unauthorized)
             }
             #expect(try db.dump() == before)
-            _ = try players.authenticate(token: token, now: t0.addingTimeInterval(60))
+            _ = try players.authenticate(token: token, now: t0.addingTimeInterval(360))
             #expect(try db.dump() != before)  // last_seen_at moved: the dump does see changes
         }
     }

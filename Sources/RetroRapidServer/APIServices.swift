@@ -9,9 +9,10 @@ public struct APILimits: Sendable, Equatable {
     public var playerCreation = RateLimit(burst: 10, per: .seconds(60 * 10))
     /// Link-code claims per IP address: what stops guessing codes (40 bits, minutes each).
     public var linkCodeClaim = RateLimit(burst: 10, per: .seconds(60 * 10))
-    /// Addresses of reverse proxies in front of the server. A request from one of them is
-    /// limited by the client address the proxy appended to `X-Forwarded-For`; from anyone
-    /// else that header is ignored (a client could write anything in it).
+    /// Addresses of reverse proxies in front of the server (`--trusted-proxies`, which
+    /// `GameServer.Options` copies here). A request or game connection from one of them is
+    /// limited by the client address in `X-Forwarded-For` (`ClientAddressResolver`); from
+    /// anyone else that header is ignored (a client could write anything in it).
     public var trustedProxies: Set<String> = []
 
     public init() {}
@@ -30,7 +31,7 @@ struct APIServices: Sendable {
     let logger: Logger
     let playerCreationLimiter: RateLimiter
     let linkCodeClaimLimiter: RateLimiter
-    let trustedProxies: Set<String>
+    let clientAddresses: ClientAddressResolver
 
     init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, limits: APILimits) {
         self.worker = worker
@@ -38,7 +39,7 @@ struct APIServices: Sendable {
         self.logger = logger
         playerCreationLimiter = RateLimiter(limits.playerCreation)
         linkCodeClaimLimiter = RateLimiter(limits.linkCodeClaim)
-        trustedProxies = limits.trustedProxies
+        clientAddresses = ClientAddressResolver(trustedProxies: limits.trustedProxies)
     }
 
     /// Runs `work` on the storage thread (with the time it should act at) and answers with what
@@ -111,14 +112,10 @@ struct APIServices: Sendable {
         }
     }
 
-    /// The peer's address, or behind a trusted proxy the address it says it forwarded for (the
-    /// last entry of X-Forwarded-For: the one the proxy itself appended).
+    /// The peer's address, or behind a trusted proxy the client it forwarded for (the rightmost
+    /// address in X-Forwarded-For that is not a trusted proxy).
     func clientAddress(_ request: HTTPRequest) -> String {
-        guard trustedProxies.contains(request.remoteAddress),
-              let forwarded = request[header: "x-forwarded-for"]?.split(separator: ",").last?
-                .trimmingCharacters(in: .whitespaces), !forwarded.isEmpty
-        else { return request.remoteAddress }
-        return forwarded
+        clientAddresses.clientAddress(peer: request.remoteAddress, forwardedFor: request[header: "x-forwarded-for"])
     }
 
     /// A path parameter that must be a positive whole number (a device id).

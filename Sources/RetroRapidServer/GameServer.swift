@@ -26,6 +26,7 @@ public final class GameServer: Sendable {
 
         public init(configuration: ServerConfiguration) {
             self.configuration = configuration
+            limits.trustedProxies = Set(configuration.trustedProxies)
         }
     }
 
@@ -63,8 +64,11 @@ public final class GameServer: Sendable {
         for applied in worker.appliedMigrations {
             logger.info("applied migration", metadata: ["db.migration": applied.identifier])
         }
+        // One rule for who a client is, for the API's rate limits and the game side's per-IP limit.
+        let clientAddresses = ClientAddressResolver(trustedProxies: options.limits.trustedProxies)
         let context = ServerComponentContext(configuration: configuration, worker: worker, mailbox: mailbox,
-                                             metrics: metrics, events: events, logger: logger)
+                                             metrics: metrics, events: events, logger: logger,
+                                             clientAddresses: clientAddresses)
         components = makeComponents(context)
 
         var router = HTTPRouter()
@@ -82,7 +86,7 @@ public final class GameServer: Sendable {
         CommerceRoutes.add(to: &router, api)
         LeaderboardRoutes.add(to: &router, api)
         for component in components { component.addRoutes(to: &router) }
-        router.observer = Self.requestObserver(metrics: metrics, logger: logger)
+        router.observer = Self.requestObserver(metrics: metrics, logger: logger, clientAddresses: clientAddresses)
         routes = router.routes
 
         http = HTTPServer(
@@ -143,7 +147,8 @@ public final class GameServer: Sendable {
 
     /// Counts and logs each answered request. Route labels are templates
     /// (`/api/v1/devices/{id}`), so the number of series stays bounded whatever clients send.
-    private static func requestObserver(metrics: Metrics, logger: Logger) -> @Sendable (HTTPRouter.Observation) -> Void {
+    private static func requestObserver(metrics: Metrics, logger: Logger,
+                                        clientAddresses: ClientAddressResolver) -> @Sendable (HTTPRouter.Observation) -> Void {
         let requests = metrics.counter("retrorapid_http_requests_total",
                                        help: "HTTP requests answered by the router, by route template, method and status.",
                                        labelNames: ["route", "method", "status"])
@@ -154,14 +159,19 @@ public final class GameServer: Sendable {
             let status = String(observation.response.status)
             requests.increment(observation.route, observation.request.method.rawValue, status)
             latency.observe(observation.duration.seconds, observation.route)
-            logger.info("request", metadata: [
-                "http.method": observation.request.method.rawValue,
+            let request = observation.request
+            var metadata: [String: String] = [
+                "http.method": request.method.rawValue,
                 "http.route": observation.route,
-                "http.path": observation.request.path,
+                "http.path": request.path,
                 "http.status": status,
                 "http.duration_ms": String(format: "%.2f", observation.duration.seconds * 1000),
-                "client.address": observation.request.remoteAddress,
-            ])
+                "client.address": clientAddresses.clientAddress(peer: request.remoteAddress,
+                                                                forwardedFor: request[header: "x-forwarded-for"]),
+            ]
+            // Behind a proxy, which one it came through.
+            if metadata["client.address"] != request.remoteAddress { metadata["net.peer.address"] = request.remoteAddress }
+            logger.info("request", metadata: metadata)
         }
     }
 

@@ -42,17 +42,23 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         static let subprotocolRequired = Code(rawValue: "subprotocol_required")
         static let tooManyConnections = Code(rawValue: "too_many_connections")
         static let flooding = Code(rawValue: "flooding")
+        /// No `hello` within the hello timeout of connecting.
+        static let helloTimeout = Code(rawValue: "hello_timeout")
+        /// No message for the idle timeout while no game ran on the connection.
+        static let idleTimeout = Code(rawValue: "idle_timeout")
     }
 
     /// How the connection ends after the error, when it must.
     struct Close: Equatable, Sendable {
         /// A WebSocket close status: 1001 going away, 1008 policy, 1009 too large, 1013 try
-        /// again later, or a 4000–4999 application code (4401: bad token, like HTTP 401).
+        /// again later, or a 4000–4999 application code (4401: bad token, like HTTP 401; 4408:
+        /// the client was silent too long, like HTTP 408).
         let code: UInt16
         /// At most 123 bytes of UTF-8 (RFC 6455 §5.5: control frames carry ≤ 125 bytes).
         let reason: String
 
         static let unauthorizedCode: UInt16 = 4401
+        static let timeoutCode: UInt16 = 4408
         static let policyViolation: UInt16 = 1008
         static let messageTooLarge: UInt16 = 1009
         static let goingAway: UInt16 = 1001

@@ -2,7 +2,7 @@ import RetroRapidSupport
 
 /// What a part of the server gets to work with, shared by every part: the configuration, the
 /// storage thread, the way back onto the service thread, the metrics, the player events, a
-/// logger.
+/// logger, and the rule that says which address a client counts as (trusted proxies).
 struct ServerComponentContext: Sendable {
     let configuration: ServerConfiguration
     let worker: DatabaseWorker
@@ -10,6 +10,7 @@ struct ServerComponentContext: Sendable {
     let metrics: Metrics
     let events: PlayerEvents
     let logger: Logger
+    let clientAddresses: ClientAddressResolver
 }
 
 /// A part of the server that lives next to the HTTP API on the same service thread: the

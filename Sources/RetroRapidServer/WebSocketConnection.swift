@@ -10,9 +10,20 @@ import RetroRapidStorage
 final class WebSocketConnection {
     let id: Int
     let wsi: OpaquePointer
-    /// The client's IP address as libwebsockets sees it (the per-IP limit counts it).
+    /// The address the socket comes from: the client, or a reverse proxy in front of us.
     let peerAddress: String
+    /// The client's address (`ClientAddressResolver`): the per-IP limit counts it.
+    let clientAddress: String
     var state = State.awaitingHello
+
+    /// When the upgrade completed (µs, monotonic): the hello timeout runs from here.
+    let openedAt: Int64
+    /// When the last complete message came (µs, monotonic), whatever it was.
+    var heardAt: Int64
+    /// Since when the idle timeout runs: set when the connection signs in or its game stops
+    /// running, nil while a game runs on it (a player listening to steps is not idle). The
+    /// connection is idle from the later of this and `heardAt`.
+    var idleSince: Int64?
 
     enum State {
         case awaitingHello
@@ -56,10 +67,13 @@ final class WebSocketConnection {
     /// The close frame is libwebsockets' to send now.
     private var closeFrameRequested = false
 
-    init(id: Int, wsi: OpaquePointer, peerAddress: String, limits: WebSocketLimits, now: Int64) {
+    init(id: Int, wsi: OpaquePointer, peerAddress: String, clientAddress: String, limits: WebSocketLimits, now: Int64) {
         self.id = id
         self.wsi = wsi
         self.peerAddress = peerAddress
+        self.clientAddress = clientAddress
+        openedAt = now
+        heardAt = now
         incoming = WebSocketIncomingMessage(limit: limits.maxMessageBytes)
         queue = WebSocketOutgoingQueue(capacity: limits.maxQueuedMessages)
         rate = TokenBucket(capacity: limits.inputBurst, ratePerSecond: limits.inputsPerSecond, now: now)
@@ -76,7 +90,7 @@ final class WebSocketConnection {
     // MARK: - Sending
 
     /// Queues `message` and asks for WRITEABLE. False when the queue is full: the client is
-    /// not reading, and the caller drops it.
+    /// not reading (the kernel's buffer is full as well), and the caller drops it.
     @discardableResult
     func send(_ message: ServerMessage) -> Bool {
         guard closing == nil else { return true }  // going away: nothing more to say

@@ -9,15 +9,17 @@ import RetroRapidRules
 import RetroRapidStorage
 import RetroRapidSupport
 
-/// The WebSocket game side of the server: every connection on `/ws`, every running game, and
-/// the one timer that steps them all (DESIGN §3, §6; docs/PROTOCOL.md).
+/// The WebSocket game side of the server: every connection on `/ws`, every running game, the
+/// one timer that steps them all and the one that watches for silent clients
+/// (`WebSocketHubWatchdog.swift`) (DESIGN §3, §6; docs/PROTOCOL.md).
 ///
 /// Threading rule: everything mutable here belongs to the libwebsockets service thread. The
-/// protocol callback (`webSocketProtocolCallback`), the tick timer and the `DatabaseWorker`'s
-/// completions all run there; SQLite work (sign-in, consuming a play, saving a game) goes to
-/// the storage thread and its result comes back through the `ServiceMailbox`, so the service
-/// thread never waits on the database. The only entry points for other threads are
-/// `broadcastSettings` and `endAllGames`, which post to the mailbox.
+/// protocol callback (`webSocketProtocolCallback`), the two timers (game ticks; the watchdog
+/// on silent clients) and the `DatabaseWorker`'s completions all run there; SQLite work
+/// (sign-in, consuming a play, saving a game) goes to the storage thread and its result comes
+/// back through the `ServiceMailbox`, so the service thread never waits on the database. The
+/// only entry points for other threads are `broadcastSettings` and `endAllGames`, which post to
+/// the mailbox.
 public final class WebSocketHub: @unchecked Sendable {
     // @unchecked: the mutable state below is confined to the service thread (see above); the
     // lets are Sendable or used only there.
@@ -27,12 +29,18 @@ public final class WebSocketHub: @unchecked Sendable {
     let mailbox: ServiceMailbox
     let logger: Logger
     let metrics: WebSocketMetrics
+    /// Who a client is for the per-IP limit (trusted proxies), shared with the HTTP API.
+    let clientAddresses: ClientAddressResolver
+    /// Steps every game (ids: game sessions, and `shutdownTimerID`).
     let scheduler = TickScheduler()
+    /// Checks connections for silence (ids: connections). A coarse grain: its deadlines are
+    /// seconds long, and a tenth of a second late is close enough.
+    let watchdog = TickScheduler(granularityMicroseconds: 100_000)
 
     // MARK: Service-thread state
 
     var connections: [Int: WebSocketConnection] = [:]
-    /// Open game connections per IP address (the per-IP limit).
+    /// Open game connections per client address (the per-IP limit).
     var connectionsByIP: [String: Int] = [:]
     /// Signed-in connections of each player (settings pushes, reconnects).
     var connectionsByPlayer: [Int64: [Int]] = [:]
@@ -67,15 +75,25 @@ public final class WebSocketHub: @unchecked Sendable {
     /// - Parameters:
     ///   - mailbox: the server's (`HTTPServer.mailbox`): what other threads post to.
     ///   - events: settings changes made over HTTP, pushed to the player's other connections.
-    public init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
-                metrics: Metrics, events: PlayerEvents?, logger: Logger) {
+    ///   - clientAddresses: which address a client counts as behind a reverse proxy.
+    public convenience init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
+                            metrics: Metrics, events: PlayerEvents?, logger: Logger) {
+        self.init(configuration: configuration, worker: worker, mailbox: mailbox, metrics: metrics, events: events,
+                  logger: logger, clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies))
+    }
+
+    init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
+         metrics: Metrics, events: PlayerEvents?, logger: Logger, clientAddresses: ClientAddressResolver) {
         limits = WebSocketLimits(configuration: configuration)
         self.worker = worker
         self.mailbox = mailbox
         self.logger = logger
         self.metrics = WebSocketMetrics(metrics)
+        self.clientAddresses = clientAddresses
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
         scheduler.afterDue = { [unowned self] in self.metrics.flush() }
+        watchdog.onDue = { [unowned self] id, now in self.watchdogDue(id, now: now) }
+        watchdog.afterDue = { [unowned self] in self.metrics.flush() }
         events?.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
             self.pushSettings(playerID: playerID, settings: settings, exceptDevice: deviceID)
         }
@@ -118,15 +136,17 @@ public final class WebSocketHub: @unchecked Sendable {
 
     // MARK: - Service thread: the protocol's lifetime
 
-    /// LWS_CALLBACK_PROTOCOL_INIT: the vhost exists; the tick timer can be set.
+    /// LWS_CALLBACK_PROTOCOL_INIT: the vhost exists; the timers can be set.
     func protocolInitialised(context: OpaquePointer) {
         serviceThread = pthread_self()
         scheduler.attach(context: context)
+        watchdog.attach(context: context)
     }
 
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
     func protocolDestroyed() {
         scheduler.detach()
+        watchdog.detach()
     }
 
     func assertOnServiceThread() {
@@ -143,7 +163,7 @@ public final class WebSocketHub: @unchecked Sendable {
 
     /// LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (through `protocols[0]`): nil lets the upgrade go on;
     /// otherwise the refusal to answer with, before any WebSocket exists.
-    func refusalOfUpgrade(path: String, offeredProtocols: [String]?, peerAddress: String) -> (status: Int, error: ProtocolError)? {
+    func refusalOfUpgrade(path: String, offeredProtocols: [String]?, clientAddress: String) -> (status: Int, error: ProtocolError)? {
         if path != WebSocketLimits.path {
             return (404, ProtocolError(.notFound, "WebSocket connections go to \(WebSocketLimits.path), not \(path)."))
         }
@@ -156,7 +176,7 @@ public final class WebSocketHub: @unchecked Sendable {
         if shuttingDown {
             return (503, ProtocolError(.shuttingDown, "The server is restarting; connect again in a moment."))
         }
-        if connectionsByIP[peerAddress, default: 0] >= limits.maxConnectionsPerIP {
+        if connectionsByIP[clientAddress, default: 0] >= limits.maxConnectionsPerIP {
             return (429, ProtocolError(.tooManyConnections,
                 "Your address has \(limits.maxConnectionsPerIP) game connections open, the most allowed; close one first."))
         }
@@ -170,42 +190,50 @@ public final class WebSocketHub: @unchecked Sendable {
     }
 
     /// LWS_CALLBACK_ESTABLISHED: a new game connection. It has `helloTimeoutSeconds` to say hello.
-    func established(wsi: OpaquePointer, peerAddress: String) -> WebSocketConnection {
-        let connection = WebSocketConnection(id: nextID(), wsi: wsi, peerAddress: peerAddress, limits: limits,
-                                             now: MonotonicClock.now())
+    func established(wsi: OpaquePointer, peerAddress: String, clientAddress: String) -> WebSocketConnection {
+        let connection = WebSocketConnection(id: nextID(), wsi: wsi, peerAddress: peerAddress, clientAddress: clientAddress,
+                                             limits: limits, now: MonotonicClock.now())
         connections[connection.id] = connection
-        connectionsByIP[peerAddress, default: 0] += 1
+        connectionsByIP[clientAddress, default: 0] += 1
         metrics.connections.set(Double(connections.count))
-        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, Int32(limits.helloTimeoutSeconds))
-        logger.info("game connection opened", metadata: [
-            "ws.connection.id": String(connection.id), "client.address": peerAddress])
+        watchForHello(connection)
+        var metadata = ["ws.connection.id": String(connection.id), "client.address": clientAddress]
+        if peerAddress != clientAddress { metadata["net.peer.address"] = peerAddress }
+        logger.info("game connection opened", metadata: metadata)
         return connection
     }
 
     /// LWS_CALLBACK_CLOSED: the connection is gone. Its game, if running, waits for the player.
     func closed(_ connection: WebSocketConnection) {
         connections[connection.id] = nil
-        if let count = connectionsByIP[connection.peerAddress] {
-            connectionsByIP[connection.peerAddress] = count > 1 ? count - 1 : nil
+        watchdog.cancel(connection.id)
+        if let count = connectionsByIP[connection.clientAddress] {
+            connectionsByIP[connection.clientAddress] = count > 1 ? count - 1 : nil
         }
         if let identity = connection.identity {
             connectionsByPlayer[identity.playerID]?.removeAll { $0 == connection.id }
             if connectionsByPlayer[identity.playerID]?.isEmpty == true { connectionsByPlayer[identity.playerID] = nil }
         }
         metrics.connections.set(Double(connections.count))
-        if let sessionID = connection.sessionID, let session = sessions[sessionID] {
-            sessionConnection[sessionID] = nil
-            let now = MonotonicClock.now()
-            session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
-            reschedule(session)
-            logger.info("game waits for its player", metadata: [
-                "ws.connection.id": String(connection.id), "game.id": session.gameID,
-                "game.grace.seconds": String(limits.disconnectGraceSeconds)])
-        }
-        connection.sessionID = nil
+        detachGame(of: connection)
         logger.info("game connection closed", metadata: [
-            "ws.connection.id": String(connection.id), "client.address": connection.peerAddress])
+            "ws.connection.id": String(connection.id), "client.address": connection.clientAddress])
         if shutdown?.closing == true && connections.isEmpty { completeShutdown() }
+    }
+
+    /// The connection's game, if it has one, waits paused for its player to come back (and
+    /// ends as abandoned after the grace period): the connection dropped, or is being dropped.
+    func detachGame(of connection: WebSocketConnection) {
+        guard let sessionID = connection.sessionID else { return }
+        connection.sessionID = nil
+        guard let session = sessions[sessionID] else { return }
+        sessionConnection[sessionID] = nil
+        let now = MonotonicClock.now()
+        session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+        reschedule(session)
+        logger.info("game waits for its player", metadata: [
+            "ws.connection.id": String(connection.id), "game.id": session.gameID,
+            "game.grace.seconds": String(limits.disconnectGraceSeconds)])
     }
 
     // MARK: - Sending
@@ -215,10 +243,7 @@ public final class WebSocketHub: @unchecked Sendable {
         if connection.send(message) {
             metrics.sent += 1
         } else {
-            logger.notice("dropping a client that does not read", metadata: [
-                "ws.connection.id": String(connection.id), "ws.queue": String(connection.queuedCount)])
-            connection.close(.init(code: ProtocolError.Close.policyViolation,
-                                   reason: "too slow: \(limits.maxQueuedMessages) messages unread"), dropQueue: true)
+            dropSlowReader(connection)
         }
     }
 
@@ -227,20 +252,6 @@ public final class WebSocketHub: @unchecked Sendable {
         metrics.errors.increment(error.code.rawValue)
         send(.error(error, quota: quota), to: connection)
         if let close = error.close { connection.close(close) }
-    }
-
-    /// Re-arms the idle timeout: none while a game runs on the connection (steps flow and the
-    /// keepalive pings watch the socket), `idleTimeoutSeconds` otherwise.
-    func refreshIdleTimeout(_ connection: WebSocketConnection) {
-        guard connection.closing == nil else { return }
-        if connection.identity == nil {
-            return  // the hello timeout set at ESTABLISHED stands
-        }
-        if let sessionID = connection.sessionID, let session = sessions[sessionID], session.wakeAt != nil {
-            lws_set_timeout(connection.wsi, NO_PENDING_TIMEOUT, 0)
-        } else {
-            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, Int32(limits.idleTimeoutSeconds))
-        }
     }
 
     /// Sends the new settings to every signed-in connection of the player but `exceptDevice`'s.
@@ -269,7 +280,8 @@ public struct GameShutdownSummary: Sendable, Equatable {
 extension WebSocketHub: ServerComponent {
     convenience init(_ context: ServerComponentContext) {
         self.init(configuration: context.configuration, worker: context.worker, mailbox: context.mailbox,
-                  metrics: context.metrics, events: context.events, logger: context.logger)
+                  metrics: context.metrics, events: context.events, logger: context.logger,
+                  clientAddresses: context.clientAddresses)
     }
 
     var protocols: [LWSProtocolDefinition] { [protocolDefinition] }

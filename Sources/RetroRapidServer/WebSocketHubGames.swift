@@ -64,7 +64,7 @@ extension WebSocketHub {
         }
     }
 
-    /// Pausing and resuming switch the idle timeout off and on; steps do not touch it.
+    /// Pausing starts the idle clock and resuming stops it; steps do not touch it.
     private static func changesIdleness(_ message: ServerMessage) -> Bool {
         switch message {
         case .paused, .resumed: true

@@ -14,6 +14,7 @@ extension WebSocketHub {
         metrics.receivedCount += 1
         defer { metrics.flush() }
         let now = MonotonicClock.now()
+        connection.heardAt = now  // any message, even one refused below, is a client that is there
         // The rate limit comes before parsing, so a flood costs the server next to nothing.
         guard connection.rate.take(now: now) else {
             connection.refusedInARow += 1

@@ -22,20 +22,28 @@ struct WebSocketLimits: Equatable, Sendable {
     /// flooding and the connection is closed (1008).
     var floodLimit = 60
     /// Messages waiting to be written to one client; past this the client cannot keep up and
-    /// is dropped (1008). About 20 s of steps at the fastest speed.
+    /// is dropped (1008), and its game waits as after a dropped connection. About 40 s of
+    /// steps at the fastest speed, once the kernel's buffer (`sendBufferBytes`) is full too.
     var maxQueuedMessages = 100
-    /// Time allowed from the handshake to a `hello`.
+    /// The kernel's send buffer of a game socket (SO_SNDBUF; Linux doubles it for its own
+    /// bookkeeping). Left alone, Linux grows it to megabytes, so a client that stops reading
+    /// would take minutes to fill it and reach `maxQueuedMessages`, pinning that memory
+    /// meanwhile. 16 KiB is ~100 steps, and far more than a reading client ever has in flight.
+    var sendBufferBytes = 16 * 1024
+    /// Time allowed from the handshake to a `hello`; nothing else the client sends extends it.
     var helloTimeoutSeconds = 10
-    /// A connection with no game running that sends nothing for this long is closed. A
-    /// paused player keeps theirs by sending `ping` now and then (the client does it).
+    /// A signed-in connection with no game running on it (none, paused or over) that sends no
+    /// message for this long is closed (4408). A running game is never timed out: its player
+    /// may be listening to the cues without pressing anything, and the keepalive below finds a
+    /// dead peer. A paused player keeps theirs by sending `ping` now and then (the client does).
     var idleTimeoutSeconds = 900
     /// How long a game whose connection dropped waits, paused, for the player to come back.
     var disconnectGraceSeconds = 60
     /// The grace rule's window as configured; the engine caps it at half a step.
     var latencyGraceMilliseconds = 150
-    /// libwebsockets sends a PING after this much silence (`retry_and_idle_policy`)…
+    /// libwebsockets sends a PING when no PONG came for this long (`retry_and_idle_policy`)…
     var keepalivePingSeconds = 20
-    /// …and hangs up when no PONG came for this long.
+    /// …and hangs up, without a close frame, when none came for this long.
     var keepaliveHangupSeconds = 45
 
     init() {}
@@ -43,6 +51,9 @@ struct WebSocketLimits: Equatable, Sendable {
     init(configuration: ServerConfiguration) {
         maxMessageBytes = configuration.maxMessageBytes
         maxConnectionsPerIP = configuration.maxConnectionsPerIP
+        maxQueuedMessages = configuration.websocketMaxQueuedMessages
+        helloTimeoutSeconds = configuration.helloTimeoutSeconds
+        idleTimeoutSeconds = configuration.websocketIdleTimeoutSeconds
         disconnectGraceSeconds = configuration.disconnectGraceSeconds
         latencyGraceMilliseconds = configuration.latencyGraceMilliseconds
     }

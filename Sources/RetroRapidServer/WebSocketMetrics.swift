@@ -8,6 +8,8 @@ final class WebSocketMetrics {
     let gamesRunning: Gauge
     let errors: Counter
     let gamesEnded: Counter
+    /// Connections the server ended because the client did not keep up its side, by reason.
+    let dropped: Counter
     private let steps: Counter
     private let received: Counter
     private let sentTotal: Counter
@@ -26,6 +28,9 @@ final class WebSocketMetrics {
         errors = metrics.counter("retrorapid_websocket_errors_total", help: "Error messages sent to game clients, by code.",
                                  labelNames: ["code"])
         gamesEnded = metrics.counter("retrorapid_games_ended_total", help: "Games ended, by reason.", labelNames: ["reason"])
+        dropped = metrics.counter("retrorapid_websocket_clients_dropped_total",
+                                  help: "Game connections closed because the client did not read (slow_reader) or said nothing in time (hello_timeout, idle_timeout).",
+                                  labelNames: ["reason"])
     }
 
     func flush() {

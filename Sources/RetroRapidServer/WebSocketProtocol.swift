@@ -29,7 +29,11 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
         hub.protocolDestroyed()
     case LWS_CALLBACK_ESTABLISHED:
         guard let slot else { return -1 }
-        let created = hub.established(wsi: wsi, peerAddress: peerAddress(wsi))
+        limitSendBuffer(wsi, bytes: hub.limits.sendBufferBytes)
+        // The request's headers are still there (libwebsockets drops them after this reason).
+        let peer = peerAddress(wsi)
+        let client = hub.clientAddresses.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
+        let created = hub.established(wsi: wsi, peerAddress: peer, clientAddress: client)
         slot.pointee = Unmanaged.passRetained(created).toOpaque()
     case LWS_CALLBACK_RECEIVE:
         guard let connection else { return -1 }
@@ -92,7 +96,9 @@ func lwsHTTPCallbackConfirmingGameUpgrades(_ wsi: OpaquePointer?, _ reason: lws_
             list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
         let path = header(wsi, WSI_TOKEN_GET_URI).map { String($0.prefix { $0 != "?" }) } ?? ""
-        if let refusal = hub.refusalOfUpgrade(path: path, offeredProtocols: offered, peerAddress: peerAddress(wsi)) {
+        let client = hub.clientAddresses.clientAddress(peer: peerAddress(wsi),
+                                                       forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
+        if let refusal = hub.refusalOfUpgrade(path: path, offeredProtocols: offered, clientAddress: client) {
             hub.metrics.errors.increment(refusal.error.code.rawValue)
             return writeRefusal(wsi, status: refusal.status, error: refusal.error)
         }
@@ -140,6 +146,17 @@ private func reasonPhrase(_ status: Int) -> String {
     case 503: "Service Unavailable"
     default: "Error"
     }
+}
+
+/// Caps the kernel's send buffer of a game socket (`WebSocketLimits.sendBufferBytes`): what a
+/// client that stops reading has not taken then piles up in its bounded, counted queue rather
+/// than in megabytes of kernel memory. A failure leaves the kernel's default (the queue still
+/// bounds our own memory, only later).
+private func limitSendBuffer(_ wsi: OpaquePointer, bytes: Int) {
+    let fd = lws_get_socket_fd(wsi)
+    guard fd >= 0 else { return }
+    var size = Int32(bytes)
+    _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
 }
 
 /// The peer's numeric address ("127.0.0.1", "::1").

@@ -20,6 +20,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var disconnectGraceSeconds = 60
     public var maxMessageBytes = 4096
     public var maxConnectionsPerIP = 64
+    public var helloTimeoutSeconds = 10
+    public var websocketIdleTimeoutSeconds = 900
+    public var websocketMaxQueuedMessages = 100
+    /// Canonical numeric addresses (`IPAddress.canonical`), in the order given.
+    public var trustedProxies: [String] = []
     public var webhookSecret: String? = nil
     public var metricsEnabled = true
 
@@ -271,7 +276,23 @@ extension ServerConfiguration {
         .integer("maxMessageBytes", "max-message-bytes", \.maxMessageBytes, range: 256...1_048_576,
                  help: "Largest WebSocket message accepted from a client."),
         .integer("maxConnectionsPerIP", "max-connections-per-ip", \.maxConnectionsPerIP, range: 1...100_000,
-                 help: "Open connections allowed from one IP address."),
+                 help: "Open game connections (/ws) allowed from one client IP address."),
+        .integer("helloTimeoutSeconds", "hello-timeout-seconds", \.helloTimeoutSeconds, range: 1...300,
+                 help: "How long a new game connection has to send hello; then it is closed (4408)."),
+        .integer("websocketIdleTimeoutSeconds", "websocket-idle-timeout-seconds", \.websocketIdleTimeoutSeconds,
+                 range: 1...86_400,
+                 help: "A signed-in game connection with no game running (none yet, paused or over) that sends "
+                     + "no message for this long is closed (4408). A running game is never timed out: its "
+                     + "player may only be listening. The browser client pings every third of it (no more often "
+                     + "than every 5 s), so keep it at 15 or more."),
+        .integer("websocketMaxQueuedMessages", "websocket-max-queued-messages", \.websocketMaxQueuedMessages,
+                 range: 8...10_000,
+                 help: "Messages that may wait for one game client. A client that stops reading is dropped "
+                     + "(1008) when this many are unread; its game waits as after a dropped connection."),
+        .addressList("trustedProxies", "trusted-proxies", \.trustedProxies,
+                     help: "Reverse proxies in front of the server. Only a connection from one of them has its "
+                         + "X-Forwarded-For believed: per-IP limits then count the rightmost address in it that "
+                         + "is not a trusted proxy. Empty trusts none."),
         .optionalText("webhookSecret", "webhook-secret", \.webhookSecret, valueName: "SECRET", isSecret: true,
                       help: "Shared secret that payment webhooks are signed with."),
         .boolean("metricsEnabled", "metrics-enabled", \.metricsEnabled, help: "Whether the server exposes its metrics."),
@@ -344,6 +365,30 @@ extension ServerConfiguration.Setting {
                 return true
             },
             render: { $0[keyPath: keyPath].rawValue }
+        )
+    }
+
+    /// Comma-separated numeric IP addresses, kept in canonical form so they compare equal to
+    /// the addresses sockets report. An empty value is the empty list.
+    static func addressList(_ property: String, _ key: String, _ keyPath: Property<[String]>, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "ADDRESS,...", help: help,
+            allowed: "comma-separated numeric IPv4 or IPv6 addresses (no ranges), or empty for none",
+            apply: { configuration, text in
+                var addresses: [String] = []
+                if !text.allSatisfy(\.isWhitespace) {
+                    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                        guard let address = IPAddress.canonical(part.trimmingCharacters(in: .whitespaces)) else { return false }
+                        if !addresses.contains(address) { addresses.append(address) }
+                    }
+                }
+                configuration[keyPath: keyPath] = addresses
+                return true
+            },
+            render: { configuration in
+                let addresses = configuration[keyPath: keyPath]
+                return addresses.isEmpty ? nil : addresses.joined(separator: ",")
+            }
         )
     }
 

@@ -40,6 +40,10 @@ import Testing
         #expect(configuration.disconnectGraceSeconds == 60)
         #expect(configuration.maxMessageBytes == 4096)
         #expect(configuration.maxConnectionsPerIP == 64)
+        #expect(configuration.helloTimeoutSeconds == 10)
+        #expect(configuration.websocketIdleTimeoutSeconds == 900)
+        #expect(configuration.websocketMaxQueuedMessages == 100)
+        #expect(configuration.trustedProxies == [])
         #expect(configuration.webhookSecret == nil)
         #expect(configuration.metricsEnabled == true)
     }
@@ -66,7 +70,9 @@ import Testing
             "--tls-certificate-path", "cert.pem", "--tls-key-path", "key.pem", "--log-level", "debug",
             "--log-format", "json", "--daily-free-plays", "0", "--unlimited-price-minor-units", "499",
             "--currency", "EUR", "--latency-grace-milliseconds", "80", "--disconnect-grace-seconds", "30",
-            "--max-message-bytes", "8192", "--max-connections-per-ip", "8", "--webhook-secret", "s3cret",
+            "--max-message-bytes", "8192", "--max-connections-per-ip", "8", "--hello-timeout-seconds", "5",
+            "--websocket-idle-timeout-seconds", "600", "--websocket-max-queued-messages", "50",
+            "--trusted-proxies", "10.0.0.2,10.0.0.3", "--webhook-secret", "s3cret",
             "--metrics-enabled", "false",
         ])
         var expected = ServerConfiguration()
@@ -85,6 +91,10 @@ import Testing
         expected.disconnectGraceSeconds = 30
         expected.maxMessageBytes = 8192
         expected.maxConnectionsPerIP = 8
+        expected.helloTimeoutSeconds = 5
+        expected.websocketIdleTimeoutSeconds = 600
+        expected.websocketMaxQueuedMessages = 50
+        expected.trustedProxies = ["10.0.0.2", "10.0.0.3"]
         expected.webhookSecret = "s3cret"
         expected.metricsEnabled = false
         #expect(configuration == expected)
@@ -119,6 +129,33 @@ import Testing
         #expect(configuration.tlsCertificatePath == nil)
         #expect(configuration.tlsKeyPath == nil)
         #expect(configuration.webhookSecret == nil)
+    }
+
+    // MARK: Trusted proxies
+
+    @Test func trustedProxiesAreAListOfAddressesInOneSpellingEach() throws {
+        let configuration = try load(["--trusted-proxies", " 10.0.0.2, 2001:DB8:0::1 ,::ffff:192.0.2.7,10.0.0.2"])
+        #expect(configuration.trustedProxies == ["10.0.0.2", "2001:db8::1", "192.0.2.7"])
+        #expect(configuration.description.contains("trusted-proxies=10.0.0.2,2001:db8::1,192.0.2.7"))
+    }
+
+    @Test func anEmptyTrustedProxiesListTrustsNone() throws {
+        let configuration = try load(environment: ["RETRORAPID_TRUSTED_PROXIES": ""], file: "RETRORAPID_TRUSTED_PROXIES=10.0.0.2")
+        #expect(configuration.trustedProxies == [])
+    }
+
+    @Test func aTrustedProxyThatIsNotAnAddressIsRefused() {
+        for value in ["proxy.internal", "10.0.0.0/8", "10.0.0.2,,10.0.0.3", "10.0.0.256", "10.0.0.2:8080"] {
+            let error = loadError(["--trusted-proxies", value])
+            #expect(error?.setting == "trusted-proxies", "\(value)")
+            #expect(error?.message.contains("comma-separated numeric IPv4 or IPv6 addresses") == true, "\(value)")
+        }
+    }
+
+    @Test func timeoutsAndTheQueueBoundHaveSaneRanges() {
+        #expect(loadError(["--hello-timeout-seconds", "0"])?.setting == "hello-timeout-seconds")
+        #expect(loadError(["--websocket-idle-timeout-seconds", "0"])?.setting == "websocket-idle-timeout-seconds")
+        #expect(loadError(["--websocket-max-queued-messages", "7"])?.setting == "websocket-max-queued-messages")
     }
 
     // MARK: Env file syntax
@@ -301,7 +338,7 @@ import Testing
         let defaults = ServerConfiguration()
         for setting in ServerConfiguration.settings {
             // Pick a valid value that differs from the default, then check only that property moved.
-            let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere"]
+            let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere", "192.0.2.1"]
             let value = try #require(candidates.first { candidate in
                 var copy = defaults
                 return setting.apply(&copy, candidate) && copy != defaults

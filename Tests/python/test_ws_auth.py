@@ -1,6 +1,8 @@
 """Getting onto /ws: the subprotocol, the path, the token in the first message (never in a
 URL), bad and revoked tokens, and nothing before hello (docs/PROTOCOL.md)."""
 
+import time
+
 import pytest
 from websockets.exceptions import InvalidStatus
 
@@ -106,8 +108,12 @@ def test_nothing_but_hello_is_accepted_first(server):
 def test_a_client_that_never_says_hello_is_closed(server):
     async def scenario():
         client = await GameClient.open(server)
-        code, _ = await client.closed(timeout=20)
-        return code
+        opened = time.monotonic()
+        await client.expect_error("hello_timeout", timeout=20)
+        code, reason = await client.closed(timeout=5)
+        return code, reason, time.monotonic() - opened
 
-    # libwebsockets ends a connection whose timeout fires without a close status of ours.
-    assert run(scenario()) in (None, 1000, 1001, 1005, 1006)
+    # The default bound (--hello-timeout-seconds); test_ws_timeouts.py has a short one.
+    code, reason, elapsed = run(scenario())
+    assert (code, reason) == (4408, "hello timeout: no hello within 10 s")
+    assert 9.9 <= elapsed <= 12, elapsed

@@ -2,7 +2,12 @@
 `websockets` library against the real server, plus player creation over the HTTP API."""
 
 import asyncio
+import base64
 import json
+import os
+import re
+import socket
+import struct
 import time
 
 from websockets.asyncio.client import connect
@@ -121,3 +126,107 @@ def nearest_safe_move(step):
         return None
     target = min(safe, key=lambda candidate: abs(candidate - lane))
     return "left" if target < lane else "right"
+
+
+def metric(server, name, **labels):
+    """One sample of GET /metrics (0 when the series does not exist yet)."""
+    reply = server.request("GET", "/metrics")
+    assert reply.status == 200, reply.body
+    wanted = ",".join(f'{key}="{value}"' for key, value in sorted(labels.items()))
+    for line in reply.body.decode().splitlines():
+        match = re.fullmatch(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)", line)
+        if match and match[1] == name and ",".join(sorted((match[2] or "").split(","))) == wanted:
+            return float(match[3])
+    return 0.0
+
+
+class RawGameSocket:
+    """A game connection on a bare socket, with WebSocket framing written out here: a client
+    whose reading the test controls (it may stop), and whose socket options it sets before
+    connecting (a small receive buffer). Blocking; one message at a time."""
+
+    def __init__(self, sock):
+        self.sock = sock
+
+    @classmethod
+    def connect(cls, server, receive_buffer=None, headers=None, timeout=5.0):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if receive_buffer:
+            # Before connect(), so the window the client advertises is small from the start.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        sock.settimeout(timeout)
+        sock.connect(("127.0.0.1", server.port))
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = [f"GET /ws HTTP/1.1", f"Host: 127.0.0.1:{server.port}", "Upgrade: websocket",
+                 "Connection: Upgrade", f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13",
+                 f"Sec-WebSocket-Protocol: {SUBPROTOCOL}"]
+        lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:  # byte by byte: nothing after the head may be eaten
+            byte = sock.recv(1)
+            if not byte:
+                raise ConnectionError(f"closed during the handshake: {head!r}")
+            head += byte
+        status = head.split(b"\r\n", 1)[0]
+        assert b" 101 " in status, head
+        return cls(sock)
+
+    def send(self, **message):
+        payload = json.dumps(message).encode()
+        mask = os.urandom(4)
+        header = bytes([0x81])  # FIN, text
+        if len(payload) < 126:
+            header += bytes([0x80 | len(payload)])
+        else:
+            header += bytes([0x80 | 126]) + struct.pack("!H", len(payload))
+        masked = bytes(byte ^ mask[index % 4] for index, byte in enumerate(payload))
+        self.sock.sendall(header + mask + masked)
+
+    def _exactly(self, count):
+        data = b""
+        while len(data) < count:
+            chunk = self.sock.recv(count - len(data))
+            if not chunk:
+                raise EOFError("the server closed the connection")
+            data += chunk
+        return data
+
+    def frame(self):
+        """The next frame: (opcode, payload). Server frames are never masked."""
+        first, second = self._exactly(2)
+        length = second & 0x7F
+        if length == 126:
+            length = struct.unpack("!H", self._exactly(2))[0]
+        elif length == 127:
+            length = struct.unpack("!Q", self._exactly(8))[0]
+        return first & 0x0F, self._exactly(length)
+
+    def receive(self, type_=None):
+        """The next text message (or the next of `type_`), decoded; pings are skipped."""
+        while True:
+            opcode, payload = self.frame()
+            if opcode == 0x8:
+                code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+                raise EOFError(f"closed by the server: {code} {payload[2:].decode(errors='replace')}")
+            if opcode == 0x1:
+                message = json.loads(payload)
+                if type_ is None or message["type"] == type_:
+                    return message
+
+    def ended(self, timeout=10.0):
+        """Reads and discards until the server ends the connection; True if it did in time."""
+        self.sock.settimeout(timeout)
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                if not self.sock.recv(65536):
+                    return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+        return False
+
+    def close(self):
+        self.sock.close()

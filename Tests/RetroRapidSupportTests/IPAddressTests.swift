@@ -1,0 +1,18 @@
+import Testing
+@testable import RetroRapidSupport
+
+@Suite struct IPAddressTests {
+    @Test func addressesGetOneSpellingEach() {
+        #expect(IPAddress.canonical("192.0.2.1") == "192.0.2.1")
+        #expect(IPAddress.canonical("2001:DB8:0:0::1") == "2001:db8::1")
+        #expect(IPAddress.canonical("::1") == "::1")
+        // How a dual-stack socket reports an IPv4 peer: the IPv4 address it carries.
+        #expect(IPAddress.canonical("::ffff:192.0.2.1") == "192.0.2.1")
+    }
+
+    @Test func anythingElseIsNotAnAddress() {
+        for text in ["", "localhost", "192.0.2", "192.0.2.256", " 192.0.2.1", "192.0.2.1:80", "10.0.0.0/8", "fe80::1%eth0"] {
+            #expect(IPAddress.canonical(text) == nil, "\(text)")
+        }
+    }
+}

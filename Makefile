@@ -16,7 +16,9 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# The web fonts (/fonts) come from Debian packages into data/fonts; none is committed.
 build: deps
+	scripts/install-fonts.sh data/fonts
 	$(SWIFT) build -c release --product retrorapid
 
 run: build
@@ -24,6 +26,7 @@ run: build
 
 test: deps
 	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES)
+	scripts/install-fonts.sh data/fonts
 	$(SWIFT) build $(TEST_FLAGS) --build-tests
 	$(SWIFT) test $(TEST_FLAGS) --skip-build
 	$(SWIFT) build $(TEST_FLAGS) --product retrorapid

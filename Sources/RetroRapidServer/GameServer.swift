@@ -89,9 +89,16 @@ public final class GameServer: Sendable {
         router.observer = Self.requestObserver(metrics: metrics, logger: logger, clientAddresses: clientAddresses)
         routes = router.routes
 
+        let fontsPath: String? = FontFiles(path: configuration.fontsPath) == nil ? nil : configuration.fontsPath
+        if fontsPath == nil {
+            logger.warning("fonts folder not found; /fonts will answer 404 and browsers use fallback fonts "
+                               + "(run scripts/install-fonts.sh to fill it)",
+                           metadata: ["fonts.path": configuration.fontsPath])
+        }
         http = HTTPServer(
             configuration: HTTPServerOptions(
                 host: configuration.host, port: configuration.port, webRoot: configuration.webRoot,
+                fontsPath: fontsPath,
                 tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath),
             router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols))
         registerGauges(mailbox: mailbox)

@@ -16,15 +16,19 @@ public struct HTTPServerOptions: Sendable, Equatable {
     public var port: Int
     /// The folder served at `/`, relative to the working directory or absolute.
     public var webRoot: String
+    /// The folder served at `/fonts`, relative to the working directory or absolute; nil, or a
+    /// path that is not a directory, serves no `/fonts` (the stylesheet falls back).
+    public var fontsPath: String?
     /// PEM certificate and private key: give both to serve HTTPS instead of HTTP.
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
 
-    public init(host: String = "0.0.0.0", port: Int = 8080, webRoot: String = "Web",
+    public init(host: String = "0.0.0.0", port: Int = 8080, webRoot: String = "Web", fontsPath: String? = nil,
                 tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
+        self.fontsPath = fontsPath
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsPrivateKeyPath = tlsPrivateKeyPath
     }
@@ -159,6 +163,7 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError(.invalidPort, "The port \(configuration.port) is not between 0 and 65535.")
         }
         let files = try StaticFiles(webRoot: configuration.webRoot)
+        let fonts = configuration.fontsPath.flatMap(FontFiles.init(path:))
         var headers = Self.securityHeaders
         let tls = try tlsPaths()
         if tls != nil { headers.append(Self.strictTransportSecurity) }
@@ -166,7 +171,8 @@ public final class HTTPServer: Sendable {
         return LWSContextOptions(
             address: address,
             port: configuration.port,
-            mounts: [files.mount] + router.mountpoints.map { .callback(mountpoint: $0) },
+            mounts: [files.mount] + (fonts.map { [$0.mount] } ?? [])
+                + router.mountpoints.map { .callback(mountpoint: $0) },
             responseHeaders: headers,
             httpHandler: { request, responder in router.handle(request, responder) },
             tlsCertificatePath: tls?.certificate,

@@ -46,3 +46,32 @@ struct StaticFiles: Sendable {
                extraMimeTypes: Self.extraMimeTypes)
     }
 }
+
+/// The web fonts the stylesheet names after its local() faces, served at `/fonts` from a folder
+/// that scripts/install-fonts.sh fills from Debian's fonts-dseg and fonts-inter (with each
+/// package's licence as LICENSE-<package>.txt), so no font file is committed. Same file mount
+/// and content types as the web root: .ttf font/ttf, .otf font/otf, .woff2 font/woff2, and
+/// libwebsockets' own .txt text/plain. The same 256-byte path limit applies.
+struct FontFiles: Sendable {
+    static let mountpoint = "/fonts"
+    /// Absolute path of the folder.
+    let directory: String
+
+    /// Nil when `path` is not a directory: then there is no `/fonts` and the CSS falls back.
+    init?(path: String) {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        guard Self.isDirectory(url.path) else { return nil }
+        directory = url.path
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    var mount: LWSMount {
+        // No index file: a request for the folder itself is a missing file, so a 404.
+        .files(mountpoint: Self.mountpoint, directory: directory, defaultFile: "index.html",
+               extraMimeTypes: StaticFiles.extraMimeTypes)
+    }
+}

@@ -7,6 +7,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var port = 8080
     public var databasePath = "data/retrorapid.sqlite"
     public var webRoot = "Web"
+    /// Filled by scripts/install-fonts.sh from Debian's fonts-dseg and fonts-inter; optional.
+    public var fontsPath = "data/fonts"
     public var migrationsPath = "Migrations"
     public var tlsCertificatePath: String? = nil
     public var tlsKeyPath: String? = nil
@@ -254,6 +256,10 @@ extension ServerConfiguration {
         .text("databasePath", "database-path", \.databasePath, valueName: "PATH",
               help: "SQLite database file."),
         .text("webRoot", "web-root", \.webRoot, valueName: "DIR", help: "Directory of static files served to browsers."),
+        .text("fontsPath", "fonts-path", \.fontsPath, valueName: "DIR",
+              help: "Directory of font files served at /fonts (scripts/install-fonts.sh fills it from Debian's "
+                  + "fonts-dseg and fonts-inter). When it does not exist a warning is logged at start and "
+                  + "browsers use their fallback fonts."),
         .text("migrationsPath", "migrations-path", \.migrationsPath, valueName: "DIR",
               help: "Directory of numbered SQL migrations, applied at start."),
         .optionalText("tlsCertificatePath", "tls-certificate-path", \.tlsCertificatePath, valueName: "PATH",

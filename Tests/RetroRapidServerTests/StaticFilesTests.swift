@@ -132,3 +132,46 @@ struct StaticFilesTests {
         #expect(server.boundPort == nil)
     }
 }
+
+@Suite("Font files")
+struct FontFilesTests {
+    @Test func aFontsFolderIsServedAtSlashFontsWithFontContentTypes() throws {
+        let web = try TemporaryWebRoot()
+        let fonts = try TemporaryWebRoot(files: [
+            "DSEG7Classic-Regular.ttf": "not really a ttf",
+            "Inter-Regular.otf": "not really an otf",
+            "LICENSE-fonts-dseg.txt": "SIL Open Font License",
+        ])
+        let server = HTTPServer(configuration: HTTPServerOptions(
+            host: "127.0.0.1", port: 0, webRoot: web.url.path, fontsPath: fonts.url.path))
+        try server.start()
+        defer { server.stop() }
+        let port = try #require(server.boundPort)
+
+        let ttf = try TestHTTPConnection.get("/fonts/DSEG7Classic-Regular.ttf", port: port)
+        #expect(ttf.status == 200)
+        #expect(ttf[header: "content-type"] == "font/ttf")
+        #expect(ttf.text == "not really a ttf")
+        let otf = try TestHTTPConnection.get("/fonts/Inter-Regular.otf", port: port)
+        #expect(otf[header: "content-type"] == "font/otf")
+        let licence = try TestHTTPConnection.get("/fonts/LICENSE-fonts-dseg.txt", port: port)
+        #expect(licence.status == 200)
+        #expect(licence[header: "content-type"]?.hasPrefix("text/plain") == true)
+
+        let missing = try TestHTTPConnection.get("/fonts/DSEG14Classic-Regular.ttf", port: port)
+        #expect(missing.status == 404)
+        // The web root is still served beside it.
+        #expect(try TestHTTPConnection.get("/app.js", port: port).status == 200)
+    }
+
+    @Test func aMissingFontsFolderServesNoFonts() throws {
+        let web = try TemporaryWebRoot()
+        let server = HTTPServer(configuration: HTTPServerOptions(
+            host: "127.0.0.1", port: 0, webRoot: web.url.path, fontsPath: "/nonexistent/retrorapid-fonts"))
+        try server.start()
+        defer { server.stop() }
+        let port = try #require(server.boundPort)
+        #expect(try TestHTTPConnection.get("/fonts/DSEG7Classic-Regular.ttf", port: port).status == 404)
+        #expect(try TestHTTPConnection.get("/", port: port).status == 200)
+    }
+}

@@ -13,6 +13,16 @@ import { captionFor } from "../game/effects-view.js";
 const { store, announcer } = await startPage();
 const form = document.getElementById("settings-form");
 const status = document.getElementById("save-status");
+/** The status shown, as a string key, so a language switch can say it again in the new language. */
+let shownStatus = null;
+
+function showStatus(tone, key, values = {}) {
+  shownStatus = { tone, key, values };
+  status.className = tone ? `message ${tone}` : "message";
+  status.textContent = t(key, values);
+}
+// A save can answer before the new language's strings have loaded: re-say the status once they have.
+document.addEventListener("i18n", () => { if (shownStatus) showStatus(shownStatus.tone, shownStatus.key, shownStatus.values); });
 const conflictPanel = document.getElementById("conflict");
 const audio = new AudioEngine();
 const sounds = new SoundBoard(audio);
@@ -74,8 +84,7 @@ function showBindingProblems(controls) {
 function save(patch) {
   const next = merge(store.settings, patch);
   if (showBindingProblems(next.controls).length > 0) return;  // explained beside the key; not sent
-  status.className = "message";
-  status.textContent = t("settings.saving");
+  showStatus("", "settings.saving");
   store.update(patch);
 }
 
@@ -121,17 +130,14 @@ store.on("change", ({ settings, source }) => {
   render(settings);
   audio.configure(settings);
   if (source === "remote") {
-    status.className = "message";
-    status.textContent = t("settings.updatedElsewhere", { version: store.document.version });
+    showStatus("", "settings.updatedElsewhere", { version: store.document.version });
   }
 });
 store.on("saved", ({ version }) => {
-  status.className = "message good";
-  status.textContent = t("settings.saved", { version });
+  showStatus("good", "settings.saved", { version });
 });
 store.on("error", ({ error }) => {
-  status.className = "message bad";
-  status.textContent = t("settings.saveFailed", { message: error.message });
+  showStatus("bad", "settings.saveFailed", { message: error.message });
 });
 store.on("conflict", ({ mine, theirs }) => {
   const list = document.getElementById("conflict-fields");
@@ -142,8 +148,7 @@ store.on("conflict", ({ mine, theirs }) => {
     });
     return item;
   }));
-  status.className = "message bad";
-  status.textContent = t("settings.conflictStatus");
+  showStatus("bad", "settings.conflictStatus");
   conflictPanel.hidden = false;
   document.getElementById("conflict-heading").focus();
 });
@@ -153,21 +158,20 @@ function changedPaths(patch, prefix = "") {
     value && typeof value === "object" ? changedPaths(value, `${prefix}${key}.`) : [`${prefix}${key}`]);
 }
 
-function closeConflict(message) {
+function closeConflict(key) {
   conflictPanel.hidden = true;
-  status.className = "message good";
-  status.textContent = message;
+  showStatus("good", key);
   document.getElementById("presets-heading").scrollIntoView({ block: "nearest" });
   form.querySelector("input, select")?.focus();
 }
 
 document.getElementById("keep-theirs").addEventListener("click", () => {
   store.keepTheirs();
-  closeConflict(t("settings.keptTheirs"));
+  closeConflict("settings.keptTheirs");
 });
 document.getElementById("keep-mine").addEventListener("click", () => {
   store.keepMine();
-  closeConflict(t("settings.keptMine"));
+  closeConflict("settings.keptMine");
 });
 document.addEventListener("i18n", () => {
   fillKeyOptions();

@@ -5,7 +5,7 @@ context before a user gesture, and a real server step turned into its cue."""
 
 import pytest
 
-from test_client_support import Keys, browser, module_server, open_page, press, wait_for  # noqa: F401
+from test_client_support import Keys, browser, module_server, open_page, press, show_lesson, wait_for  # noqa: F401
 
 C4, E4, G4 = 261.63, 329.63, 392.0
 
@@ -23,7 +23,7 @@ def click_demo(driver, selector):
 
 
 def test_no_audio_context_exists_before_the_first_gesture(module_server, browser):
-    open_page(browser, module_server.base_url, "/tutorial.html")
+    open_page(browser, module_server.base_url, "/tutorial.html#lesson-cues")
     assert browser.execute_script("return window.__rr.contexts") == 0
     browser.find_element("css selector", "[data-demo='cue'][data-mode='chord']").click()
     wait_for(browser, "window.__rr.contexts === 1")
@@ -31,7 +31,7 @@ def test_no_audio_context_exists_before_the_first_gesture(module_server, browser
 
 def test_each_cue_mode_schedules_the_safe_lanes_notes_and_pans(module_server, browser):
     # The tutorial's examples: the middle lane blocked, left and right safe.
-    open_page(browser, module_server.base_url, "/tutorial.html")
+    open_page(browser, module_server.base_url, "/tutorial.html#lesson-cues")
 
     pulse = click_demo(browser, "[data-demo='cue'][data-mode='lanePulse']")
     assert [(n["frequency"], n["pan"]) for n in pulse] == [(C4, -1), (G4, 1)]
@@ -47,12 +47,12 @@ def test_each_cue_mode_schedules_the_safe_lanes_notes_and_pans(module_server, br
     assert sorted((n["frequency"], n["pan"]) for n in chord) == [(C4, -1), (G4, 1)]
     assert abs(chord[0]["start"] - chord[1]["start"]) < 1e-6, "a chord's notes start together"
 
-    caption = browser.find_element("id", "demo-caption").text
+    caption = browser.find_element("css selector", ".demo:has([data-mode='chord']) [data-caption]").text
     assert "C · G" in caption, "every sound is shown too"
 
 
 def test_lane_change_cues_play_the_lane_note_and_the_safe_or_unsafe_sound(module_server, browser):
-    open_page(browser, module_server.base_url, "/tutorial.html")
+    open_page(browser, module_server.base_url, "/tutorial.html#lesson-lane-change")
     for lane, frequency, pan in ((0, C4, -1), (1, E4, 0), (2, G4, 1)):
         notes = click_demo(browser, f"[data-demo='lane'][data-lane='{lane}']")
         assert [(n["frequency"], n["pan"]) for n in notes] == [(frequency, pan)]
@@ -61,7 +61,11 @@ def test_lane_change_cues_play_the_lane_note_and_the_safe_or_unsafe_sound(module
     assert len(safe) == 2 and safe[0]["frequency"] < safe[1]["frequency"], "safe: a short rising pair"
     assert len(unsafe) == 1 and unsafe[0]["frequency"] < C4, "unsafe: one low sound"
     assert {n["frequency"] for n in safe + unsafe}.isdisjoint({C4, E4, G4})
-    for effect in ("bump", "speedUp", "crash"):
+    both = click_demo(browser, "[data-demo='both']")
+    assert (both[0]["frequency"], both[0]["pan"]) == (G4, 1), "both: the lane's note first"
+    assert [n["frequency"] for n in both[1:]] == [n["frequency"] for n in safe], "then the safe sound"
+    show_lesson(browser, "lesson-effects")
+    for effect in ("bump", "speedUpSoon", "speedUp", "crash"):
         assert click_demo(browser, f"[data-demo='effect'][data-effect='{effect}']"), effect
 
 
@@ -69,7 +73,7 @@ def test_mono_centres_every_note_and_keeps_the_pitch(module_server, browser):
     open_page(browser, module_server.base_url, "/settings.html")
     browser.find_element("id", "mono").click()
     wait_for(browser, "document.getElementById('save-status').textContent.startsWith('Saved')")
-    open_page(browser, module_server.base_url, "/tutorial.html")
+    open_page(browser, module_server.base_url, "/tutorial.html#lesson-cues")
     pulse = click_demo(browser, "[data-demo='cue'][data-mode='lanePulse']")
     assert [(n["frequency"], n["pan"]) for n in pulse] == [(C4, 0), (G4, 0)]
     open_page(browser, module_server.base_url, "/settings.html")

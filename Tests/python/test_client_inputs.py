@@ -139,7 +139,7 @@ def test_vibration_follows_each_toggle(server, browser):
 
 
 def test_the_practice_road_goes_on_after_a_crash_and_uses_no_play(server, browser):
-    open_page(browser, server.base_url, "/tutorial.html")
+    open_page(browser, server.base_url, "/tutorial.html#lesson-practice")
     wait_for(browser, "!document.getElementById('practice-start').hidden")
     time.sleep(0.5)  # the socket's welcome
     browser.find_element("id", "practice-start").click()

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import REPO
 from test_client_support import (PAGES, module_browser, describe_violations, emulate, module_server, open_page,  # noqa: F401
-                                  reset_zoom, run_axe, screenshot, wait_for, zoom, browser_errors)
+                                  reset_zoom, run_axe, screenshot, show_lesson, wait_for, zoom, browser_errors)
 
 MODES = {
     "light": dict(scheme="light"),
@@ -21,10 +21,8 @@ MODES = {
 }
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_axe_finds_no_violation_in_any_theme_or_at_200_percent_zoom(module_server, module_browser, page):
-    browser = module_browser
-    open_page(browser, module_server.base_url, PAGES[page])
+def axe_in_every_mode(browser, name):
+    """axe in each emulated mode and at 200% zoom (with the reflow check); returns the failures."""
     failures = {}
     for mode, media in MODES.items():
         emulate(browser, **media)
@@ -32,7 +30,7 @@ def test_axe_finds_no_violation_in_any_theme_or_at_200_percent_zoom(module_serve
         violations = run_axe(browser)
         if violations:
             failures[mode] = violations
-        screenshot(browser, f"{page}-{mode}")
+        screenshot(browser, f"{name}-{mode}")
     emulate(browser, scheme="light")
     zoom(browser, 2.0)
     try:
@@ -40,14 +38,61 @@ def test_axe_finds_no_violation_in_any_theme_or_at_200_percent_zoom(module_serve
         violations = run_axe(browser)
         if violations:
             failures["zoom-200"] = violations
-        screenshot(browser, f"{page}-zoom-200")
+        screenshot(browser, f"{name}-zoom-200")
         # Reflow: at 200% nothing needs sideways scrolling of the whole page (WCAG 1.4.10).
         overflow = browser.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-        assert overflow <= 1, f"{page} scrolls sideways by {overflow}px at 200% zoom"
+        assert overflow <= 1, f"{name} scrolls sideways by {overflow}px at 200% zoom"
     finally:
         reset_zoom(browser)
+    return failures
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_axe_finds_no_violation_in_any_theme_or_at_200_percent_zoom(module_server, module_browser, page):
+    browser = module_browser
+    open_page(browser, module_server.base_url, PAGES[page])
+    failures = axe_in_every_mode(browser, page)
     assert not failures, describe_violations(failures)
     assert browser_errors(browser) == []
+
+
+TUTORIAL_LESSONS = ["lesson-game", "lesson-controls", "lesson-cues", "lesson-lane-change", "lesson-effects",
+                    "lesson-practice", "lesson-done"]
+
+
+@pytest.mark.parametrize("lesson", TUTORIAL_LESSONS)
+def test_axe_finds_no_violation_in_any_tutorial_lesson(module_server, module_browser, lesson):
+    """Each lesson as the player sees it after using it: its examples played (their captions
+    filled), the practice road paused mid-run, "done" pressed; in every mode, and in the
+    player's own high contrast setting."""
+    browser = module_browser
+    open_page(browser, module_server.base_url, "/tutorial.html")
+    show_lesson(browser, lesson)
+    for button in browser.find_elements("css selector", f"#{lesson} [data-demo]"):
+        button.click()
+    practising = lesson == "lesson-practice"
+    if practising:
+        wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'welcome')")
+        browser.find_element("id", "practice-start").click()
+        wait_for(browser, "document.querySelector(\"[data-part='play-area']\").dataset.phase === 'running'")
+        wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'step')")
+        browser.find_element("css selector", "[data-part='pause']").click()
+        wait_for(browser, "document.querySelector(\"[data-part='play-area']\").dataset.phase === 'paused'")
+    if lesson == "lesson-done":
+        browser.find_element("id", "tutorial-done").click()
+        wait_for(browser, "document.getElementById('tutorial-done-message').textContent !== ''")
+    try:
+        failures = axe_in_every_mode(browser, f"tutorial-{lesson}")
+        browser.execute_script("document.documentElement.dataset.contrast = 'high'")
+        violations = run_axe(browser)
+        if violations:
+            failures["setting-high-contrast"] = violations
+        assert not failures, describe_violations(failures)
+        assert browser_errors(browser) == []
+    finally:
+        if practising:  # this module's browser is one player for every test: end the road
+            browser.find_element("id", "practice-stop").click()
+            wait_for(browser, "!document.getElementById('practice-start').hidden", timeout=10)
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -238,6 +238,12 @@ def describe_violations(violations):
     return json.dumps(violations, indent=1)[:6000]
 
 
+def show_lesson(driver, lesson):
+    """Opens one of the tutorial's lessons (e.g. "lesson-cues") from its list of lessons."""
+    driver.find_element("css selector", f"#lesson-list [data-goto='{lesson}']").click()
+    wait_for(driver, f"!document.getElementById('{lesson}').hidden && document.activeElement.closest('section.lesson')?.id === '{lesson}'")
+
+
 def screenshot(driver, name):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{re.sub(r'[^a-z0-9-]+', '-', name.lower())}.png"
@@ -263,4 +269,4 @@ def device_token(driver):
 
 __all__ = ["Keys", "PAGES", "browser", "module_browser", "module_server", "new_browser", "open_page", "wait_for", "emulate",
            "zoom", "reset_zoom", "run_axe", "describe_violations", "screenshot", "press", "browser_errors",
-           "device_token", "SCREENSHOTS"]
+           "device_token", "show_lesson", "SCREENSHOTS"]

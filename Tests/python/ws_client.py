@@ -128,6 +128,43 @@ def nearest_safe_move(step):
     return "left" if target < lane else "right"
 
 
+def play_to_score(server, token, level, target, attempts=3):
+    """Plays one real game at `level`, following the safe-lane cue, and quits as soon as the
+    score reaches `target`, so it is saved with that score. A crash on the way (rare: moves
+    can arrive late) plays again, up to `attempts` games. Returns the final `gameOver`."""
+
+    async def one_game(client):
+        await client.start(level)
+        while True:
+            message = await client.recv(timeout=10)
+            if message["type"] == "step":
+                if message["score"] >= target:
+                    await client.send(type="quit")
+                    return await client.expect("gameOver")
+                direction = nearest_safe_move(message)
+                if direction:
+                    goal = min(message["safeLanes"], key=lambda lane: abs(lane - message["lane"]))
+                    for _ in range(abs(goal - message["lane"])):
+                        await client.send(type="move", direction=direction, step=message["step"])
+            elif message["type"] == "gameOver":
+                return message
+            elif message["type"] == "error":
+                raise AssertionError(f"unexpected error {message}")
+
+    async def scenario():
+        client = await GameClient.signed_in(server, token)
+        try:
+            for _ in range(attempts):
+                over = await one_game(client)
+                if over["score"] >= target:
+                    return over
+            raise AssertionError(f"no game reached {target} points in {attempts} tries")
+        finally:
+            await client.close()
+
+    return run(scenario())
+
+
 def metric(server, name, **labels):
     """One sample of GET /metrics (0 when the series does not exist yet)."""
     reply = server.request("GET", "/metrics")

@@ -12,19 +12,34 @@ export function keyName(code) {
   return named === `keys.${code}` ? code : named;
 }
 
-export function describeControls(settings, helpKey = "KeyH") {
+/**
+ * The ways to move that are switched on, each `{input, text}` (input: keyboard, letterKeys,
+ * touch, swipe, wheel, gamepad, oneSwitch). With one-switch scanning on, a tap on the road is
+ * the switch, so taps and swipes are not listed as moves of their own (as the inputs behave).
+ */
+export function movementInputs(settings) {
+  const c = settings.controls;
+  const k = c.keyBindings;
+  const inputs = [];
+  if (c.keyboard) {
+    inputs.push({ input: "keyboard", text: t("help.moveKeys", { left: keyName(k.left), right: keyName(k.right) }) });
+    if (c.letterKeys) inputs.push({ input: "letterKeys", text: t("help.letterKeys") });
+  }
+  if (c.touch && !c.oneSwitch) inputs.push({ input: "touch", text: t("help.tap") });
+  if (c.swipe && !c.oneSwitch) inputs.push({ input: "swipe", text: t("help.swipe") });
+  if (c.wheel) inputs.push({ input: "wheel", text: t("help.wheel") });
+  if (c.gamepad) inputs.push({ input: "gamepad", text: t("help.gamepad") });
+  if (c.oneSwitch) {
+    inputs.push({ input: "oneSwitch", text: t("help.oneSwitch", { seconds: (c.scanIntervalMs / 1000).toLocaleString(document.documentElement.lang) }) });
+  }
+  return inputs;
+}
+
+/** What else a race listens to: the cool-down, pause, repeat the cue, status, help, start. */
+export function raceKeys(settings, helpKey = "KeyH") {
   const c = settings.controls;
   const k = c.keyBindings;
   const lines = [];
-  if (c.keyboard) {
-    lines.push(t("help.moveKeys", { left: keyName(k.left), right: keyName(k.right) }));
-    if (c.letterKeys) lines.push(t("help.letterKeys"));
-  }
-  if (c.touch && !c.oneSwitch) lines.push(t("help.tap"));
-  if (c.swipe && !c.oneSwitch) lines.push(t("help.swipe"));
-  if (c.wheel) lines.push(t("help.wheel"));
-  if (c.gamepad) lines.push(t("help.gamepad"));
-  if (c.oneSwitch) lines.push(t("help.oneSwitch", { seconds: (c.scanIntervalMs / 1000).toLocaleString(document.documentElement.lang) }));
   if (c.inputCooldownMs > 0) lines.push(t("help.cooldown", { ms: c.inputCooldownMs }));
   lines.push(t("help.pause", { key: keyName(k.pause) }));
   lines.push(t("help.repeatCue", { key: keyName(k.repeatCue) }));
@@ -34,10 +49,20 @@ export function describeControls(settings, helpKey = "KeyH") {
   return lines;
 }
 
+export function describeControls(settings, helpKey = "KeyH") {
+  return [...movementInputs(settings).map(({ text }) => text), ...raceKeys(settings, helpKey)];
+}
+
 export function renderControls(list, settings, helpKey) {
-  list.replaceChildren(...describeControls(settings, helpKey).map((line) => {
+  renderLines(list, describeControls(settings, helpKey));
+}
+
+/** Fills a list with one item per line; `inputs[i]`, when given, becomes item i's data-input. */
+export function renderLines(list, lines, inputs = []) {
+  list.replaceChildren(...lines.map((line, index) => {
     const item = document.createElement("li");
     item.textContent = line;
+    if (inputs[index]) item.dataset.input = inputs[index];
     return item;
   }));
 }

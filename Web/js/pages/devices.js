@@ -22,16 +22,17 @@ async function showMe() {
   nameInput.value = me.player.displayName;
 }
 
+/** The signed-in devices (the API lists signed-out ones too; they can do nothing any more). */
 async function showDevices() {
   const { devices } = await api.devices();
   const body = document.querySelector("#device-table tbody");
-  body.replaceChildren(...devices.map((device) => {
+  body.replaceChildren(...devices.filter((device) => !device.revokedAt).map((device) => {
     const tr = document.createElement("tr");
     const cells = [
       device.current ? t("devices.thisDevice", { label: device.label }) : device.label,
       formatTime(device.createdAt),
       formatTime(device.lastSeenAt),
-      device.revokedAt ? t("devices.revoked", { time: formatTime(device.revokedAt) }) : t("devices.active"),
+      t("devices.active"),
     ];
     for (const text of cells) {
       const td = document.createElement("td");
@@ -39,14 +40,12 @@ async function showDevices() {
       tr.append(td);
     }
     const action = document.createElement("td");
-    if (!device.revokedAt) {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.textContent = t("devices.signOut");
-      button.setAttribute("aria-label", t("devices.signOutNamed", { label: device.label }));
-      button.addEventListener("click", () => revoke(device));
-      action.append(button);
-    }
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = t("devices.signOut");
+    button.setAttribute("aria-label", t("devices.signOutNamed", { label: device.label }));
+    button.addEventListener("click", () => revoke(device));
+    action.append(button);
     tr.append(action);
     return tr;
   }));
@@ -62,6 +61,9 @@ async function revoke(device) {
       return;
     }
     await showDevices();
+    // The pressed button went with its row: focus goes to the list's heading, and the status
+    // line under the list says what happened.
+    document.getElementById("list-heading").focus();
   } catch (error) {
     say(deviceResult, error.code === "conflict" ? t("devices.lastDevice") : error.message, "bad");
   }

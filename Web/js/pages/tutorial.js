@@ -1,53 +1,91 @@
-// The tutorial: the game, this player's controls, each audio cue played and explained, and a
-// practice road on the server where a crash does not end the run (a new practice game starts).
+// The tutorial, lesson by lesson (js/tutorial/lessons.js): the game; the controls this player
+// has switched on, from their settings; the safe-lane cue modes, the lane-change cues and the
+// other sounds, each played on request and described in words; a practice road on the server
+// where a crash does not end the run (a new practice game starts); and "done", which stops
+// the play page offering the tutorial. Replayable at any time from the navigation.
 import { startPage, pageReady } from "../app/page.js";
 import { t } from "../app/i18n.js";
 import { GameController } from "../game/controller.js";
 import { inGame } from "../game/state.js";
-import { renderControls } from "../game/controls-help.js";
-import { captionFor } from "../game/effects-view.js";
+import { movementInputs, raceKeys, renderLines } from "../game/controls-help.js";
+import { Lessons } from "../tutorial/lessons.js";
+import { wireDemos } from "../tutorial/demos.js";
+import { SoundBoard } from "../audio/sounds.js";
 
-const EXAMPLE_SAFE_LANES = [0, 2];  // middle blocked: left and right are safe
 const RESTART_MS = 1500;
 
 const { store, socket, announcer } = await startPage();
-const practiceSection = document.getElementById("t-practice").closest("section");
+const practiceSection = document.getElementById("lesson-practice");
 const game = new GameController(practiceSection, { socket, store, announcer });
-const caption = document.getElementById("demo-caption");
 const crashesOutput = document.getElementById("practice-crashes");
 const message = document.getElementById("practice-message");
 const startButton = document.getElementById("practice-start");
 const stopButton = document.getElementById("practice-stop");
 let crashes = 0;
 let running = false;
+let doneHere = false;
 
-const showControls = () => renderControls(document.getElementById("tutorial-controls"), store.settings, game.inputs.keyboard.helpKey);
-showControls();
-store.on("change", showControls);
-document.addEventListener("i18n", showControls);
+// ---- Lessons ----
+const lessons = new Lessons({
+  sections: [...document.querySelectorAll("section.lesson")],
+  list: document.getElementById("lesson-list"),
+  progress: document.getElementById("lesson-progress"),
+  back: document.getElementById("lesson-back"),
+  next: document.getElementById("lesson-next"),
+  announcer,
+});
+// A practice road runs only while its lesson is open: leaving it stops the road.
+lessons.on("change", ({ from }) => {
+  if (from === "lesson-practice" && running) stopPractice();
+});
 
-// The demos play through the same SoundBoard as the game; the caption shows each sound.
-game.sounds.on("sound", (sound) => { caption.textContent = captionFor(sound); });
-for (const button of document.querySelectorAll("[data-demo]")) {
-  button.addEventListener("click", () => {
-    game.audio.unlock();
-    const { demo } = button.dataset;
-    if (demo === "cue") game.sounds.cue(button.dataset.mode, EXAMPLE_SAFE_LANES, 800);
-    if (demo === "lane") game.sounds.laneChange("confirmation", Number(button.dataset.lane), true);
-    if (demo === "success") game.sounds.laneChange("success", 1, button.dataset.safe === "true");
-    if (demo === "effect") {
-      if (button.dataset.effect === "bump") game.sounds.bump("left");
-      if (button.dataset.effect === "speedUp") game.sounds.speedUp();
-      if (button.dataset.effect === "crash") game.sounds.crash(1);
-    }
-  });
+// ---- Your controls, and which sound settings are this player's ----
+function showSettings() {
+  const settings = store.settings;
+  const inputs = movementInputs(settings);
+  renderLines(document.getElementById("tutorial-inputs"), inputs.map(({ text }) => text), inputs.map(({ input }) => input));
+  document.getElementById("tutorial-no-inputs").hidden = inputs.length > 0;
+  renderLines(document.getElementById("tutorial-keys"), raceKeys(settings, game.inputs.keyboard.helpKey));
+  for (const demo of document.querySelectorAll(".demo[data-setting]")) {
+    demo.querySelector(".your-setting").hidden = settings[demo.dataset.setting] !== demo.dataset.value;
+  }
+  // "Done before" is for a replay; right after pressing "done" here, the saved message says it.
+  document.getElementById("tutorial-done-before").hidden = !settings.tutorialDone || doneHere;
 }
+showSettings();
+store.on("change", showSettings);
+document.addEventListener("i18n", showSettings);
 
+// ---- The sounds: the game's own SoundBoard on the game's audio engine (same notes, pans,
+// volumes and mono), a board of their own so the examples do not caption the practice road.
+wireDemos(document.getElementById("main"), new SoundBoard(game.audio), () => {
+  // A press is a user gesture: the audio may start now. Outside a race nothing holds it
+  // (a practice road paused and then left would otherwise keep the examples silent).
+  if (!inGame(game.state)) game.audio.release();
+  game.audio.unlock();
+});
+
+// ---- Practice ----
 function startPractice() {
   running = true;
   startButton.hidden = true;
   stopButton.hidden = false;
   game.start("cruise", true);
+}
+
+function finishPractice(score) {
+  running = false;
+  startButton.hidden = false;
+  stopButton.hidden = true;
+  message.textContent = t("tutorial.practiceEnded", { score });
+  if (lessons.current.id === "lesson-practice") startButton.focus();
+}
+
+function stopPractice() {
+  running = false;
+  // Between two practice roads there is no game to end: stop at once.
+  if (inGame(game.state)) game.quit();
+  else finishPractice(game.state.score);
 }
 
 startButton.addEventListener("click", () => {
@@ -56,21 +94,8 @@ startButton.addEventListener("click", () => {
   message.textContent = "";
   startPractice();
 });
-function finishPractice(score) {
-  running = false;
-  startButton.hidden = false;
-  stopButton.hidden = true;
-  message.textContent = t("tutorial.practiceEnded", { score });
-  startButton.focus();
-}
-
-stopButton.addEventListener("click", () => {
-  running = false;
-  // Between two practice roads there is no game to end: stop at once.
-  if (inGame(game.state)) game.quit();
-  else finishPractice(game.state.score);
-});
-game.on("wantsStart", () => { if (!running) startButton.click(); });
+stopButton.addEventListener("click", stopPractice);
+game.on("wantsStart", () => { if (!running && lessons.current.id === "lesson-practice") startButton.click(); });
 
 game.on("gameOver", (result) => {
   if (running && result.reason === "crash") {
@@ -87,8 +112,16 @@ game.on("problem", (problem) => {
   message.textContent = problem.message ?? t("errors.generic");
 });
 
+// ---- Done ----
 document.getElementById("tutorial-done").addEventListener("click", async () => {
+  const result = document.getElementById("tutorial-done-message");
+  doneHere = true;
   await store.update({ tutorialDone: true });
-  document.getElementById("tutorial-done-message").textContent = t("tutorial.doneSaved");
+  // A refused or failed save leaves the stored document (tutorialDone still false) in place.
+  const saved = store.settings.tutorialDone === true;
+  result.className = saved ? "message good" : "message bad";
+  result.textContent = saved ? t("tutorial.doneSaved") : t("errors.generic");
 });
+
+lessons.open();
 pageReady();

@@ -9,7 +9,7 @@ VENV = .build/venv
 # fonts let screenshots show the LCD and readable faces (the page falls back without them).
 CLIENT_TEST_PACKAGES = chromium chromium-driver fonts-dseg fonts-inter
 
-.PHONY: all deps build run test bench sim clean python-test-deps
+.PHONY: all deps build run test bench bench-capacity sim clean python-test-deps
 
 all: build
 
@@ -39,8 +39,14 @@ python-test-deps:
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
 
+# A short version of every benchmark (under 5 minutes); the full capacity sweep behind
+# docs/BENCHMARKS.md is `make bench-capacity` (about 40 minutes).
 bench: deps
 	scripts/bench-engine.sh
+	scripts/bench-capacity.sh --quick
+
+bench-capacity: deps
+	scripts/bench-capacity.sh
 
 sim: build
 	.build/release/retrorapid sim --level all --seeds 1000 --steps 5000 --bot perfect --threads 2

@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
-// RetroRapid Online. No outside Swift packages: only the toolchain and two C libraries
-// from Debian (libwebsockets-dev, libsqlite3-dev) through system-library targets.
+// RetroRapid Online. No outside Swift packages: only the toolchain and C libraries
+// from Debian (libwebsockets-dev, libsqlite3-dev, and libev-dev, which libwebsockets-dev
+// depends on) through system-library targets.
 import PackageDescription
 
 let package = Package(
@@ -15,6 +16,11 @@ let package = Package(
             name: "CLibWebSockets",
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
+        ),
+        // libev, the event loop libwebsockets runs on (its evlib-ev plugin); no pkg-config file.
+        .systemLibrary(
+            name: "CLibEV",
+            providers: [.apt(["libev-dev"])]
         ),
         .systemLibrary(
             name: "CSQLite3",
@@ -33,12 +39,18 @@ let package = Package(
         .target(name: "RetroRapidSupport"),
         // SQLite connection, statements, migrations, repositories.
         .target(name: "RetroRapidStorage", dependencies: ["CSQLite3", "RetroRapidSupport", "RetroRapidRules"]),
-        // The libwebsockets loop, HTTP routes, WebSocket sessions, tick scheduler.
-        .target(name: "RetroRapidServer", dependencies: ["CLibWebSockets", "RetroRapidSupport", "RetroRapidRules", "RetroRapidStorage"]),
+        // libwebsockets plumbing shared by the server and the load generator: the one-timer
+        // tick scheduler, the monotonic clock, libwebsockets' log lines.
+        .target(name: "RetroRapidLWS", dependencies: ["CLibWebSockets", "CLibEV"]),
+        // The libwebsockets loop, HTTP routes, WebSocket sessions.
+        .target(name: "RetroRapidServer", dependencies: ["CLibWebSockets", "RetroRapidLWS", "RetroRapidSupport", "RetroRapidRules", "RetroRapidStorage"]),
+        // The load generator: many libwebsockets client connections playing like people.
+        .target(name: "RetroRapidLoad", dependencies: ["CLibWebSockets", "RetroRapidLWS", "RetroRapidSupport", "RetroRapidRules"]),
         // The thin executable: parses a command and hands it to the targets above.
         .executableTarget(
             name: "retrorapid",
-            dependencies: ["RetroRapidRules", "RetroRapidBots", "RetroRapidSupport", "RetroRapidStorage", "RetroRapidServer"]
+            dependencies: ["RetroRapidRules", "RetroRapidBots", "RetroRapidSupport", "RetroRapidStorage", "RetroRapidServer",
+                           "RetroRapidLoad"]
         ),
 
         // MARK: - Tests (mirror the targets)
@@ -46,6 +58,8 @@ let package = Package(
         .testTarget(name: "RetroRapidBotsTests", dependencies: ["RetroRapidBots", "RetroRapidRules"]),
         .testTarget(name: "RetroRapidSupportTests", dependencies: ["RetroRapidSupport"]),
         .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidRules"]),
-        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidStorage", "RetroRapidRules", "RetroRapidSupport"]),
+        // The server's tests also run the load generator against a real server.
+        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidStorage", "RetroRapidRules", "RetroRapidSupport"]),
+        .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad"]),
     ]
 )

@@ -7,8 +7,8 @@ import CLibWebSockets
 
 /// Microseconds on the monotonic clock: what every game deadline is measured in. Never the
 /// wall clock, which jumps when it is set.
-enum MonotonicClock {
-    static func now() -> Int64 {
+public enum MonotonicClock {
+    public static func now() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
@@ -23,8 +23,8 @@ enum MonotonicClock {
 /// in its bucket and skipped when that bucket comes due (cheaper than finding and removing it).
 /// A bucket comes due at its end, so nothing is ever taken before its deadline.
 /// Pure: the caller says what time it is.
-struct TickSchedule {
-    let granularity: Int64
+public struct TickSchedule {
+    public let granularity: Int64
     /// Bucket key → the ids put in it (some may have moved on since).
     private var buckets: [Int64: [Int]] = [:]
     /// The keys of non-empty buckets, smallest first.
@@ -32,19 +32,19 @@ struct TickSchedule {
     /// Where each id is due now (its bucket key).
     private var current: [Int: Int64] = [:]
 
-    init(granularityMicroseconds: Int64 = 1000) {
+    public init(granularityMicroseconds: Int64 = 1000) {
         precondition(granularityMicroseconds > 0, "granularity must be positive")
         granularity = granularityMicroseconds
     }
 
     /// Ids with a deadline.
-    var count: Int { current.count }
+    public var count: Int { current.count }
 
     /// When the earliest bucket comes due (the end of that bucket), if any.
-    var nextDue: Int64? { keys.min.map { $0 * granularity } }
+    public var nextDue: Int64? { keys.min.map { $0 * granularity } }
 
     /// Makes `deadline` the one deadline of `id`.
-    mutating func schedule(_ id: Int, at deadline: Int64) {
+    public mutating func schedule(_ id: Int, at deadline: Int64) {
         // Rounded up: a bucket is due at its end, so it never fires before a deadline in it.
         let key = deadline >= 0 ? (deadline + granularity - 1) / granularity : deadline / granularity
         if current[id] == key { return }
@@ -57,12 +57,12 @@ struct TickSchedule {
         }
     }
 
-    mutating func cancel(_ id: Int) {
+    public mutating func cancel(_ id: Int) {
         current[id] = nil
     }
 
     /// Removes and returns the ids due by `now`, earliest bucket first, each id once.
-    mutating func takeDue(now: Int64) -> [Int] {
+    public mutating func takeDue(now: Int64) -> [Int] {
         var due: [Int] = []
         while let key = keys.min, key * granularity <= now {
             keys.popMin()
@@ -76,13 +76,15 @@ struct TickSchedule {
 }
 
 /// A binary min-heap of bucket keys.
-struct MinHeap {
+public struct MinHeap {
     private var items: [Int64] = []
 
-    var min: Int64? { items.first }
-    var isEmpty: Bool { items.isEmpty }
+    public init() {}
 
-    mutating func push(_ value: Int64) {
+    public var min: Int64? { items.first }
+    public var isEmpty: Bool { items.isEmpty }
+
+    public mutating func push(_ value: Int64) {
         items.append(value)
         var child = items.count - 1
         while child > 0 {
@@ -94,7 +96,7 @@ struct MinHeap {
     }
 
     @discardableResult
-    mutating func popMin() -> Int64? {
+    public mutating func popMin() -> Int64? {
         guard let first = items.first else { return nil }
         let last = items.removeLast()
         guard !items.isEmpty else { return first }
@@ -121,12 +123,12 @@ struct MinHeap {
 /// when the protocol is initialised (LWS_CALLBACK_PROTOCOL_INIT) and `detach` when it is
 /// destroyed, before the context frees its timer lists; the timer's callback runs on the
 /// service thread from inside `lws_service`.
-final class TickScheduler {
+public final class TickScheduler {
     /// Called for each id whose deadline has come, with the time it was taken at.
-    var onDue: (_ id: Int, _ now: Int64) -> Void = { _, _ in }
+    public var onDue: (_ id: Int, _ now: Int64) -> Void = { _, _ in }
     /// Called once after each batch of `onDue` calls (to flush counters once, not per game).
-    var afterDue: () -> Void = {}
-    private(set) var schedule: TickSchedule
+    public var afterDue: () -> Void = {}
+    public private(set) var schedule: TickSchedule
     private let clock: () -> Int64
     /// C memory libwebsockets links into its timer list: the `lws_sorted_usec_list_t` first,
     /// then an unretained pointer back to this object. Its address never changes.
@@ -135,9 +137,21 @@ final class TickScheduler {
     /// The deadline the timer is set for, if it is set.
     private var armedFor: Int64?
     private var firing = false
+    /// When set, the timer is always armed at most this far ahead, even with nothing
+    /// scheduled. Needed with libev: libwebsockets 4.1.6 drives every lws_sul from one libev
+    /// timer and re-aims it with ev_timer_set/ev_timer_start, which do nothing to a timer that
+    /// is already running; so a deadline added from a socket callback (a game started) cannot
+    /// move that timer earlier, and waits for whatever it was set to (an internal timeout
+    /// seconds away). Steps then went out only when other traffic woke the loop: p99 jitter
+    /// 49 ms with 200 games. Kept armed at most 50 ms ahead, the timer always comes back before
+    /// any deadline a callback adds (a first step is a whole interval away, a held crash step
+    /// 100 ms or more), and an idle server wakes 20 times a second (docs/BENCHMARKS.md).
+    private let maximumSleep: Int64?
 
-    init(granularityMicroseconds: Int64 = 1000, clock: @escaping () -> Int64 = MonotonicClock.now) {
+    public init(granularityMicroseconds: Int64 = 1000, maximumSleepMicroseconds: Int64? = nil,
+                clock: @escaping () -> Int64 = MonotonicClock.now) {
         schedule = TickSchedule(granularityMicroseconds: granularityMicroseconds)
+        maximumSleep = maximumSleepMicroseconds
         self.clock = clock
         let size = MemoryLayout<lws_sorted_usec_list_t>.stride + MemoryLayout<UnsafeRawPointer>.stride
         timer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
@@ -155,7 +169,7 @@ final class TickScheduler {
     }
 
     /// Starts using `context`'s timers (service thread, LWS_CALLBACK_PROTOCOL_INIT).
-    func attach(context: OpaquePointer) {
+    public func attach(context: OpaquePointer) {
         self.context = context
         timer.storeBytes(of: Unmanaged.passUnretained(self).toOpaque(),
                          toByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride, as: UnsafeMutableRawPointer.self)
@@ -163,18 +177,18 @@ final class TickScheduler {
     }
 
     /// Cancels the timer; the schedule is kept (service thread, LWS_CALLBACK_PROTOCOL_DESTROY).
-    func detach() {
+    public func detach() {
         if context != nil { lws_sul_cancel(sul) }
         context = nil
         armedFor = nil
     }
 
-    func schedule(_ id: Int, at deadline: Int64) {
+    public func schedule(_ id: Int, at deadline: Int64) {
         schedule.schedule(id, at: deadline)
         rearm()
     }
 
-    func cancel(_ id: Int) {
+    public func cancel(_ id: Int) {
         schedule.cancel(id)  // the timer may fire for nothing once; cheaper than re-arming
     }
 
@@ -191,11 +205,15 @@ final class TickScheduler {
 
     /// Sets the timer for the earliest bucket, unless it is set for that or earlier already.
     private func rearm() {
-        guard !firing, let context, let next = schedule.nextDue else { return }
+        guard !firing, let context else { return }
+        let now = clock()
+        // With a maximum sleep the timer keeps ticking when idle too (see `maximumSleep`).
+        guard var next = schedule.nextDue ?? maximumSleep.map({ now + $0 }) else { return }
+        if let maximumSleep { next = min(next, now + maximumSleep) }
         if let armedFor, armedFor <= next { return }
         armedFor = next
         // lws_sul_schedule takes a delay from its own now; the deadline itself is absolute.
-        lws_sul_schedule(context, 0, sul, tickSchedulerTimerFired, max(0, next - clock()))
+        lws_sul_schedule(context, 0, sul, tickSchedulerTimerFired, max(0, next - now))
     }
 }
 

@@ -99,7 +99,8 @@ public final class GameServer: Sendable {
             configuration: HTTPServerOptions(
                 host: configuration.host, port: configuration.port, webRoot: configuration.webRoot,
                 fontsPath: fontsPath,
-                tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath),
+                tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath,
+                eventLoop: configuration.eventLoop),
             router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols))
         registerGauges(mailbox: mailbox)
     }

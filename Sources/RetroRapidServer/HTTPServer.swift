@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import Foundation
+import RetroRapidSupport
 import Synchronization
 
 /// Where and what the HTTP server serves.
@@ -22,9 +23,11 @@ public struct HTTPServerOptions: Sendable, Equatable {
     /// PEM certificate and private key: give both to serve HTTPS instead of HTTP.
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
+    public var eventLoop: EventLoop
 
     public init(host: String = "0.0.0.0", port: Int = 8080, webRoot: String = "Web", fontsPath: String? = nil,
-                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil) {
+                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil, eventLoop: EventLoop = .libev) {
+        self.eventLoop = eventLoop
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -177,7 +180,8 @@ public final class HTTPServer: Sendable {
             httpHandler: { request, responder in router.handle(request, responder) },
             tlsCertificatePath: tls?.certificate,
             tlsPrivateKeyPath: tls?.key,
-            protocols: protocols
+            protocols: protocols,
+            eventLoop: configuration.eventLoop
         )
     }
 

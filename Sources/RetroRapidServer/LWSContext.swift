@@ -6,6 +6,8 @@ import Darwin
 import CLibWebSockets
 import Dispatch
 import Foundation
+import RetroRapidLWS
+import RetroRapidSupport
 import Synchronization
 
 /// What an `LWSContext` listens on and serves, in Swift terms. The context turns it into the C
@@ -25,6 +27,7 @@ struct LWSContextOptions: Sendable {
     var tlsPrivateKeyPath: String?
     /// Protocols after the HTTP one (which is always `protocols[0]`): the WebSocket side.
     var protocols: [LWSProtocolDefinition] = []
+    var eventLoop: EventLoop = .libev
 }
 
 /// A libwebsockets protocol added to the vhost after the HTTP one. Its callback runs on the
@@ -100,6 +103,8 @@ final class LWSContext: @unchecked Sendable {
     /// Signalled once the service thread knows whether the vhost is listening.
     private let startupDone = DispatchSemaphore(value: 0)
     private var allocations = CAllocations()
+    /// Service thread only: the libev loop the context runs on (nil with the poll loop).
+    private var eventLoop: LWSEventLoop?
     /// New connections are accepted until shutdown begins (`stopAccepting`).
     private let accepting = Atomic<Bool>(true)
     private let connections = Atomic<Int>(0)
@@ -307,26 +312,53 @@ final class LWSContext: @unchecked Sendable {
             mailbox.attach(context: context)
             startupDone.signal()
             while !stopRequested.load(ordering: .acquiring) {
-                // The timeout argument is ignored by lws 4.1: it sleeps until the next event,
-                // timer or lws_cancel_service.
-                if lws_service(context, 0) < 0 { break }
+                if let eventLoop {
+                    eventLoop.run()  // until `serviceWoken` stops it
+                } else if lws_service(context, 0) < 0 {
+                    // poll: the timeout argument is ignored by lws 4.1; it sleeps until the
+                    // next event, timer or lws_cancel_service.
+                    break
+                }
             }
-            shared.withLock { state in
-                state.context = nil
-                state.phase = .finished
-            }
-            // Jobs posted until now run while every connection still exists; later ones wait
-            // for a next context (a restart) and are dropped with the mailbox otherwise.
-            mailbox.detach()
-            mailbox.drainAll()
-            lws_context_destroy(context)
+            beginDestroy(context)
             allocations.freeAll()
         }
+    }
+
+    /// Service thread, after the mailbox is drained on LWS_CALLBACK_EVENT_WAIT_CANCELLED: a
+    /// stop asked for leaves the libev loop (the poll loop checks the flag after each wakeup).
+    func serviceWoken() {
+        if stopRequested.load(ordering: .acquiring) { eventLoop?.stop() }
+    }
+
+    /// Ends serving: the last mailbox jobs run while every connection still exists, then
+    /// libwebsockets closes them all and frees the context (once its loop has stopped).
+    private func beginDestroy(_ context: OpaquePointer) {
+        shared.withLock { state in
+            state.context = nil
+            state.phase = .finished
+        }
+        // Jobs posted until now run while every connection still exists; later ones wait for a
+        // next context (a restart) and are dropped with the mailbox otherwise.
+        mailbox.detach()
+        mailbox.drainAll()
+        lws_context_destroy(context)
+        eventLoop = nil  // after the context: it may touch the loop while closing
     }
 
     private func createContextAndVhost() -> Result<(OpaquePointer, Int), LWSContextError> {
         var info = lws_context_creation_info()
         info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
+        if options.eventLoop == .libev {
+            // epoll through Debian's libwebsockets-evlib-ev plugin, on a loop of ours.
+            guard let loop = LWSEventLoop() else { return .failure(.contextCreationFailed) }
+            eventLoop = loop
+            info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+            info.foreign_loops = loop.foreignLoops
+        }
+        // Room for as many sockets as the process may open (libwebsockets sizes its tables
+        // from this once, at creation).
+        info.fd_limit_per_thread = UInt32(OpenFileLimit.raiseToHardLimit())
         if options.tlsCertificatePath != nil {
             info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
         }
@@ -512,22 +544,5 @@ private struct CAllocations {
     mutating func freeAll() {
         pointers.forEach { free($0) }
         pointers.removeAll()
-    }
-}
-
-/// libwebsockets logs through one process-wide emit function; ours keeps errors and warnings.
-enum LWSLogging {
-    private static let configured: Void = {
-        lws_set_log_level(LLL_ERR | LLL_WARN) { level, line in
-            guard let line else { return }
-            var text = String(cString: line)
-            while text.last?.isNewline == true { text.removeLast() }
-            let label = level & LLL_ERR != 0 ? "error" : "warning"
-            FileHandle.standardError.write(Data("libwebsockets \(label): \(text)\n".utf8))
-        }
-    }()
-
-    static func configureOnce() {
-        _ = configured
     }
 }

@@ -26,6 +26,7 @@ func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
         // gives this reason to every protocol; this one, protocols[0], is the one that drains.
         // (`wsi` is a stand-in with no connection behind it.)
         context.mailbox.drain()
+        context.serviceWoken()
         return 0
     case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
         // A new TCP connection, before anything is read: refused once shutdown has begun.

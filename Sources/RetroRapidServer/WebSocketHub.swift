@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CLibWebSockets
+import RetroRapidLWS
 import Foundation
 import RetroRapidRules
 import RetroRapidStorage
@@ -31,11 +32,13 @@ public final class WebSocketHub: @unchecked Sendable {
     let metrics: WebSocketMetrics
     /// Who a client is for the per-IP limit (trusted proxies), shared with the HTTP API.
     let clientAddresses: ClientAddressResolver
-    /// Steps every game (ids: game sessions, and `shutdownTimerID`).
-    let scheduler = TickScheduler()
+    /// Steps every game (ids: game sessions, and `shutdownTimerID`). It wakes at least every
+    /// 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be moved
+    /// earlier from a socket callback in libwebsockets 4.1.6).
+    let scheduler = TickScheduler(maximumSleepMicroseconds: 50_000)
     /// Checks connections for silence (ids: connections). A coarse grain: its deadlines are
     /// seconds long, and a tenth of a second late is close enough.
-    let watchdog = TickScheduler(granularityMicroseconds: 100_000)
+    let watchdog = TickScheduler(granularityMicroseconds: 100_000, maximumSleepMicroseconds: 100_000)
 
     // MARK: Service-thread state
 

@@ -1,4 +1,5 @@
 import CLibWebSockets
+import RetroRapidLWS
 import Foundation
 import RetroRapidRules
 import RetroRapidStorage

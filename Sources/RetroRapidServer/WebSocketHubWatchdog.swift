@@ -1,3 +1,5 @@
+import RetroRapidLWS
+
 /// The hub's watch on clients that do not keep up their side of a connection: ones that say
 /// nothing in time (no `hello`; idle with no game running), which are told why and closed with
 /// 4408, and ones that stop reading (their outgoing queue fills), closed with 1008. Each is

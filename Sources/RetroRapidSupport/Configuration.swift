@@ -29,8 +29,16 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var trustedProxies: [String] = []
     public var webhookSecret: String? = nil
     public var metricsEnabled = true
+    public var eventLoop = EventLoop.libev
 
     public init() {}
+}
+
+/// How the libwebsockets service thread waits for sockets. libev (Debian's
+/// libwebsockets-evlib-ev plugin) uses epoll; libwebsockets' own loop calls poll() over every
+/// socket on each wakeup, which used a whole core at 5,000 connections (LIBWEBSOCKETS.md).
+public enum EventLoop: String, Sendable, CaseIterable {
+    case libev, poll
 }
 
 /// A setting that can't be used. The message starts with where the mistake is (a flag, an
@@ -302,6 +310,9 @@ extension ServerConfiguration {
         .optionalText("webhookSecret", "webhook-secret", \.webhookSecret, valueName: "SECRET", isSecret: true,
                       help: "Shared secret that payment webhooks are signed with."),
         .boolean("metricsEnabled", "metrics-enabled", \.metricsEnabled, help: "Whether the server exposes its metrics."),
+        .choice("eventLoop", "event-loop", \.eventLoop, valueName: "LOOP",
+                help: "libev (epoll, for many connections; needs Debian's libwebsockets-evlib-ev) or poll "
+                    + "(libwebsockets' own loop, which scans every socket on each wakeup)."),
     ]
 
     static let settingsByEnvironmentName = Dictionary(uniqueKeysWithValues: settings.map { ($0.environmentName, $0) })

@@ -17,6 +17,8 @@ enum RetroRapidMain {
             BackupCommand.self,
             VerifyCommand.self,
             CrashWriterCommand.self,
+            SeedPlayersCommand.self,
+            LoadTestCommand.self,
         ]
     }
 

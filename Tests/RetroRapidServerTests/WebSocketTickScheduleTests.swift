@@ -1,4 +1,5 @@
 import Testing
+import RetroRapidLWS
 @testable import RetroRapidServer
 
 /// The bucketed schedule behind the one tick timer, and the per-connection rate limit.

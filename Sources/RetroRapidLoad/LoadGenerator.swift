@@ -1,0 +1,506 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibWebSockets
+import Foundation
+import RetroRapidLWS
+import RetroRapidRules
+import RetroRapidSupport
+import Synchronization
+
+/// Many player connections from one libwebsockets client context, on one thread: ramps up to
+/// the asked number, lets them settle, measures a window, and reports (`LoadReport`).
+///
+/// Threading rule: everything runs on the thread that calls `run()`, which runs the libev loop
+/// and so is the context's service thread: every libwebsockets call, every callback (`loadClientCallback`),
+/// the one timer that drives the ramp and every player's next action. Nothing else touches the
+/// players. The only cross-thread signal is SIGINT, which sets an atomic read by the timer.
+///
+/// Cheap on purpose, because it shares a small machine with the server it measures: messages
+/// are read with `MessageScanner` (no JSON decoding), written from per-connection buffers
+/// (no allocation per message), and all players share one libwebsockets timer.
+public final class LoadGenerator {
+    public let options: LoadTestOptions
+    var players: [VirtualPlayer]
+    var statistics = LoadStatistics()
+    private let interval: Int
+    private let tokens: [[UInt8]]
+    /// One send buffer per connection (libwebsockets may read it after `lws_write` returns):
+    /// LWS_PRE bytes of headroom, then the message.
+    private let sendBuffers: UnsafeMutableRawPointer
+    private static let sendBufferPayload = 256
+    private var sendBufferStride: Int { rr_lws_pre + Self.sendBufferPayload }
+    /// Wakes at least every 10 ms (libev; see `TickScheduler.maximumSleep`): a bot's move is
+    /// planned from a socket callback 150 ms or more ahead, so it is never held back.
+    private let scheduler = TickScheduler(maximumSleepMicroseconds: 10_000)
+    private var controlID: Int { players.count }
+    private var context: OpaquePointer?
+    private var cStrings: [UnsafeMutablePointer<CChar>] = []
+
+    private enum Phase { case ramping, settling, holding, finished }
+    private var phase = Phase.ramping
+    private var phaseStartedAt: Int64 = 0
+    private var nextToConnect = 0
+    private var lastProgressAt: Int64 = 0
+    private var eventLoop: LWSEventLoop?
+    private var interrupted = false
+    // Samples for the report.
+    private var serverBeforeRamp: ProcessSample?
+    private var serverAtHoldStart: ProcessSample?
+    private var serverAtHoldEnd: ProcessSample?
+    private var selfAtHoldStart: ProcessSample?
+    private var selfAtHoldEnd: ProcessSample?
+    private var holdStartedAt: Int64 = 0
+    private var holdEndedAt: Int64 = 0
+    private var connectionsAtHoldEnd = 0
+    private var gamesAtHoldEnd = 0
+    private var peakConnections = 0
+    /// Close codes peers sent, until the connection's CLIENT_CLOSED reads them.
+    var peerCloseCodes: [Int: Int] = [:]
+
+    /// Set from the SIGINT handler; the timer ends the run early and still reports.
+    static let interruptRequested = Atomic<Bool>(false)
+    /// Handshakes in progress at once, so the ramp never queues more than the server can take.
+    static let maximumConnecting = 400
+    static let controlTickMicroseconds: Int64 = 10_000
+    static let progressEveryMicroseconds: Int64 = 5_000_000
+
+    public init(options: LoadTestOptions) throws(LoadTestError) {
+        try options.validate()
+        self.options = options
+        interval = ["cruise": 800, "fast": 600, "rapid": 420][options.level]!
+        tokens = options.tokens.prefix(options.connections).map { Array($0.utf8) }
+        var seeds = SplitMix64(seed: options.seed)
+        players = (0..<options.connections).map { _ in
+            VirtualPlayer(bot: LoadBot(behaviour: options.behaviour, seed: seeds.next()))
+        }
+        let stride = rr_lws_pre + Self.sendBufferPayload
+        sendBuffers = UnsafeMutableRawPointer.allocate(byteCount: stride * options.connections, alignment: 16)
+    }
+
+    deinit {
+        sendBuffers.deallocate()
+        cStrings.forEach { free($0) }
+    }
+
+    /// Runs the whole test on the calling thread and returns what it measured.
+    public func run(progress: @escaping (String) -> Void = { _ in }) throws(LoadTestError) -> LoadReport {
+        OpenFileLimit.raiseToHardLimit()
+        LWSLogging.configureOnce()
+        self.progress = progress
+        Self.interruptRequested.store(false, ordering: .relaxed)
+        let previousHandler = signal(SIGINT) { _ in LoadGenerator.interruptRequested.store(true, ordering: .relaxed) }
+        defer { signal(SIGINT, previousHandler) }
+
+        guard let eventLoop = LWSEventLoop(), let context = createContext(on: eventLoop) else {
+            throw LoadTestError("libwebsockets could not create the client context (is Debian's libwebsockets-evlib-ev installed? see the log above)")
+        }
+        self.context = context
+        let now = MonotonicClock.now()
+        serverBeforeRamp = options.serverPID.flatMap { ProcessSampler.sample(pid: $0, at: now) }
+        phaseStartedAt = now
+        lastProgressAt = now
+        scheduler.onDue = { [unowned self] id, now in due(id, now: now) }
+        scheduler.attach(context: context)
+        scheduler.schedule(controlID, at: now)
+        self.eventLoop = eventLoop
+        eventLoop.run()  // until `serviceWoken` stops it, after `finish`
+        scheduler.detach()
+        lws_context_destroy(context)
+        self.context = nil
+        self.eventLoop = nil
+        return makeReport()
+    }
+
+    private var progress: (String) -> Void = { _ in }
+
+    // MARK: - Context and connections
+
+    private func createContext(on eventLoop: LWSEventLoop) -> OpaquePointer? {
+        var info = lws_context_creation_info()
+        info.port = CONTEXT_PORT_NO_LISTEN
+        info.options = UInt64(LWS_SERVER_OPTION_LIBEV)
+        info.foreign_loops = eventLoop.foreignLoops
+        info.fd_limit_per_thread = UInt32(OpenFileLimit.raiseToHardLimit())
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        // Zeroed C memory (the second entry ends the list), freed with the strings.
+        let protocols = calloc(2, MemoryLayout<lws_protocols>.stride)!.bindMemory(to: lws_protocols.self, capacity: 2)
+        protocols[0].name = UnsafePointer(cString("retrorapid.v1"))
+        protocols[0].callback = loadClientCallback
+        protocols[0].rx_buffer_size = 1024
+        info.protocols = UnsafePointer(protocols)
+        cStrings.append(UnsafeMutableRawPointer(protocols).assumingMemoryBound(to: CChar.self))
+        return lws_create_context(&info)
+    }
+
+    private func cString(_ text: String) -> UnsafeMutablePointer<CChar> {
+        let copy = strdup(text)!
+        cStrings.append(copy)
+        return copy
+    }
+
+    private lazy var connectStrings: (address: UnsafeMutablePointer<CChar>, host: UnsafeMutablePointer<CChar>,
+                                      path: UnsafeMutablePointer<CChar>, subprotocol: UnsafeMutablePointer<CChar>,
+                                      sources: [UnsafeMutablePointer<CChar>]) = (
+        cString(options.host == "localhost" ? "127.0.0.1" : options.host),
+        cString("\(options.host):\(options.port)"),
+        cString("/ws"),
+        cString("retrorapid.v1"),
+        options.sourceAddresses.map { cString($0) }
+    )
+
+    private func connect(_ index: Int) {
+        guard let context else { return }
+        let strings = connectStrings
+        var info = lws_client_connect_info()
+        info.context = context
+        info.address = UnsafePointer(strings.address)
+        info.port = Int32(options.port)
+        info.path = UnsafePointer(strings.path)
+        info.host = UnsafePointer(strings.host)
+        info.origin = UnsafePointer(strings.host)
+        info.protocol = UnsafePointer(strings.subprotocol)
+        info.ietf_version_or_minus_one = -1
+        if !strings.sources.isEmpty {
+            info.iface = UnsafePointer(strings.sources[index % strings.sources.count])
+        }
+        info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: index + 1)
+        players[index].state = .connecting
+        // A failure may be reported through CLIENT_CONNECTION_ERROR during this call.
+        if let wsi = lws_client_connect_via_info(&info), players[index].state == .connecting {
+            players[index].wsi = wsi
+        } else if players[index].state == .connecting {
+            closed(index, code: nil, failedToConnect: true)
+        }
+    }
+
+    // MARK: - Callbacks (service thread)
+
+    func established(_ index: Int, wsi: OpaquePointer) {
+        players[index].wsi = wsi
+        players[index].outgoing.insert(.hello)
+        lws_callback_on_writable(wsi)
+    }
+
+    func closed(_ index: Int, code: Int?, failedToConnect: Bool) {
+        let wasOpen = players[index].state != .closed && players[index].state != .waiting
+        players[index].state = .closed
+        players[index].wsi = nil
+        scheduler.cancel(index)
+        guard wasOpen, phase != .finished else { return }
+        if failedToConnect {
+            statistics.connectFailures += 1
+        } else {
+            statistics.disconnects[code ?? 1006, default: 0] += 1
+        }
+    }
+
+    func received(_ index: Int, _ bytes: UnsafeRawBufferPointer, isFinal: Bool) {
+        if !isFinal || !players[index].partial.isEmpty {
+            players[index].partial.append(contentsOf: bytes)
+            guard isFinal else { return }
+            let whole = players[index].partial
+            players[index].partial = []
+            whole.withUnsafeBytes { handle(index, MessageScanner($0)) }
+        } else {
+            handle(index, MessageScanner(bytes))
+        }
+    }
+
+    private func handle(_ index: Int, _ message: MessageScanner) {
+        let now = MonotonicClock.now()
+        statistics.messagesReceived += 1
+        statistics.bytesReceived += message.bytes.count
+        switch message.kind {
+        case .welcome:
+            players[index].state = .lobby
+            if message.hasObject("resumable") {
+                // A game of this player's waits (an earlier run's): play it rather than be refused.
+                players[index].outgoing.insert(.resume)
+                players[index].state = .starting
+                if let wsi = players[index].wsi { lws_callback_on_writable(wsi) }
+            } else if !options.idle {
+                // Spread first starts over one step so the server's steps are spread too.
+                let delay = players[index].bot.spread(below: interval)
+                plan(index, .start, at: now + Int64(delay) * 1000)
+            }
+        case .started, .snapshot:
+            players[index].state = .playing
+            players[index].lane = message.integer("lane") ?? 1
+            players[index].lastStep = 0
+            players[index].lastStepAt = now
+            players[index].lastInterval = message.integer("interval") ?? interval
+            if message.kind == .started { statistics.gamesStarted += 1 }
+        case .step:
+            stepArrived(index, message, now: now)
+        case .moved, .bump:
+            if let lane = message.integer("lane") { players[index].lane = lane }
+            answerArrived(index, now: now)
+        case .crash:
+            statistics.crashes += 1
+        case .gameOver:
+            statistics.gamesEnded += 1
+            players[index].state = .lobby
+            players[index].moveSentAt = 0
+            plan(index, .start, at: now + Int64(players[index].bot.thinkTime()) * 1000)
+        case .error:
+            statistics.serverErrors[message.string("code") ?? "unknown", default: 0] += 1
+            answerArrived(index, now: now, counts: false)
+            if players[index].state == .starting {
+                players[index].state = .lobby
+                if message.string("code") == "game_in_progress" {
+                    // Its game runs elsewhere or waits: take it back.
+                    players[index].outgoing.insert(.resume)
+                    players[index].state = .starting
+                    if let wsi = players[index].wsi { lws_callback_on_writable(wsi) }
+                } else {
+                    // A refused start (no plays left, …): try again later rather than hammer.
+                    plan(index, .start, at: now + 5_000_000)
+                }
+            }
+        case .stepRevised, .pong, .other:
+            break
+        }
+    }
+
+    private func stepArrived(_ index: Int, _ message: MessageScanner, now: Int64) {
+        statistics.stepFrames += 1
+        statistics.stepFrameBytes += message.bytes.count
+        guard let step = message.integer("step") else { return }
+        let safeLanes = message.laneSet("safeLanes") ?? 0
+        if let lane = message.integer("lane") { players[index].lane = lane }
+        var player = players[index]
+        defer { players[index] = player }
+        guard step > player.lastStep else { return }  // a revised step: same time as the first
+        // The crash step is held back for the grace window on purpose: not jitter.
+        if step == player.lastStep + 1, safeLanes != 0, player.lastStepAt > 0 {
+            let gap = now - player.lastStepAt
+            let expected = Int64(player.lastInterval) * 1000
+            statistics.stepJitters.append(UInt32(clamping: abs(gap - expected)))
+        }
+        player.lastStep = step
+        player.lastStepAt = now
+        player.lastInterval = message.integer("interval") ?? player.lastInterval
+        switch player.bot.decide(lane: player.lane, safeLanes: safeLanes, intervalMilliseconds: player.lastInterval) {
+        case .stay:
+            if case .move = player.plan { player.plan = .none }
+        case .move(let direction, let delay):
+            player.plan = .move(direction)
+            scheduler.schedule(index, at: now + Int64(delay) * 1000)
+        }
+    }
+
+    /// A `moved`, `bump` or `error` came: the answer to the outstanding move, if one is.
+    private func answerArrived(_ index: Int, now: Int64, counts: Bool = true) {
+        let sentAt = players[index].moveSentAt
+        guard sentAt > 0 else { return }
+        players[index].moveSentAt = 0
+        if counts { statistics.inputLatencies.append(UInt32(clamping: now - sentAt)) }
+    }
+
+    private func plan(_ index: Int, _ plan: VirtualPlayer.Plan, at deadline: Int64) {
+        players[index].plan = plan
+        scheduler.schedule(index, at: deadline)
+    }
+
+    /// Writes the player's most urgent waiting message; asks for another turn if more wait.
+    func writeable(_ index: Int, wsi: OpaquePointer) -> Int32 {
+        var player = players[index]
+        defer { players[index] = player }
+        let buffer = sendBuffers + index * sendBufferStride
+        let payload = buffer + rr_lws_pre
+        var writer = MessageWriter(payload, capacity: Self.sendBufferPayload)
+        if player.outgoing.contains(.hello) {
+            player.outgoing.remove(.hello)
+            writer.append("{\"type\":\"hello\",\"client\":\"retrorapid loadtest\",\"token\":\"")
+            writer.append(bytes: tokens[index])
+            writer.append("\"}")
+        } else if player.outgoing.contains(.resume) {
+            player.outgoing.remove(.resume)
+            writer.append("{\"type\":\"resume\"}")
+        } else if player.outgoing.contains(.start) {
+            player.outgoing.remove(.start)
+            player.state = .starting
+            writer.append("{\"type\":\"start\",\"level\":\"")
+            writer.append(options.level)
+            writer.append("\"}")
+        } else if player.outgoing.contains(.move) {
+            player.outgoing.remove(.move)
+            writer.append(player.pendingMove.direction == .left
+                          ? "{\"type\":\"move\",\"direction\":\"left\",\"step\":"
+                          : "{\"type\":\"move\",\"direction\":\"right\",\"step\":")
+            writer.append(integer: player.pendingMove.step)
+            writer.append("}")
+            player.moveSentAt = MonotonicClock.now()
+            statistics.movesSent += 1
+        } else {
+            return 0
+        }
+        guard !writer.overflowed else { return -1 }  // cannot happen with 43-character tokens
+        let written = lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), writer.count, LWS_WRITE_TEXT)
+        guard written >= writer.count else { return -1 }
+        statistics.messagesSent += 1
+        if !player.outgoing.isEmpty { lws_callback_on_writable(wsi) }
+        return 0
+    }
+
+    /// Someone called lws_cancel_service (only `finish` does): leave the loop.
+    func serviceWoken() {
+        if phase == .finished { eventLoop?.stop() }
+    }
+
+    // MARK: - Timer (service thread)
+
+    private func due(_ id: Int, now: Int64) {
+        if id == controlID {
+            control(now: now)
+            return
+        }
+        guard let wsi = players[id].wsi else { return }
+        switch players[id].plan {
+        case .none:
+            return
+        case .start:
+            guard players[id].state == .lobby, phase != .finished else { return }
+            players[id].outgoing.insert(.start)
+        case .move(let direction):
+            guard players[id].state == .playing, players[id].moveSentAt == 0 else { return }
+            players[id].pendingMove = (direction, players[id].lastStep)
+            players[id].outgoing.insert(.move)
+        }
+        players[id].plan = .none
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Every 10 ms: the ramp, the phases, the progress line.
+    private func control(now: Int64) {
+        if Self.interruptRequested.load(ordering: .relaxed), phase != .finished {
+            interrupted = true
+            if phase == .holding { endHold(now: now) }
+            finish()
+            return
+        }
+        let elapsed = now - phaseStartedAt
+        switch phase {
+        case .ramping:
+            let allowed = min(players.count, Int(Double(elapsed) / 1_000_000 * Double(options.rampPerSecond)) + 1)
+            var connecting = connectingCount
+            while nextToConnect < allowed, connecting < Self.maximumConnecting {
+                connect(nextToConnect)
+                nextToConnect += 1
+                connecting += 1
+            }
+            // A ramp that cannot complete (refusals, a slow server) moves on after three times
+            // its planned length plus 30 s; the report shows how many connected.
+            let planned = Int64(players.count) * 1_000_000 / Int64(options.rampPerSecond)
+            if (nextToConnect == players.count && connectingCount == 0) || elapsed > 3 * planned + 30_000_000 {
+                progress("ramp done: \(signedInCount) of \(players.count) signed in after \(Self.seconds(elapsed)) s")
+                enter(.settling, now: now)
+            }
+        case .settling:
+            if elapsed >= Int64(options.settleSeconds) * 1_000_000 {
+                startHold(now: now)
+            }
+        case .holding:
+            if elapsed >= Int64(options.holdSeconds) * 1_000_000 {
+                endHold(now: now)
+                finish()
+                return
+            }
+        case .finished:
+            return
+        }
+        peakConnections = max(peakConnections, signedInCount)
+        if now - lastProgressAt >= Self.progressEveryMicroseconds {
+            lastProgressAt = now
+            progress("\(phase): \(signedInCount) signed in, \(playingCount) playing, \(statistics.stepFrames) steps, "
+                     + "\(statistics.errorCount) errors, \(statistics.disconnectCount) disconnects")
+        }
+        scheduler.schedule(controlID, at: now + Self.controlTickMicroseconds)
+    }
+
+    private func enter(_ next: Phase, now: Int64) {
+        phase = next
+        phaseStartedAt = now
+    }
+
+    private func startHold(now: Int64) {
+        // Only the window is measured: the ramp's handshakes and first games are left out.
+        statistics = LoadStatistics()
+        holdStartedAt = now
+        serverAtHoldStart = options.serverPID.flatMap { ProcessSampler.sample(pid: $0, at: now) }
+        selfAtHoldStart = ProcessSampler.sample(pid: getpid(), at: now)
+        progress("measuring for \(options.holdSeconds) s with \(signedInCount) signed in, \(playingCount) playing")
+        enter(.holding, now: now)
+    }
+
+    private func endHold(now: Int64) {
+        holdEndedAt = now
+        serverAtHoldEnd = options.serverPID.flatMap { ProcessSampler.sample(pid: $0, at: now) }
+        selfAtHoldEnd = ProcessSampler.sample(pid: getpid(), at: now)
+        connectionsAtHoldEnd = signedInCount
+        gamesAtHoldEnd = playingCount
+    }
+
+    private func finish() {
+        phase = .finished
+        if let context { lws_cancel_service(context) }
+    }
+
+    private var connectingCount: Int { players.lazy.filter { $0.state == .connecting }.count }
+    private var signedInCount: Int { players.lazy.filter(\.isSignedIn).count }
+    private var playingCount: Int { players.lazy.filter { $0.state == .playing }.count }
+
+    static func seconds(_ microseconds: Int64) -> String {
+        String(format: "%.1f", Double(microseconds) / 1_000_000)
+    }
+
+    private func makeReport() -> LoadReport {
+        LoadReport(
+            options: options, statistics: statistics, interrupted: interrupted,
+            measuredSeconds: holdEndedAt > holdStartedAt ? Double(holdEndedAt - holdStartedAt) / 1_000_000 : 0,
+            connectionsHeld: connectionsAtHoldEnd, peakConnections: peakConnections, gamesRunning: gamesAtHoldEnd,
+            serverBeforeRamp: serverBeforeRamp, serverAtHoldStart: serverAtHoldStart, serverAtHoldEnd: serverAtHoldEnd,
+            selfAtHoldStart: selfAtHoldStart, selfAtHoldEnd: selfAtHoldEnd)
+    }
+}
+
+/// The client protocol's callback. Threading rule: runs on the `LoadGenerator`'s service thread
+/// (inside `lws_service`), like every libwebsockets callback; it finds the generator through
+/// the context's user pointer and the player through the connection's opaque user data
+/// (index + 1, set at connect).
+private func loadClientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
+                                _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
+                                _ length: Int) -> Int32 {
+    guard let wsi, let owner = lws_context_user(lws_get_context(wsi)) else { return 0 }
+    let generator = Unmanaged<LoadGenerator>.fromOpaque(owner).takeUnretainedValue()
+    if reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED {
+        generator.serviceWoken()
+        return 0
+    }
+    let tag = Int(bitPattern: lws_get_opaque_user_data(wsi))
+    guard tag > 0, tag <= generator.players.count else { return 0 }
+    let index = tag - 1
+    switch reason {
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        generator.established(index, wsi: wsi)
+    case LWS_CALLBACK_CLIENT_RECEIVE:
+        guard let input else { return 0 }
+        generator.received(index, UnsafeRawBufferPointer(start: input, count: length), isFinal: lws_is_final_fragment(wsi) != 0)
+    case LWS_CALLBACK_CLIENT_WRITEABLE:
+        return generator.writeable(index, wsi: wsi)
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        // The close code is the payload's first two bytes, big-endian.
+        if let input, length >= 2 {
+            let bytes = input.assumingMemoryBound(to: UInt8.self)
+            generator.peerCloseCodes[index] = Int(bytes[0]) << 8 | Int(bytes[1])
+        }
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+        generator.closed(index, code: nil, failedToConnect: true)
+    case LWS_CALLBACK_CLIENT_CLOSED:
+        generator.closed(index, code: generator.peerCloseCodes.removeValue(forKey: index), failedToConnect: false)
+    default:
+        break
+    }
+    return 0
+}

@@ -1,0 +1,61 @@
+import RetroRapidRules
+
+/// One simulated player: its connection, where its game stands, and what it means to do next.
+/// Lives in the `LoadGenerator`'s array and is touched only on its service thread.
+struct VirtualPlayer {
+    enum State: Equatable {
+        /// Not connected yet (the ramp has not reached it).
+        case waiting
+        /// TCP and WebSocket handshakes, then `hello` until `welcome`.
+        case connecting
+        /// Signed in, no game: about to start one (or idle, in an idle test).
+        case lobby
+        /// `start` sent, `started` not yet come.
+        case starting
+        case playing
+        /// Closed, by the server, the network or a failed connect; not reopened.
+        case closed
+    }
+
+    /// What the player's one scheduler deadline is for.
+    enum Plan: Equatable {
+        case none
+        case start
+        case move(Direction)
+    }
+
+    /// Messages waiting for the next WRITEABLE, in this order of priority.
+    struct Outgoing: OptionSet {
+        let rawValue: UInt8
+        static let hello = Outgoing(rawValue: 1)
+        static let start = Outgoing(rawValue: 2)
+        static let move = Outgoing(rawValue: 4)
+        /// Take back the player's game that waits (left by an earlier run, or a lost connection).
+        static let resume = Outgoing(rawValue: 8)
+    }
+
+    var wsi: OpaquePointer?
+    var state = State.waiting
+    var outgoing: Outgoing = []
+    var plan = Plan.none
+    var bot: LoadBot
+    /// The move waiting to be written, and the step it names.
+    var pendingMove: (direction: Direction, step: Int) = (.left, 0)
+    /// When the unanswered move was written (monotonic µs); 0 when none is outstanding.
+    var moveSentAt: Int64 = 0
+    var lane = 1
+    /// The last step number seen, when it arrived, and the interval it announced.
+    var lastStep = 0
+    var lastStepAt: Int64 = 0
+    var lastInterval = 0
+    /// Bytes of a message that came in several fragments, until its last one.
+    var partial: [UInt8] = []
+
+    init(bot: LoadBot) {
+        self.bot = bot
+    }
+
+    var isSignedIn: Bool {
+        state == .lobby || state == .starting || state == .playing
+    }
+}

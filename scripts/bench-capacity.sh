@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The capacity benchmark behind docs/BENCHMARKS.md ("Capacity"): how many players one server
+# core holds, how fast it answers, what each costs, and how that compares with the C
+# broadcaster in bench/ (the same library doing nothing but moving frames).
+#
+# Every run starts a fresh server (or broadcaster) pinned to CPU 1 and `retrorapid loadtest`
+# pinned to CPU 0, ramps, settles, measures a window, and keeps the load generator's JSON
+# report. Each figure is the median of --runs runs. Loopback only.
+#
+#   scripts/bench-capacity.sh            the full sweep (about 40 minutes with 3 runs)
+#   scripts/bench-capacity.sh --quick    one short run of each kind (`make bench`, ~2 minutes)
+#
+# Options: --runs N, --games "N N …" (running-game counts to sweep), --idle N (idle players),
+# --level L, --hold S, --settle S. Results: .build/bench/capacity/results.md and runs.jsonl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=3
+games="1000 5000 10000 15000 19900"
+idle=10000
+level=fast
+hold=30
+settle=5
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) runs=1; games="2000"; idle=2000; hold=10; settle=3 ;;
+        --runs) runs="$2"; shift ;;
+        --games) games="$2"; shift ;;
+        --idle) idle="$2"; shift ;;
+        --level) level="$2"; shift ;;
+        --hold) hold="$2"; shift ;;
+        --settle) settle="$2"; shift ;;
+        *) echo "bench-capacity: unknown option $1" >&2; exit 64 ;;
+    esac
+    shift
+done
+
+cpus=$(nproc)
+if [ "$cpus" -lt 2 ]; then
+    echo "bench-capacity: needs 2 CPUs (server on one, load generator on the other); this machine has $cpus" >&2
+    exit 1
+fi
+
+scripts/install-deps.sh
+swift build -c release --product retrorapid >/dev/null
+binary=$PWD/.build/release/retrorapid
+work=$PWD/.build/bench/capacity
+rm -rf "$work"
+mkdir -p "$work"
+cc -O2 -Wall -Wextra -std=c11 -o .build/bench/broadcaster bench/broadcaster.c \
+    $(pkg-config --cflags --libs libwebsockets)
+
+# Players with unlimited play for the largest count; tokens stay in the work folder (0600).
+most=$idle
+for n in $games; do [ "$n" -gt "$most" ] && most=$n; done
+"$binary" migrate --database "$work/db.sqlite" >/dev/null
+"$binary" seed-players --count "$most" --tokens-file "$work/tokens" --database "$work/db.sqlite"
+
+# Each source address carries at most 5,000 connections (LIBWEBSOCKETS.md: ~14k ports per pair).
+sources="127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5"
+port=18490
+results=$work/runs.jsonl
+: > "$results"
+
+wait_for_port() {
+    for _ in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    echo "bench-capacity: nothing listens on port $1" >&2
+    return 1
+}
+
+stop() {
+    kill -TERM "$1" 2>/dev/null || true
+    timeout 20 tail --pid="$1" -f /dev/null || kill -KILL "$1" 2>/dev/null || true
+}
+
+# run TARGET(retrorapid|broadcaster) KIND(idle|games) N
+run() {
+    local target=$1 kind=$2 n=$3 pid
+    port=$((port + 1))
+    if [ "$target" = retrorapid ]; then
+        taskset -c 1 "$binary" serve --host 127.0.0.1 --port "$port" \
+            --database-path "$work/db.sqlite" --log-level warning \
+            --max-connections-per-ip 20000 --websocket-idle-timeout-seconds 3600 \
+            >>"$work/server.log" 2>&1 &
+    else
+        taskset -c 1 .build/bench/broadcaster --port "$port" >>"$work/server.log" 2>&1 &
+    fi
+    pid=$!
+    wait_for_port "$port"
+    local flags=(--level "$level")
+    [ "$kind" = idle ] && flags=(--idle)
+    echo "== $target, $n $( [ "$kind" = idle ] && echo "idle players" || echo "games at $level" )" >&2
+    taskset -c 0 "$binary" loadtest --tokens-file "$work/tokens" --connections "$n" --port "$port" \
+        --server-pid "$pid" --source-addresses "$sources" --ramp-per-second 1000 \
+        --settle-seconds "$settle" --hold-seconds "$hold" "${flags[@]}" --json \
+        2>>"$work/loadtest.log" |
+        sed "s/^{/{\"target\":\"$target\",\"kind\":\"$kind\",/" | tee -a "$results" >&2
+    stop "$pid"
+}
+
+for r in $(seq 1 "$runs"); do
+    echo "== run $r of $runs" >&2
+    run retrorapid idle "$idle"
+    for n in $games; do
+        run retrorapid games "$n"
+        run broadcaster games "$n"
+    done
+done
+
+python3 scripts/bench-capacity-summary.py "$results" | tee "$work/results.md"

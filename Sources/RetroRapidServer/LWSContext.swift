@@ -53,7 +53,8 @@ struct LWSProtocolDefinition: @unchecked Sendable {
     /// answers that reason and passes every other one to `lwsHTTPCallback` unchanged.
     var httpCallback: Callback? = nil
     /// The vhost's keepalive (`retry_and_idle_policy`, WebSocket side): a PING after
-    /// `pingSeconds` of silence, a hang-up when no PONG came within `hangupSeconds`.
+    /// `pingSeconds` of silence, a hang-up when no PONG came within `hangupSeconds`; (0, 0)
+    /// turns libwebsockets' own keepalive off (nil leaves its 5-minute default on).
     var keepalive: (pingSeconds: Int, hangupSeconds: Int)? = nil
 }
 

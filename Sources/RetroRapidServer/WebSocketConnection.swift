@@ -66,6 +66,11 @@ final class WebSocketConnection {
     private var inFlight: [UInt8]?
     /// The close frame is libwebsockets' to send now.
     private var closeFrameRequested = false
+    /// When the last PONG came (monotonic µs): the keepalive's proof of life besides messages.
+    var pongAt: Int64 = 0
+    /// A PING waits for the next WRITEABLE (it goes before queued messages: it is tiny, and
+    /// a client busy reading steps must still answer it).
+    private var pingRequested = false
 
     init(id: Int, wsi: OpaquePointer, peerAddress: String, clientAddress: String, limits: WebSocketLimits, now: Int64) {
         self.id = id
@@ -113,6 +118,13 @@ final class WebSocketConnection {
 
     var queuedCount: Int { queue.count }
 
+    /// Sends a WebSocket PING on the next WRITEABLE; the client's PONG sets `pongAt`.
+    func ping() {
+        guard closing == nil else { return }
+        pingRequested = true
+        lws_callback_on_writable(wsi)
+    }
+
     /// LWS_CALLBACK_SERVER_WRITEABLE: one `lws_write` (libwebsockets allows no more), then ask
     /// again if more waits. Returns the callback's result: -1 closes (after the close frame).
     func writeNext() -> Int32 {
@@ -120,6 +132,20 @@ final class WebSocketConnection {
         // After our -1, libwebsockets sends the close frame itself but may still call here once
         // more; a second -1 would drop the connection before that frame goes out.
         if closeFrameRequested { return 0 }
+        if pingRequested {
+            pingRequested = false
+            // Not empty: libwebsockets 4.1.6 does not pass an empty PONG to the callback, so
+            // the answer to an empty PING would never count.
+            let payload = Array("alive?".utf8)
+            var frame = [UInt8](repeating: 0, count: Int(rr_lws_pre)) + payload
+            let written = frame.withUnsafeMutableBufferPointer { buffer in
+                lws_write(wsi, buffer.baseAddress! + Int(rr_lws_pre), payload.count, LWS_WRITE_PING)
+            }
+            inFlight = frame
+            guard written >= 0 else { return -1 }
+            if !queue.isEmpty || closing != nil { lws_callback_on_writable(wsi) }
+            return 0
+        }
         guard var message = queue.popFirst() else {
             if let closing {
                 closeNow(closing)

@@ -39,6 +39,9 @@ public final class WebSocketHub: @unchecked Sendable {
     /// Checks connections for silence (ids: connections). A coarse grain: its deadlines are
     /// seconds long, and a tenth of a second late is close enough.
     let watchdog = TickScheduler(granularityMicroseconds: 100_000, maximumSleepMicroseconds: 100_000)
+    /// Pings connections that have gone quiet and hangs up on ones that stay so (ids:
+    /// connections). A one-second grain: the limits are tens of seconds.
+    let keepaliveTimer = TickScheduler(granularityMicroseconds: 1_000_000, maximumSleepMicroseconds: 1_000_000)
 
     // MARK: Service-thread state
 
@@ -97,6 +100,8 @@ public final class WebSocketHub: @unchecked Sendable {
         scheduler.afterDue = { [unowned self] in self.metrics.flush() }
         watchdog.onDue = { [unowned self] id, now in self.watchdogDue(id, now: now) }
         watchdog.afterDue = { [unowned self] in self.metrics.flush() }
+        keepaliveTimer.onDue = { [unowned self] id, now in self.keepaliveDue(id, now: now) }
+        keepaliveTimer.afterDue = { [unowned self] in self.metrics.flush() }
         events?.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
             self.pushSettings(playerID: playerID, settings: settings, exceptDevice: deviceID)
         }
@@ -117,7 +122,11 @@ public final class WebSocketHub: @unchecked Sendable {
             // the upgrade instead (`refusalOfUpgrade`).
             isDefault: false,
             httpCallback: lwsHTTPCallbackConfirmingGameUpgrades,
-            keepalive: (limits.keepalivePingSeconds, limits.keepaliveHangupSeconds))
+            // libwebsockets' keepalive off (0, 0; nil would mean its 5-minute default): it keeps
+            // one timer per connection in a sorted list and re-inserts it on every PONG, walking
+            // the list each time (a quarter of the server's CPU at 8,000 games).
+            // `keepaliveTimer` does the same job on one timer.
+            keepalive: (0, 0))
     }
 
     // MARK: - Any thread
@@ -144,12 +153,14 @@ public final class WebSocketHub: @unchecked Sendable {
         serviceThread = pthread_self()
         scheduler.attach(context: context)
         watchdog.attach(context: context)
+        keepaliveTimer.attach(context: context)
     }
 
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
     func protocolDestroyed() {
         scheduler.detach()
         watchdog.detach()
+        keepaliveTimer.detach()
     }
 
     func assertOnServiceThread() {
@@ -200,6 +211,7 @@ public final class WebSocketHub: @unchecked Sendable {
         connectionsByIP[clientAddress, default: 0] += 1
         metrics.connections.set(Double(connections.count))
         watchForHello(connection)
+        keepaliveTimer.schedule(connection.id, at: connection.openedAt + Self.microseconds(limits.keepalivePingSeconds))
         var metadata = ["ws.connection.id": String(connection.id), "client.address": clientAddress]
         if peerAddress != clientAddress { metadata["net.peer.address"] = peerAddress }
         logger.info("game connection opened", metadata: metadata)
@@ -210,6 +222,7 @@ public final class WebSocketHub: @unchecked Sendable {
     func closed(_ connection: WebSocketConnection) {
         connections[connection.id] = nil
         watchdog.cancel(connection.id)
+        keepaliveTimer.cancel(connection.id)
         if let count = connectionsByIP[connection.clientAddress] {
             connectionsByIP[connection.clientAddress] = count > 1 ? count - 1 : nil
         }

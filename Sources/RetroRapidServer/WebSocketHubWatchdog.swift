@@ -9,7 +9,7 @@ import RetroRapidLWS
 /// What "idle" means: a client that sends no message at all while no game runs on its
 /// connection. A running game sends a step every interval and its player may only be listening
 /// to the cues, so it is never idle; a dead peer there is found by the keepalive (no PONG to
-/// libwebsockets' PINGs) and one that stops reading by its queue. A PONG does not make a
+/// our PINGs, `keepaliveDue`) and one that stops reading by its queue. A PONG does not make a
 /// connection without a game busy: browsers answer PINGs by themselves, even in a forgotten tab.
 ///
 /// Threading rule: service thread. The watchdog's timer fires from `lws_service`, and every
@@ -64,6 +64,32 @@ extension WebSocketHub {
         drop(connection, reason: "idle_timeout", ProtocolError(.idleTimeout,
             "Nothing received for \(seconds) s with no game running; closing. Send ping now and then to stay connected.",
             close: .init(code: ProtocolError.Close.timeoutCode, reason: "idle timeout: no message for \(seconds) s")))
+    }
+
+    // MARK: - Keepalive
+
+    /// The keepalive's deadline for connection `id`: quiet for `keepalivePingSeconds` (no
+    /// message, no PONG) gets a PING; quiet for `keepaliveHangupSeconds` is a dead peer (a
+    /// phone that lost its network sends no FIN), closed without a word, since nobody reads it.
+    /// Its game, if one runs, then waits for the player as after any lost connection.
+    func keepaliveDue(_ id: Int, now: Int64) {
+        guard let connection = connections[id], connection.closing == nil else { return }
+        let alive = max(connection.heardAt, connection.pongAt)
+        let quiet = now - alive
+        if quiet >= Self.microseconds(limits.keepaliveHangupSeconds) {
+            logger.info("closing a connection that answers nothing", metadata: [
+                "ws.connection.id": String(id), "ws.drop": "keepalive", "client.address": connection.clientAddress])
+            metrics.dropped.increment("keepalive")
+            connection.close(.init(code: ProtocolError.Close.goingAway, reason: "no answer to pings"), dropQueue: true)
+            detachGame(of: connection)
+            return
+        }
+        if quiet >= Self.microseconds(limits.keepalivePingSeconds) {
+            connection.ping()
+            keepaliveTimer.schedule(id, at: alive + Self.microseconds(limits.keepaliveHangupSeconds))
+        } else {
+            keepaliveTimer.schedule(id, at: alive + Self.microseconds(limits.keepalivePingSeconds))
+        }
     }
 
     // MARK: - Slow readers

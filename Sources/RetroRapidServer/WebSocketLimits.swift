@@ -41,7 +41,7 @@ struct WebSocketLimits: Equatable, Sendable {
     var disconnectGraceSeconds = 60
     /// The grace rule's window as configured; the engine caps it at half a step.
     var latencyGraceMilliseconds = 150
-    /// libwebsockets sends a PING when no PONG came for this long (`retry_and_idle_policy`)…
+    /// A PING goes out when nothing (no message, no PONG) came for this long…
     var keepalivePingSeconds = 20
     /// …and hangs up, without a close frame, when none came for this long.
     var keepaliveHangupSeconds = 45
@@ -56,6 +56,8 @@ struct WebSocketLimits: Equatable, Sendable {
         idleTimeoutSeconds = configuration.websocketIdleTimeoutSeconds
         disconnectGraceSeconds = configuration.disconnectGraceSeconds
         latencyGraceMilliseconds = configuration.latencyGraceMilliseconds
+        keepalivePingSeconds = configuration.keepalivePingSeconds
+        keepaliveHangupSeconds = configuration.keepaliveHangupSeconds
     }
 }
 

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CLibWebSockets
+import RetroRapidLWS
 import Foundation
 
 /// The libwebsockets callback of the game protocol (`retrorapid.v1`, on `/ws`).
@@ -59,6 +60,8 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
             hub.received(message, on: connection)
             return 0
         }
+    case LWS_CALLBACK_RECEIVE_PONG:
+        connection?.pongAt = MonotonicClock.now()
     case LWS_CALLBACK_SERVER_WRITEABLE:
         guard let connection else { return -1 }
         return connection.writeNext()

@@ -25,6 +25,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var helloTimeoutSeconds = 10
     public var websocketIdleTimeoutSeconds = 900
     public var websocketMaxQueuedMessages = 100
+    public var keepalivePingSeconds = 20
+    public var keepaliveHangupSeconds = 45
     /// Canonical numeric addresses (`IPAddress.canonical`), in the order given.
     public var trustedProxies: [String] = []
     public var webhookSecret: String? = nil
@@ -194,7 +196,22 @@ extension ServerConfiguration {
         }
 
         try checkTLSPair(configuration, origins: origins)
+        try checkKeepalive(configuration, origins: origins)
         return configuration
+    }
+
+    /// A hang-up that comes before the PING would close live connections that merely listen.
+    private static func checkKeepalive(_ configuration: ServerConfiguration, origins: [String: ConfigurationError.Source]) throws {
+        guard configuration.keepaliveHangupSeconds <= configuration.keepalivePingSeconds else { return }
+        let hangup = setting("keepalive-hangup-seconds")
+        let ping = setting("keepalive-ping-seconds")
+        let culprit = origins[hangup.key] != nil ? hangup : ping
+        let source = origins[culprit.key] ?? .flag(culprit.flag)
+        throw ConfigurationError(
+            source: source, setting: culprit.key,
+            message: "\(source.subject(culprit.environmentName)): keepalive-hangup-seconds "
+                + "(\(configuration.keepaliveHangupSeconds)) must be more than keepalive-ping-seconds "
+                + "(\(configuration.keepalivePingSeconds)), or a client gets no time to answer the PING")
     }
 
     /// A certificate without its key (or the reverse) would fail only at the first TLS handshake.
@@ -303,6 +320,12 @@ extension ServerConfiguration {
                  range: 8...10_000,
                  help: "Messages that may wait for one game client. A client that stops reading is dropped "
                      + "(1008) when this many are unread; its game waits as after a dropped connection."),
+        .integer("keepalivePingSeconds", "keepalive-ping-seconds", \.keepalivePingSeconds, range: 1...3600,
+                 help: "A game connection that sends nothing (no message, no PONG) for this long gets a WebSocket "
+                     + "PING. Keep it below any reverse proxy's read timeout."),
+        .integer("keepaliveHangupSeconds", "keepalive-hangup-seconds", \.keepaliveHangupSeconds, range: 2...7200,
+                 help: "A game connection that sends nothing for this long, PINGs unanswered, is a dead peer: it is "
+                     + "closed (1001) and its game waits for the player. Must be more than --keepalive-ping-seconds."),
         .addressList("trustedProxies", "trusted-proxies", \.trustedProxies,
                      help: "Reverse proxies in front of the server. Only a connection from one of them has its "
                          + "X-Forwarded-For believed: per-IP limits then count the rightmost address in it that "

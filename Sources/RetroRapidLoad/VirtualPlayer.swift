@@ -3,7 +3,7 @@ import RetroRapidRules
 /// One simulated player: its connection, where its game stands, and what it means to do next.
 /// Lives in the `LoadGenerator`'s array and is touched only on its service thread.
 struct VirtualPlayer {
-    enum State: Equatable {
+    enum State: Int, CaseIterable {
         /// Not connected yet (the ramp has not reached it).
         case waiting
         /// TCP and WebSocket handshakes, then `hello` until `welcome`.

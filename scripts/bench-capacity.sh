@@ -101,12 +101,13 @@ run() {
     stop "$pid"
 }
 
+# TARGETS="broadcaster" (or "retrorapid") re-measures one side only.
+targets=${TARGETS:-retrorapid broadcaster}
 for r in $(seq 1 "$runs"); do
     echo "== run $r of $runs" >&2
-    run retrorapid idle "$idle"
+    case " $targets " in *" retrorapid "*) run retrorapid idle "$idle" ;; esac
     for n in $games; do
-        run retrorapid games "$n"
-        run broadcaster games "$n"
+        for target in $targets; do run "$target" games "$n"; done
     done
 done
 

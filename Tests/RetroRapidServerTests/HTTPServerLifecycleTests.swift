@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import Foundation
 import Testing
+import RetroRapidSupport
 @testable import RetroRapidServer
 
 @Suite("HTTP server lifecycle")
@@ -18,6 +19,25 @@ struct HTTPServerLifecycleTests {
         #expect(try TestHTTPConnection.get("/healthz", port: port).status == 200)
         server.stop()
         #expect(server.boundPort == nil)
+    }
+
+    /// libev (the default) and libwebsockets' own poll loop (`--event-loop poll`) each serve,
+    /// close their connections when stopped, free the port and can start again: they stop in
+    /// different ways (ev_break from the mailbox's wakeup; the flag after lws_service returns).
+    @Test(arguments: EventLoop.allCases)
+    func eachEventLoopServesStopsAndStartsAgain(_ loop: EventLoop) throws {
+        let root = try TemporaryWebRoot()
+        let server = HTTPServer(configuration: HTTPServerOptions(host: "127.0.0.1", port: 0, webRoot: root.url.path,
+                                                                 eventLoop: loop))
+        for _ in 1...2 {
+            try server.start()
+            let port = try #require(server.boundPort)
+            let idle = try TestHTTPConnection(port: port)
+            #expect(try idle.request("GET", "/healthz").status == 200)
+            server.stop()
+            #expect(idle.isClosedByPeer())
+            #expect(TestHTTPConnection.connectError(port: port) == ECONNREFUSED)
+        }
     }
 
     @Test func aPortInUseIsAClearError() throws {

@@ -69,10 +69,12 @@ export class AudioEngine {
    * `pan` (−1 left … +1 right; 0 with mono), optionally gliding to `glideTo` Hz.
    * Returns false when no sound can play yet (before the first gesture, or while paused).
    */
-  tone({ frequency, at, duration, pan = 0, bus = "cue", wave = "sine", peak = 0.5, glideTo = null }) {
+  tone({ frequency, at, duration, pan = 0, bus = "cue", wave = "sine", peak = 0.5, glideTo = null, exact = false }) {
     if (!this.context || this.#held) return false;
     const ctx = this.context;
-    const start = Math.max(at, ctx.currentTime);
+    // `exact`: the caller clamped `at` already (a chord's notes share one start even if the
+    // audio clock moves on while they are scheduled).
+    const start = exact ? at : Math.max(at, ctx.currentTime);
     const end = start + duration;
     const oscillator = ctx.createOscillator();
     oscillator.type = wave;

@@ -21,16 +21,18 @@ export class SoundBoard extends Emitter {
     if (mode === "off") return;
     const slot = Math.min(0.16, Math.max(0.06, (intervalMs / 1000) * 0.75 / 3));
     const at = this.engine.now + 0.01;
-    const note = (lane, when, duration, peak) => this.engine.tone({
-      frequency: LANE_FREQUENCIES[lane], pan: LANE_PANS[lane], at: when, duration, peak, bus: "cue",
+    const note = (lane, when, duration, peak, exact = false) => this.engine.tone({
+      frequency: LANE_FREQUENCIES[lane], pan: LANE_PANS[lane], at: when, duration, peak, bus: "cue", exact,
     });
     if (mode === "lanePulse") {
       for (const lane of [0, 1, 2]) if (lanes.includes(lane)) note(lane, at + lane * slot, slot * 0.8, 0.5);
     } else if (mode === "arpeggio") {
       lanes.forEach((lane, index) => note(lane, at + index * slot, slot * 0.8, 0.5));
     } else if (mode === "chord") {
-      // Quieter per note so three together are no louder than one.
-      lanes.forEach((lane) => note(lane, at, slot * 2, 0.5 / Math.max(1, lanes.length)));
+      // Quieter per note so three together are no louder than one. One start for all, taken
+      // once: on a busy page the audio clock can pass `at` between two notes.
+      const together = Math.max(at, this.engine.now);
+      lanes.forEach((lane) => note(lane, together, slot * 2, 0.5 / Math.max(1, lanes.length), true));
     }
   }
 

@@ -35,7 +35,8 @@ public final class LoadGenerator {
     private let scheduler = TickScheduler(maximumSleepMicroseconds: 10_000)
     private var controlID: Int { players.count }
     private var context: OpaquePointer?
-    private var cStrings: [UnsafeMutablePointer<CChar>] = []
+    /// C memory handed to libwebsockets (strings, the protocol list), freed with the generator.
+    private var cAllocations: [UnsafeMutableRawPointer] = []
 
     private enum Phase { case ramping, settling, holding, finished }
     private var phase = Phase.ramping
@@ -82,7 +83,7 @@ public final class LoadGenerator {
 
     deinit {
         sendBuffers.deallocate()
-        cStrings.forEach { free($0) }
+        cAllocations.forEach { free($0) }
     }
 
     /// Runs the whole test on the calling thread and returns what it measured.
@@ -125,19 +126,19 @@ public final class LoadGenerator {
         info.foreign_loops = eventLoop.foreignLoops
         info.fd_limit_per_thread = UInt32(OpenFileLimit.raiseToHardLimit())
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        // Zeroed C memory (the second entry ends the list), freed with the strings.
+        // Zeroed C memory (the second entry ends the list), freed with `cAllocations`.
         let protocols = calloc(2, MemoryLayout<lws_protocols>.stride)!.bindMemory(to: lws_protocols.self, capacity: 2)
         protocols[0].name = UnsafePointer(cString("retrorapid.v1"))
         protocols[0].callback = loadClientCallback
         protocols[0].rx_buffer_size = 1024
         info.protocols = UnsafePointer(protocols)
-        cStrings.append(UnsafeMutableRawPointer(protocols).assumingMemoryBound(to: CChar.self))
+        cAllocations.append(UnsafeMutableRawPointer(protocols))
         return lws_create_context(&info)
     }
 
     private func cString(_ text: String) -> UnsafeMutablePointer<CChar> {
         let copy = strdup(text)!
-        cStrings.append(copy)
+        cAllocations.append(UnsafeMutableRawPointer(copy))
         return copy
     }
 
@@ -484,7 +485,7 @@ public final class LoadGenerator {
 }
 
 /// The client protocol's callback. Threading rule: runs on the `LoadGenerator`'s service thread
-/// (inside `lws_service`), like every libwebsockets callback; it finds the generator through
+/// (inside the libev loop `run()` runs), like every libwebsockets callback; it finds the generator through
 /// the context's user pointer and the player through the connection's opaque user data
 /// (index + 1, set at connect).
 private func loadClientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,

@@ -61,7 +61,7 @@ public struct LoadReport: Sendable {
             "  step frames       \(format(stepFramesPerSecond))/s, \(format(bytesPerStepFrame)) bytes each; \(format(bytesPerGamePerSecond)) bytes per game per second",
             "  input → result    p50 \(format(l.p50)) ms, p95 \(format(l.p95)) ms, p99 \(format(l.p99)) ms, max \(format(l.max)) ms (\(l.count) moves)",
             "  step jitter       p50 \(format(j.p50)) ms, p99 \(format(j.p99)) ms, max \(format(j.max)) ms (\(j.count) steps)",
-            "  errors            \(statistics.errorCount)\(describe(statistics.serverErrors.mapValues { $0 }))",
+            "  errors            \(statistics.errorCount)\(describe(statistics.serverErrors))",
             "  disconnects       \(statistics.disconnectCount)\(describe(Dictionary(uniqueKeysWithValues: statistics.disconnects.map { ("close \($0.key)", $0.value) })))",
             "  connect failures  \(statistics.connectFailures)",
         ]

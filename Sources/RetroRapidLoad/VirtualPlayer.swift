@@ -54,8 +54,4 @@ struct VirtualPlayer {
     init(bot: LoadBot) {
         self.bot = bot
     }
-
-    var isSignedIn: Bool {
-        state == .lobby || state == .starting || state == .playing
-    }
 }

@@ -3,7 +3,6 @@ against a real server on loopback. Only counts and shapes are checked; speed is 
 scripts/bench-capacity.sh into docs/BENCHMARKS.md, never asserted here."""
 import json
 import os
-import signal
 import stat
 import subprocess
 from pathlib import Path

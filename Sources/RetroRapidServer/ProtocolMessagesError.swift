@@ -63,6 +63,9 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         static let messageTooLarge: UInt16 = 1009
         static let goingAway: UInt16 = 1001
         static let tryAgainLater: UInt16 = 1013
+        /// Never sent (RFC 6455 §7.4.1): marks a connection whose socket failed and is dropped
+        /// without a close frame.
+        static let abnormal: UInt16 = 1006
     }
 
     let code: Code

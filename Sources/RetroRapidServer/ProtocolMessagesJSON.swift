@@ -20,6 +20,24 @@ struct JSONWriter {
         bytes.append(contentsOf: repeatElement(0, count: headroom))
     }
 
+    /// Writes into `storage`'s memory: its contents are dropped and its capacity kept, so a
+    /// buffer that is used again and again allocates nothing once it is big enough. Pass the
+    /// only reference (move it in), or the first write copies it.
+    init(reusing storage: [UInt8], headroom: Int) {
+        self.headroom = headroom
+        bytes = storage
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: repeatElement(0, count: headroom))
+    }
+
+    /// Hands over the bytes, headroom included, leaving the writer empty (so the caller holds
+    /// the only reference and can write through it without a copy).
+    mutating func takeBytes() -> [UInt8] {
+        let taken = bytes
+        bytes = []
+        return taken
+    }
+
     /// The JSON text alone (tests, logs).
     var json: [UInt8] { Array(bytes[headroom...]) }
 

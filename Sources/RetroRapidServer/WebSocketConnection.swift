@@ -72,9 +72,14 @@ final class WebSocketConnection {
     /// a client busy reading steps must still answer it).
     private var pingRequested = false
 
+    /// The connection has its own TCP socket (HTTP/1.1 upgrade), not a stream inside an
+    /// HTTP/2 connection: only then may a message be written outside WRITEABLE.
+    private let isOwnSocket: Bool
+
     init(id: Int, wsi: OpaquePointer, peerAddress: String, clientAddress: String, limits: WebSocketLimits, now: Int64) {
         self.id = id
         self.wsi = wsi
+        isOwnSocket = lws_get_network_wsi(wsi) == wsi
         self.peerAddress = peerAddress
         self.clientAddress = clientAddress
         openedAt = now
@@ -94,14 +99,46 @@ final class WebSocketConnection {
 
     // MARK: - Sending
 
-    /// Queues `message` and asks for WRITEABLE. False when the queue is full: the client is
-    /// not reading (the kernel's buffer is full as well), and the caller drops it.
-    @discardableResult
-    func send(_ message: ServerMessage) -> Bool {
-        guard closing == nil else { return true }  // going away: nothing more to say
-        guard queue.append(message.encoded(headroom: Int(rr_lws_pre))) else { return false }
+    /// Writes `message` now when nothing waits before it, encoded in the shared `buffer`;
+    /// otherwise queues it and asks for WRITEABLE. `.queueFull` when the queue is full: the
+    /// client is not reading (the kernel's buffer is full as well), and the caller drops it.
+    ///
+    /// Why write outside WRITEABLE: a step is one small frame the socket almost always takes
+    /// at once, and going through WRITEABLE costs two `epoll_ctl` calls (POLLOUT on, then
+    /// off), an event-loop round and a copy per message: most of the server's time at 12,500
+    /// games (docs/BENCHMARKS.md). libwebsockets allows a write in any callback on the service
+    /// thread as long as the last one is not still buffered (`lws_partial_buffered`, lws-ws-
+    /// state.h); a write the socket takes only in part is finished by libwebsockets itself,
+    /// and everything after it waits in the queue until then. Never on an HTTP/2 stream, where
+    /// every write must wait for the stream's WRITEABLE (flow control).
+    func send(_ message: ServerMessage, using buffer: WebSocketSendBuffer) -> SendOutcome {
+        guard closing == nil else { return .ignored }  // going away: nothing more to say
+        if queue.isEmpty && isOwnSocket && lws_partial_buffered(wsi) == 0 {
+            let written = buffer.withEncoded(message) { bytes in
+                lws_write(wsi, bytes.baseAddress! + Int(rr_lws_pre), bytes.count - Int(rr_lws_pre), LWS_WRITE_TEXT)
+            }
+            // The socket failed: outside a callback we cannot return -1, so libwebsockets is
+            // asked to close it on its next turn; nothing more is sent.
+            if written < 0 {
+                closing = .init(code: ProtocolError.Close.abnormal, reason: "write failed")
+                lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            }
+            return .written
+        }
+        guard queue.append(message.encoded(headroom: Int(rr_lws_pre))) else { return .queueFull }
         lws_callback_on_writable(wsi)
-        return true
+        return .queued
+    }
+
+    enum SendOutcome {
+        /// Handed to libwebsockets now.
+        case written
+        /// Waiting for WRITEABLE behind an earlier message.
+        case queued
+        /// Not sent: the queue is full.
+        case queueFull
+        /// Not sent: the connection is closing.
+        case ignored
     }
 
     /// Ends the connection with `close` after what is queued (an error message explaining it,

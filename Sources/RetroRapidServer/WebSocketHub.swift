@@ -46,6 +46,8 @@ public final class WebSocketHub: @unchecked Sendable {
     // MARK: Service-thread state
 
     var connections: [Int: WebSocketConnection] = [:]
+    /// Where messages written straight away are encoded, one for every connection.
+    let sendBuffer = WebSocketSendBuffer()
     /// Open game connections per client address (the per-IP limit).
     var connectionsByIP: [String: Int] = [:]
     /// Signed-in connections of each player (settings pushes, reconnects).
@@ -256,10 +258,11 @@ public final class WebSocketHub: @unchecked Sendable {
 
     /// Queues `message` for `connection`; a client whose queue is full is dropped (1008).
     func send(_ message: ServerMessage, to connection: WebSocketConnection) {
-        if connection.send(message) {
-            metrics.sent += 1
-        } else {
-            dropSlowReader(connection)
+        switch connection.send(message, using: sendBuffer) {
+        case .written: metrics.sent += 1
+        case .queued: metrics.sent += 1; metrics.queued += 1
+        case .queueFull: dropSlowReader(connection)
+        case .ignored: break
         }
     }
 

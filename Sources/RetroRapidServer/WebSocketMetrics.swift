@@ -13,8 +13,11 @@ final class WebSocketMetrics {
     private let steps: Counter
     private let received: Counter
     private let sentTotal: Counter
+    private let queuedTotal: Counter
     /// Counted since the last `flush`.
     var sent = 0
+    /// Of `sent`, the messages that waited in a connection's queue.
+    var queued = 0
     var stepsTaken = 0
     var receivedCount = 0
 
@@ -24,7 +27,9 @@ final class WebSocketMetrics {
                                      help: "Games in progress, including paused ones and those waiting for a player to reconnect.")
         steps = metrics.counter("retrorapid_game_steps_total", help: "Game steps computed, over all games.")
         received = metrics.counter("retrorapid_websocket_messages_received_total", help: "Messages received from game clients.")
-        sentTotal = metrics.counter("retrorapid_websocket_messages_sent_total", help: "Messages queued for game clients.")
+        sentTotal = metrics.counter("retrorapid_websocket_messages_sent_total", help: "Messages sent or queued for game clients.")
+        queuedTotal = metrics.counter("retrorapid_websocket_messages_queued_total",
+                                      help: "Messages that waited in a connection's queue because the socket was still busy with an earlier one (the rest were written at once); a steady rise means clients or the network cannot keep up.")
         errors = metrics.counter("retrorapid_websocket_errors_total", help: "Error messages sent to game clients, by code.",
                                  labelNames: ["code"])
         gamesEnded = metrics.counter("retrorapid_games_ended_total", help: "Games ended, by reason.", labelNames: ["reason"])
@@ -35,6 +40,7 @@ final class WebSocketMetrics {
 
     func flush() {
         if sent > 0 { sentTotal.increment(by: Double(sent)); sent = 0 }
+        if queued > 0 { queuedTotal.increment(by: Double(queued)); queued = 0 }
         if stepsTaken > 0 { steps.increment(by: Double(stepsTaken)); stepsTaken = 0 }
         if receivedCount > 0 { received.increment(by: Double(receivedCount)); receivedCount = 0 }
     }

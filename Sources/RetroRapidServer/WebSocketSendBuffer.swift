@@ -1,0 +1,35 @@
+import CLibWebSockets
+
+/// The one buffer in which every message written straight away is encoded: a step goes out
+/// without allocating (issue 6: the per-message array and its free were ~6 % of the core).
+///
+/// Sharing one buffer between connections is safe because libwebsockets is done with it when
+/// `lws_write` returns: whatever the socket does not take at once, it copies to the
+/// connection's own `buflist_out` and sends from there (lws-write.h, "Truncated Writes";
+/// `lws_issue_raw` in 4.1.6), and we use no extension that would keep a pointer.
+///
+/// Threading rule: service thread only (the hub owns it).
+final class WebSocketSendBuffer {
+    private var storage: [UInt8] = []
+
+    init(capacity: Int = 1024) {
+        storage.reserveCapacity(capacity)
+    }
+
+    /// Encodes `message` after libwebsockets' `LWS_PRE` headroom and gives `body` the buffer
+    /// (headroom included) for one `lws_write`.
+    func withEncoded<Result>(_ message: ServerMessage,
+                             _ body: (UnsafeMutableBufferPointer<UInt8>) -> Result) -> Result {
+        var writer = JSONWriter(reusing: takeStorage(), headroom: Int(rr_lws_pre))
+        message.encode(into: &writer)
+        storage = writer.takeBytes()
+        return storage.withUnsafeMutableBufferPointer { body($0) }
+    }
+
+    /// Moves the array out, so the writer holds its only reference and appends in place.
+    private func takeStorage() -> [UInt8] {
+        let bytes = storage
+        storage = []
+        return bytes
+    }
+}

@@ -1,4 +1,3 @@
-import Foundation
 import RetroRapidRules
 
 /// What a client may send on `/ws` (subprotocol `retrorapid.v1`); docs/PROTOCOL.md has an
@@ -29,37 +28,29 @@ enum ClientMessage: Equatable, Sendable {
     static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> ClientMessage {
         let raw: RawClientMessage
         do {
-            raw = try decoder.decode(RawClientMessage.self, from: Data(bytes))
-        } catch let error as DecodingError {
-            throw Self.refusal(for: error)
+            raw = try ClientMessageReader.read(bytes)
         } catch {
-            throw ProtocolError(.badJSON, "The message is not valid JSON.")
+            throw refusal(for: error)
         }
         return try raw.message()
     }
 
-    private static let decoder = JSONDecoder()
-
-    private static func refusal(for error: DecodingError) -> ProtocolError {
-        switch error {
-        case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            return ProtocolError(.badJSON, "The message is not valid JSON: send one JSON object per WebSocket text message.")
-        case .typeMismatch(_, let context) where context.codingPath.isEmpty:
-            return ProtocolError(.badMessage, "The message must be a JSON object with a \"type\" field.")
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return ProtocolError(.badMessage, "The field \"\(field)\" has the wrong type.")
-        case .keyNotFound(let key, _):
-            return ProtocolError(.badMessage, "The field \"\(key.stringValue)\" is missing.")
-        @unknown default:
-            return ProtocolError(.badMessage, "The message could not be read.")
+    private static func refusal(for failure: ClientMessageReader.Failure) -> ProtocolError {
+        switch failure {
+        case .notJSON:
+            ProtocolError(.badJSON, "The message is not valid JSON: send one JSON object per WebSocket text message.")
+        case .notAnObject:
+            ProtocolError(.badMessage, "The message must be a JSON object with a \"type\" field.")
+        case .wrongType(let field):
+            ProtocolError(.badMessage, "The field \"\(field)\" has the wrong type.")
         }
     }
 }
 
 /// Every field any message may have, all optional: the type decides which it needs, so a
 /// missing or wrong field gets a message that names it rather than a generic decoding error.
-private struct RawClientMessage: Decodable {
+/// Filled by `ClientMessageReader`.
+struct RawClientMessage {
     var type: String?
     var token: String?
     var client: String?

@@ -1,0 +1,378 @@
+/// Reads one client message's JSON into the fields `RawClientMessage` knows, checking that the
+/// whole text is valid JSON (RFC 8259) on the way.
+///
+/// Why not `JSONDecoder`: every move a player makes is one message, and decoding it through
+/// `Data`, the decoder's value tree and `Decodable` cost ~8 µs: the biggest share of the
+/// server's own CPU at 12,500 games (docs/BENCHMARKS.md). Client messages are one flat object
+/// whose few known fields are strings, a bool and an integer, so a strict reader that
+/// allocates only the strings it keeps does the same job in well under a microsecond.
+/// Unknown fields are checked and skipped, whatever they hold, so newer clients still work.
+///
+/// What it accepts matches `JSONDecoder`: `null` is an absent field, a number for `step` must
+/// be integral (1.0 and 1e2 are integers, 1.5 is not) and fit in an `Int`, a repeated field
+/// keeps its last value, nesting stops at 512 levels. Pure.
+enum ClientMessageReader {
+    enum Failure: Error, Equatable {
+        /// Not valid JSON, or not one value.
+        case notJSON
+        /// Valid JSON, but not an object.
+        case notAnObject
+        /// A known field holds the wrong kind of value (the first such field).
+        case wrongType(field: String)
+    }
+
+    static func read(_ bytes: [UInt8]) throws(Failure) -> RawClientMessage {
+        let result: Result<RawClientMessage, Failure> = bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONTextParser(buffer)
+            do throws(Failure) {
+                return .success(try parser.readMessage())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// A cursor over one JSON text. Failures other than `wrongType` mean the text is not JSON.
+private struct JSONTextParser {
+    typealias Failure = ClientMessageReader.Failure
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+    private var depth = 0
+    /// JSONDecoder's limit too: deeper input is refused rather than recursed into.
+    private static let maximumDepth = 512
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    // MARK: The message
+
+    mutating func readMessage() throws(Failure) -> RawClientMessage {
+        skipWhitespace()
+        guard peek() == UInt8(ascii: "{") else {
+            try skipValue()
+            try expectEnd()
+            throw .notAnObject  // valid JSON of another kind
+        }
+        var message = RawClientMessage()
+        // A wrong type is reported only once the whole text is known to be JSON.
+        var firstWrongField: String?
+        index += 1
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+        } else {
+            while true {
+                skipWhitespace()
+                let name = try string()
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"))
+                skipWhitespace()
+                if !(try readField(name, into: &message)) { firstWrongField = firstWrongField ?? name }
+                skipWhitespace()
+                guard let next = take() else { throw .notJSON }
+                if next == UInt8(ascii: "}") { break }
+                guard next == UInt8(ascii: ",") else { throw .notJSON }
+            }
+        }
+        try expectEnd()
+        if let firstWrongField { throw .wrongType(field: firstWrongField) }
+        return message
+    }
+
+    /// Reads the value of member `name`: into `message` for a known field, skipped otherwise.
+    /// False when a known field holds the wrong kind of value (the value is skipped).
+    private mutating func readField(_ name: String, into message: inout RawClientMessage) throws(Failure) -> Bool {
+        switch name {
+        case "type": return try optionalString(&message.type)
+        case "token": return try optionalString(&message.token)
+        case "client": return try optionalString(&message.client)
+        case "level": return try optionalString(&message.level)
+        case "direction": return try optionalString(&message.direction)
+        case "practice":
+            switch peek() ?? 0 {
+            case UInt8(ascii: "t"): try literal("true"); message.practice = true
+            case UInt8(ascii: "f"): try literal("false"); message.practice = false
+            case UInt8(ascii: "n"): try literal("null"); message.practice = nil
+            default: try skipValue(); return false
+            }
+            return true
+        case "step":
+            switch peek() ?? 0 {
+            case UInt8(ascii: "n"): try literal("null"); message.step = nil; return true
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard let value = try integer() else { return false }
+                message.step = value
+                return true
+            default: try skipValue(); return false
+            }
+        default:
+            try skipValue()
+            return true
+        }
+    }
+
+    private mutating func optionalString(_ field: inout String?) throws(Failure) -> Bool {
+        switch peek() ?? 0 {
+        case UInt8(ascii: "\""): field = try string(); return true
+        case UInt8(ascii: "n"): try literal("null"); field = nil; return true
+        default: try skipValue(); return false
+        }
+    }
+
+    // MARK: Values
+
+    /// Checks and passes over any one value.
+    private mutating func skipValue() throws(Failure) {
+        switch peek() ?? 0 {
+        case UInt8(ascii: "{"):
+            try nest()
+            index += 1
+            skipWhitespace()
+            if peek() == UInt8(ascii: "}") { index += 1; depth -= 1; return }
+            while true {
+                skipWhitespace()
+                try skipString()
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"))
+                skipWhitespace()
+                try skipValue()
+                skipWhitespace()
+                guard let next = take() else { throw .notJSON }
+                if next == UInt8(ascii: "}") { break }
+                guard next == UInt8(ascii: ",") else { throw .notJSON }
+            }
+            depth -= 1
+        case UInt8(ascii: "["):
+            try nest()
+            index += 1
+            skipWhitespace()
+            if peek() == UInt8(ascii: "]") { index += 1; depth -= 1; return }
+            while true {
+                skipWhitespace()
+                try skipValue()
+                skipWhitespace()
+                guard let next = take() else { throw .notJSON }
+                if next == UInt8(ascii: "]") { break }
+                guard next == UInt8(ascii: ",") else { throw .notJSON }
+            }
+            depth -= 1
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try number()
+        default: throw .notJSON
+        }
+    }
+
+    private mutating func nest() throws(Failure) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw .notJSON }
+    }
+
+    // MARK: Strings
+
+    /// Where a string's content is, and what reading it needs.
+    private struct StringSpan {
+        var start: Int
+        var end: Int
+        var hasEscapes: Bool
+        var hasNonASCII: Bool
+    }
+
+    /// Passes over a string, checking its escapes (the cursor is at the opening quote).
+    private mutating func scanString() throws(Failure) -> StringSpan {
+        guard take() == UInt8(ascii: "\"") else { throw .notJSON }
+        var span = StringSpan(start: index, end: index, hasEscapes: false, hasNonASCII: false)
+        while let byte = take() {
+            switch byte {
+            case UInt8(ascii: "\""):
+                span.end = index - 1
+                return span
+            case UInt8(ascii: "\\"):
+                span.hasEscapes = true
+                guard let escaped = take() else { throw .notJSON }
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                     UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    break
+                case UInt8(ascii: "u"):
+                    for _ in 0..<4 {
+                        guard let digit = take(), Self.hexValue(digit) != nil else { throw .notJSON }
+                    }
+                default: throw .notJSON
+                }
+            case 0..<0x20: throw .notJSON  // control characters must be escaped
+            case 0x80...: span.hasNonASCII = true
+            default: break
+            }
+        }
+        throw .notJSON  // unterminated
+    }
+
+    private mutating func skipString() throws(Failure) {
+        let span = try scanString()
+        // Skipped text must still be UTF-8 (and its escapes whole characters), as JSON requires.
+        if span.hasNonASCII || span.hasEscapes { _ = try decode(span) }
+    }
+
+    private mutating func string() throws(Failure) -> String {
+        try decode(try scanString())
+    }
+
+    private func decode(_ span: StringSpan) throws(Failure) -> String {
+        let raw = UnsafeBufferPointer(rebasing: bytes[span.start..<span.end])
+        guard span.hasEscapes else {
+            if !span.hasNonASCII { return String(decoding: raw, as: UTF8.self) }
+            guard let text = String(validating: raw, as: UTF8.self) else { throw .notJSON }
+            return text
+        }
+        var unescaped: [UInt8] = []
+        unescaped.reserveCapacity(raw.count)
+        var position = 0
+        while position < raw.count {
+            let byte = raw[position]
+            position += 1
+            guard byte == UInt8(ascii: "\\") else { unescaped.append(byte); continue }
+            let escaped = raw[position]
+            position += 1
+            switch escaped {
+            case UInt8(ascii: "b"): unescaped.append(0x08)
+            case UInt8(ascii: "f"): unescaped.append(0x0C)
+            case UInt8(ascii: "n"): unescaped.append(0x0A)
+            case UInt8(ascii: "r"): unescaped.append(0x0D)
+            case UInt8(ascii: "t"): unescaped.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = Self.hex4(raw, at: position)
+                position += 4
+                if (0xD800..<0xDC00).contains(scalar) {
+                    // A high surrogate must be followed by an escaped low one.
+                    guard position + 6 <= raw.count, raw[position] == UInt8(ascii: "\\"),
+                          raw[position + 1] == UInt8(ascii: "u") else { throw .notJSON }
+                    let low = Self.hex4(raw, at: position + 2)
+                    guard (0xDC00..<0xE000).contains(low) else { throw .notJSON }
+                    position += 6
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                guard let character = Unicode.Scalar(scalar) else { throw .notJSON }  // a lone low surrogate
+                unescaped.append(contentsOf: UTF8.encode(character)!)
+            default: unescaped.append(escaped)  // " \ /
+            }
+        }
+        guard let text = String(validating: unescaped, as: UTF8.self) else { throw .notJSON }
+        return text
+    }
+
+    /// Four hex digits already checked by `scanString`.
+    private static func hex4(_ raw: UnsafeBufferPointer<UInt8>, at position: Int) -> UInt32 {
+        var value: UInt32 = 0
+        for offset in 0..<4 { value = value << 4 | UInt32(hexValue(raw[position + offset])!) }
+        return value
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    // MARK: Numbers
+
+    /// Passes over a number in JSON's grammar; true when it is written as an integer (no
+    /// fraction, no exponent).
+    private mutating func number() throws(Failure) -> (start: Int, isInteger: Bool) {
+        let start = index
+        if peek() == UInt8(ascii: "-") { index += 1 }
+        guard let first = take(), Self.isDigit(first) else { throw .notJSON }
+        if first != UInt8(ascii: "0") { skipDigits() }  // no leading zeros
+        var isInteger = true
+        if peek() == UInt8(ascii: ".") {
+            index += 1
+            isInteger = false
+            guard let digit = peek(), Self.isDigit(digit) else { throw .notJSON }
+            skipDigits()
+        }
+        if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+            index += 1
+            isInteger = false
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
+            guard let digit = peek(), Self.isDigit(digit) else { throw .notJSON }
+            skipDigits()
+        }
+        return (start, isInteger)
+    }
+
+    /// A number as an `Int`, or nil when it is not integral or does not fit.
+    private mutating func integer() throws(Failure) -> Int? {
+        let (start, isInteger) = try number()
+        let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        if isInteger {
+            var value = 0
+            let negative = text[0] == UInt8(ascii: "-")
+            for digit in text.dropFirst(negative ? 1 : 0) {
+                let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+                let d = Int(digit - UInt8(ascii: "0"))
+                let (next, overflowB) = negative ? shifted.subtractingReportingOverflow(d) : shifted.addingReportingOverflow(d)
+                if overflowA || overflowB { return nil }
+                value = next
+            }
+            return value
+        }
+        guard let value = Double(String(decoding: text, as: UTF8.self)), value.rounded() == value,
+              value >= -0x1p63, value < 0x1p63 else { return nil }
+        return Int(value)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private mutating func skipDigits() {
+        while let byte = peek(), Self.isDigit(byte) { index += 1 }
+    }
+
+    // MARK: Bytes
+
+    private func peek() -> UInt8? {
+        index < bytes.count ? bytes[index] : nil
+    }
+
+    private mutating func take() -> UInt8? {
+        guard index < bytes.count else { return nil }
+        defer { index += 1 }
+        return bytes[index]
+    }
+
+    private mutating func expect(_ byte: UInt8) throws(Failure) {
+        guard take() == byte else { throw .notJSON }
+    }
+
+    private mutating func literal(_ word: StaticString) throws(Failure) {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw .notJSON }
+        for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { throw .notJSON }
+        index += count
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Only whitespace may follow the value.
+    private mutating func expectEnd() throws(Failure) {
+        skipWhitespace()
+        guard index == bytes.count else { throw .notJSON }
+    }
+}

@@ -47,13 +47,12 @@ public struct TickSchedule {
     public mutating func schedule(_ id: Int, at deadline: Int64) {
         // Rounded up: a bucket is due at its end, so it never fires before a deadline in it.
         let key = deadline >= 0 ? (deadline + granularity - 1) / granularity : deadline / granularity
-        if current[id] == key { return }
-        current[id] = key
-        if buckets[key] == nil {
+        // One hash lookup per table where two would do the same (every step of every game
+        // passes here: issue 6).
+        if let previous = current.updateValue(key, forKey: id), previous == key { return }
+        if buckets[key]?.append(id) == nil {
             buckets[key] = [id]
             keys.push(key)
-        } else {
-            buckets[key]!.append(id)
         }
     }
 
@@ -66,9 +65,12 @@ public struct TickSchedule {
         var due: [Int] = []
         while let key = keys.min, key * granularity <= now {
             keys.popMin()
-            for id in buckets.removeValue(forKey: key) ?? [] where current[id] == key {
-                current[id] = nil
-                due.append(id)
+            for id in buckets.removeValue(forKey: key) ?? [] {
+                // Skipped when the id was cancelled or moved to another bucket since.
+                if let index = current.index(forKey: id), current[index].value == key {
+                    current.remove(at: index)
+                    due.append(id)
+                }
             }
         }
         return due

@@ -61,6 +61,7 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         static let timeoutCode: UInt16 = 4408
         static let policyViolation: UInt16 = 1008
         static let messageTooLarge: UInt16 = 1009
+        static let normal: UInt16 = 1000
         static let goingAway: UInt16 = 1001
         static let tryAgainLater: UInt16 = 1013
         /// Never sent (RFC 6455 §7.4.1): marks a connection whose socket failed and is dropped

@@ -260,11 +260,18 @@ enum ServerMessage: Equatable, Sendable {
         w.beginArray()
         for index in 0..<Road.rowCount {
             let row = road.row(index)
-            w.beginArray()
-            for lane in Lane.allCases { w.int(row.contains(lane) ? 1 : 0) }
-            w.endArray()
+            var pattern = 0
+            for (bit, lane) in Lane.allCases.enumerated() where row.contains(lane) { pattern |= 1 << bit }
+            w.raw(rowJSON[pattern])
         }
         w.endArray()
+    }
+
+    /// A row's JSON by its lanes as bits (left = 1, middle = 2, right = 4): "[0,0,0]" to
+    /// "[1,1,1]". Every step writes every row, so each is written whole rather than number by
+    /// number.
+    private static let rowJSON: [[UInt8]] = (0..<8).map { pattern in
+        Array("[\(pattern & 1),\(pattern >> 1 & 1),\(pattern >> 2 & 1)]".utf8)
     }
 
     private static func write(_ lanes: LaneSet, into w: inout JSONWriter) {

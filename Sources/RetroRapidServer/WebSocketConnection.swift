@@ -72,6 +72,12 @@ final class WebSocketConnection {
     /// a client busy reading steps must still answer it).
     private var pingRequested = false
 
+    /// LWS_CALLBACK_CLOSED has come: `wsi` is freed. Anything still holding this object
+    /// (by mistake) can then no longer reach libwebsockets through it.
+    private(set) var isGone = false
+
+    func markGone() { isGone = true }
+
     /// The connection has its own TCP socket (HTTP/1.1 upgrade), not a stream inside an
     /// HTTP/2 connection: only then may a message be written outside WRITEABLE.
     private let isOwnSocket: Bool
@@ -112,7 +118,7 @@ final class WebSocketConnection {
     /// and everything after it waits in the queue until then. Never on an HTTP/2 stream, where
     /// every write must wait for the stream's WRITEABLE (flow control).
     func send(_ message: ServerMessage, using buffer: WebSocketSendBuffer) -> SendOutcome {
-        guard closing == nil else { return .ignored }  // going away: nothing more to say
+        guard closing == nil, !isGone else { return .ignored }  // going away: nothing more to say
         if queue.isEmpty && isOwnSocket && lws_partial_buffered(wsi) == 0 {
             let written = buffer.withEncoded(message) { bytes in
                 lws_write(wsi, bytes.baseAddress! + Int(rr_lws_pre), bytes.count - Int(rr_lws_pre), LWS_WRITE_TEXT)
@@ -144,7 +150,7 @@ final class WebSocketConnection {
     /// Ends the connection with `close` after what is queued (an error message explaining it,
     /// usually). `dropQueue` forgets the queue first (a client that does not read).
     func close(_ close: ProtocolError.Close, dropQueue: Bool = false) {
-        guard closing == nil else { return }
+        guard closing == nil, !isGone else { return }
         closing = close
         if dropQueue { queue.removeAll() }
         lws_callback_on_writable(wsi)
@@ -153,11 +159,19 @@ final class WebSocketConnection {
         lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 5)
     }
 
+    /// The client sent a close frame: libwebsockets replies to it, and nothing more is sent
+    /// or read (LWS_CALLBACK_WS_PEER_INITIATED_CLOSE).
+    func peerIsClosing() {
+        guard closing == nil else { return }
+        closing = .init(code: ProtocolError.Close.normal, reason: "")
+        queue.removeAll()
+    }
+
     var queuedCount: Int { queue.count }
 
     /// Sends a WebSocket PING on the next WRITEABLE; the client's PONG sets `pongAt`.
     func ping() {
-        guard closing == nil else { return }
+        guard closing == nil, !isGone else { return }
         pingRequested = true
         lws_callback_on_writable(wsi)
     }

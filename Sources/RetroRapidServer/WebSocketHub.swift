@@ -55,8 +55,9 @@ public final class WebSocketHub: @unchecked Sendable {
     var sessions: [Int: GameSession] = [:]
     /// A player has at most one game at a time.
     var sessionByPlayer: [Int64: Int] = [:]
-    /// The connection a game's messages go to; none while its player is away.
-    var sessionConnection: [Int: Int] = [:]
+    /// The connection a game's messages go to; none while its player is away. The connection
+    /// itself, not its id: every step looks it up.
+    var sessionConnection: [Int: WebSocketConnection] = [:]
     /// Players whose `start` waits for the storage thread (one at a time, across devices).
     var startingPlayers: Set<Int64> = []
     var lastID = 0
@@ -222,6 +223,7 @@ public final class WebSocketHub: @unchecked Sendable {
 
     /// LWS_CALLBACK_CLOSED: the connection is gone. Its game, if running, waits for the player.
     func closed(_ connection: WebSocketConnection) {
+        connection.markGone()
         connections[connection.id] = nil
         watchdog.cancel(connection.id)
         keepaliveTimer.cancel(connection.id)

@@ -22,7 +22,7 @@ extension WebSocketHub {
     }
 
     func attach(_ session: GameSession, to connection: WebSocketConnection) {
-        sessionConnection[session.id] = connection.id
+        sessionConnection[session.id] = connection
         connection.sessionID = session.id
         connection.lastEndedGameID = nil
         refreshIdleTimeout(connection)
@@ -53,7 +53,7 @@ extension WebSocketHub {
     /// Sends a session's messages to its connection, then either saves it (it ended) or sets
     /// its next tick.
     func deliver(_ output: GameSession.Output, of session: GameSession) {
-        let connection = sessionConnection[session.id].flatMap { connections[$0] }
+        let connection = sessionConnection[session.id]
         if let connection {
             for message in output.messages { send(message, to: connection) }
         }

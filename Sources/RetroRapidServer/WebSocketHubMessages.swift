@@ -143,7 +143,7 @@ extension WebSocketHub {
             return refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start"))
         }
         if let sessionID = sessionByPlayer[identity.playerID], let session = sessions[sessionID], !session.isOver {
-            let whereItIs = sessionConnection[sessionID] == connection.id ? "on this connection" : "waiting for you"
+            let whereItIs = sessionConnection[sessionID] === connection ? "on this connection" : "waiting for you"
             return refuse(connection, ProtocolError(.gameInProgress,
                 "Game \(session.gameID) is \(whereItIs): send resume to go on with it, or quit to end it, before starting another.",
                 inReplyTo: "start"))
@@ -255,8 +255,7 @@ extension WebSocketHub {
 
     /// Moves the player's game to `connection`; the connection that had it gets `detached`.
     private func takeOver(_ session: GameSession, on connection: WebSocketConnection) {
-        if let previousID = sessionConnection[session.id], previousID != connection.id,
-           let previous = connections[previousID] {
+        if let previous = sessionConnection[session.id], previous !== connection {
             previous.sessionID = nil
             send(.detached(gameID: session.gameID), to: previous)
             refreshIdleTimeout(previous)

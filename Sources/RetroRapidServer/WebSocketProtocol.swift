@@ -60,6 +60,10 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
             hub.received(message, on: connection)
             return 0
         }
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        // libwebsockets answers the client's close frame itself, on its next POLLOUT; a
+        // message written at once meanwhile would go out before that answer.
+        connection?.peerIsClosing()
     case LWS_CALLBACK_RECEIVE_PONG:
         connection?.pongAt = MonotonicClock.now()
     case LWS_CALLBACK_SERVER_WRITEABLE:

@@ -40,7 +40,7 @@ python-test-deps:
 	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
 
 # A short version of every benchmark (under 5 minutes); the full capacity sweep behind
-# docs/BENCHMARKS.md is `make bench-capacity` (about 40 minutes).
+# docs/BENCHMARKS.md is `make bench-capacity` (about an hour).
 bench: deps
 	scripts/bench-engine.sh
 	scripts/bench-capacity.sh --quick

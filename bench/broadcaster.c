@@ -10,7 +10,7 @@
  * Build:  cc -O2 -Wall -Wextra -std=c11 -o .build/bench/broadcaster bench/broadcaster.c \
  *             $(pkg-config --cflags --libs libwebsockets)
  * Run:    .build/bench/broadcaster [--address 127.0.0.1] [--port 8090] [--stats]
- *             [--poll] [--sndbuf BYTES] [--verbose]
+ *             [--poll] [--sndbuf BYTES] [--direct-writes] [--verbose]
  *
  * Written against Debian's libwebsockets 4.1.6 with the libev event-lib plugin.
  */
@@ -90,7 +90,7 @@ static const char STEP_FORMAT[] =
     "\"grid\":[[0,0,1],[0,0,0],[0,0,0],[0,1,0],[0,0,0],[1,0,1],[0,0,0]],"
     "\"lane\":1,\"score\":%u,\"interval\":%u,\"safeLanes\":[0,1,2],\"haptic\":\"step\"}";
 
-/* Largest message we ever send; each connection's send buffer is LWS_PRE + this. */
+/* Largest message we ever send; each send buffer is LWS_PRE + this. */
 #define MSG_MAX 640
 static_assert(sizeof MSG_GAME_OVER - 1 <= MSG_MAX, "gameOver must fit the send buffer");
 static_assert(sizeof MSG_STARTED_CRUISE - 1 <= MSG_MAX, "started must fit the send buffer");
@@ -101,7 +101,7 @@ static_assert(sizeof MSG_WELCOME - 1 <= MSG_MAX, "welcome must fit the send buff
 enum kind {
     K_WELCOME, K_STARTED_CRUISE, K_STARTED_FAST, K_STARTED_RAPID, K_MOVED, K_PONG,
     K_GAME_OVER, K_ERR_IN_PROGRESS, K_ERR_NO_GAME, K_ERR_UNKNOWN,
-    K_STEP /* built at WRITEABLE time from STEP_FORMAT */
+    K_STEP /* built from STEP_FORMAT when it is written */
 };
 
 struct fixed { const char *bytes; size_t len; };
@@ -140,15 +140,18 @@ struct conn {
     uint32_t step;            /* last step number queued */
     uint32_t interval_ms;     /* 800, 600 or 420; 0 = no game */
 
-    uint8_t closing;          /* sticky: return -1 from every later callback */
+    uint8_t closing;          /* sticky: return -1 from every later callback, write nothing */
+    uint8_t own_socket;       /* its own TCP connection (not an h2 stream): may write at once */
     uint8_t qhead, qlen;      /* ring of pending messages */
     uint32_t queue[QUEUE_MAX];
 
     char *rx;                 /* only for a message that arrives in pieces (rare) */
     size_t rx_len;
 
-    /* lws may read this after lws_write returns (partial sends), so it is per connection and
-     * is only overwritten at the next WRITEABLE. LWS_PRE bytes of headroom for the header. */
+    /* The queued path's send buffer, written at WRITEABLE; LWS_PRE bytes of headroom for the
+     * header. One per connection, only reused at the next WRITEABLE, in case lws reads it
+     * after lws_write returns. 4.1.6 does not (it copies any unsent remainder, see direct_tx),
+     * but the default mode keeps it as it was, so its figures stay comparable. */
     unsigned char tx[LWS_PRE + MSG_MAX];
 };
 
@@ -207,6 +210,7 @@ static uint64_t stop_deadline_ms;               /* 0 until the tick has seen sto
 static int stop_now;                            /* poll loop: main() leaves its loop */
 static int use_libev = 1;
 static int print_stats;
+static int direct_writes;           /* --direct-writes: see send_message() */
 static int sndbuf_bytes = 16384;    /* the real server's SO_SNDBUF for game sockets */
 
 /* Counters for --stats. */
@@ -248,8 +252,34 @@ static void wheel_remove(struct conn *c)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The outgoing queue: one lws_write per WRITEABLE.                                           */
+/* Sending. By default every message is queued and goes out at WRITEABLE, one lws_write per   */
+/* WRITEABLE (the canonical lws pattern). With --direct-writes a message is written at once   */
+/* when nothing waits before it, as the Swift server does (WebSocketConnection.send): so the  */
+/* two can be compared like with like.                                                        */
+/*                                                                                            */
+/* Threading rule: all of this runs on the one service thread (count_threads = 1), from the   */
+/* tick (a sul callback) and from RECEIVE / WRITEABLE; lws APIs are not thread-safe, and the  */
+/* shared direct_tx below is only safe because nothing else can write to it meanwhile.        */
 /* ------------------------------------------------------------------------------------------ */
+
+/* The one buffer every message written at once is built in, shared by all connections.
+ * Safe because lws 4.1.6 is done with it when lws_write returns: whatever the socket does not
+ * take at once, lws_issue_raw copies to the wsi's own buflist_out and sends from there later
+ * (lib/core-net/output.c), and we use no extension (none would keep a pointer either). */
+static unsigned char direct_tx[LWS_PRE + MSG_MAX];
+
+/* Builds queue entry `entry` at `payload` (MSG_MAX bytes); returns its length. */
+static size_t build_message(const struct conn *c, uint32_t entry, unsigned char *payload)
+{
+    if ((entry & 15) == K_STEP) {
+        uint32_t step = entry >> 4;
+        int n = snprintf((char *)payload, MSG_MAX, STEP_FORMAT, step, step / 2, c->interval_ms);
+        return (size_t)n;
+    }
+    const struct fixed *m = &fixed_messages[entry & 15];
+    memcpy(payload, m->bytes, m->len);
+    return m->len;
+}
 
 static void end_game(struct conn *c);
 
@@ -267,15 +297,49 @@ static void drop_slow_client(struct conn *c)
     lws_callback_on_writable(c->wsi); /* returning -1 there sends the close frame */
 }
 
-static void enqueue(struct conn *c, enum kind k, uint32_t arg)
+/* --direct-writes: write one message now, outside WRITEABLE. A failed write cannot be
+ * answered with -1 here (the tick is no callback of this wsi, and RECEIVE's caller does not
+ * pass it back), so the connection is marked closing (nothing more is written) and lws is
+ * asked to close it on its next turn, as the Swift server does. */
+static void write_now(struct conn *c, uint32_t entry)
 {
+    unsigned char *payload = direct_tx + LWS_PRE;
+    size_t len = build_message(c, entry, payload);
+
+    /* lws returns len even when it kept part of the frame in buflist_out; -1 when the socket
+     * failed (it then marks it permanently unusable, so no close frame is attempted). */
+    if (lws_write(c->wsi, payload, len, LWS_WRITE_TEXT) < (int)len) {
+        end_game(c);
+        c->closing = 1;
+        c->qlen = 0;
+        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return;
+    }
+    messages_sent++;
+}
+
+/* Send a message: at once (--direct-writes, when allowed), else queued for WRITEABLE. */
+static void send_message(struct conn *c, enum kind k, uint32_t arg)
+{
+    uint32_t entry = (arg << 4) | (uint32_t)k;
+
     if (c->closing)
         return;
+    /* At once only when nothing waits before it: nothing of ours queued (it would overtake
+     * it), nothing of lws's left from the last write (the socket is full: lws would only copy
+     * ours behind it), and a socket of its own (an h2 stream must wait for its WRITEABLE: flow
+     * control). The same rule as the Swift server. After a stop request everything goes to
+     * WRITEABLE, where the connection is closed with 1001. */
+    if (direct_writes && !c->qlen && c->own_socket && !stop_requested &&
+        !lws_partial_buffered(c->wsi)) {
+        write_now(c, entry);
+        return;
+    }
     if (c->qlen == QUEUE_MAX) {
         drop_slow_client(c);
         return;
     }
-    c->queue[(c->qhead + c->qlen) % QUEUE_MAX] = (arg << 4) | (uint32_t)k;
+    c->queue[(c->qhead + c->qlen) % QUEUE_MAX] = entry;
     c->qlen++;
     if (c->qlen == 1)
         lws_callback_on_writable(c->wsi); /* more are requested after each write */
@@ -286,7 +350,6 @@ static int write_one(struct conn *c)
 {
     unsigned char *payload = c->tx + LWS_PRE;
     size_t len;
-    uint32_t entry;
 
     if (stop_requested && !c->closing) {
         static const char reason[] = "server stopping";
@@ -300,19 +363,9 @@ static int write_one(struct conn *c)
     if (!c->qlen)
         return 0;
 
-    entry = c->queue[c->qhead];
+    len = build_message(c, c->queue[c->qhead], payload);
     c->qhead = (uint8_t)((c->qhead + 1) % QUEUE_MAX);
     c->qlen--;
-
-    if ((entry & 15) == K_STEP) {
-        uint32_t step = entry >> 4;
-        int n = snprintf((char *)payload, MSG_MAX, STEP_FORMAT, step, step / 2, c->interval_ms);
-        len = (size_t)n;
-    } else {
-        const struct fixed *m = &fixed_messages[entry & 15];
-        memcpy(payload, m->bytes, m->len);
-        len = m->len;
-    }
 
     if (lws_write(c->wsi, payload, len, LWS_WRITE_TEXT) < (int)len)
         return -1;
@@ -336,7 +389,7 @@ static void start_game(struct conn *c, uint32_t interval_ms, enum kind started)
     c->step = 0;
     c->start_ms = now_ms();
     c->due_ms = c->start_ms + interval_ms; /* first step one interval after `started` */
-    enqueue(c, started, 0);
+    send_message(c, started, 0);
     if (c->closing)
         return;
     if (c->due_ms < wheel_next_ms) /* cannot happen, but never file into the past */
@@ -354,7 +407,7 @@ static void end_game(struct conn *c)
 static void step_client(struct conn *c, uint64_t processing_ms)
 {
     c->step++;
-    enqueue(c, K_STEP, c->step);
+    send_message(c, K_STEP, c->step);
     if (c->closing) /* dropped as too slow: the game is already ended */
         return;
     /* Absolute deadline: start + (step + 1) * interval, never "now + interval" (no drift). */
@@ -484,15 +537,15 @@ static void handle_message(struct conn *c, const char *msg, size_t len)
     const char *type = string_value(msg, len, "\"type\"", 6);
 
     if (value_is(type, end, "move")) {
-        enqueue(c, c->interval_ms ? K_MOVED : K_ERR_NO_GAME, 0);
+        send_message(c, c->interval_ms ? K_MOVED : K_ERR_NO_GAME, 0);
     } else if (value_is(type, end, "ping")) {
-        enqueue(c, K_PONG, 0);
+        send_message(c, K_PONG, 0);
     } else if (value_is(type, end, "hello")) {
-        enqueue(c, K_WELCOME, 0);
+        send_message(c, K_WELCOME, 0);
     } else if (value_is(type, end, "start")) {
         const char *level = string_value(msg, len, "\"level\"", 7);
         if (c->interval_ms)
-            enqueue(c, K_ERR_IN_PROGRESS, 0);
+            send_message(c, K_ERR_IN_PROGRESS, 0);
         else if (value_is(level, end, "cruise"))
             start_game(c, 800, K_STARTED_CRUISE);
         else if (value_is(level, end, "rapid"))
@@ -502,12 +555,12 @@ static void handle_message(struct conn *c, const char *msg, size_t len)
     } else if (value_is(type, end, "quit")) {
         if (c->interval_ms) {
             end_game(c);
-            enqueue(c, K_GAME_OVER, 0);
+            send_message(c, K_GAME_OVER, 0);
         } else {
-            enqueue(c, K_ERR_NO_GAME, 0);
+            send_message(c, K_ERR_NO_GAME, 0);
         }
     } else {
-        enqueue(c, K_ERR_UNKNOWN, 0);
+        send_message(c, K_ERR_UNKNOWN, 0);
     }
 }
 
@@ -517,8 +570,17 @@ static int receive(struct conn *c, const char *in, size_t len)
 {
     int complete = lws_is_final_fragment(c->wsi) && !lws_remaining_packet_payload(c->wsi);
 
-    if (c->closing)
+    if (c->closing) {
+        /* --direct-writes: a client is only dropped as too slow while lws still holds part of
+         * a frame (that is when messages queue). Returning -1 then puts the wsi into
+         * LRS_FLUSHING_BEFORE_CLOSE, where 4.1.6 busy-loops on every byte that arrives (its rx
+         * buflist is re-served and never consumed) and, once flushed, cuts the socket without
+         * our 1008. So ignore input instead: the WRITEABLE that follows the flush returns -1
+         * and lws sends the close frame (or the 5 s timeout cuts the socket). */
+        if (direct_writes && lws_partial_buffered(c->wsi))
+            return 0;
         return -1;
+    }
 
     if (complete && !c->rx) {
         handle_message(c, in, len);
@@ -565,6 +627,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
     case LWS_CALLBACK_ESTABLISHED:
         c->wsi = wsi;
+        c->own_socket = lws_get_network_wsi(wsi) == wsi; /* HTTP/1.1 upgrade, not h2 */
         connections++;
         if (sndbuf_bytes > 0) {
             int fd = lws_get_socket_fd(wsi);
@@ -577,6 +640,18 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
     case LWS_CALLBACK_SERVER_WRITEABLE:
         return write_one(c);
+
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        /* The client sent a close frame; lws answers it at its next POLLOUT and then closes.
+         * Queued messages cannot overtake that answer (lws gives no WRITEABLE after a peer's
+         * close), but a direct write from the tick could: stop writing now. Returning 0 lets
+         * lws echo the close. */
+        if (direct_writes) {
+            end_game(c);
+            c->closing = 1;
+            c->qlen = 0;
+        }
+        return 0;
 
     case LWS_CALLBACK_CLOSED:
         /* Abrupt or clean, this is where a connection ends: out of the wheel, free rx.
@@ -625,7 +700,8 @@ static void usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s [--address 127.0.0.1] [--port 8090] [--stats] [--poll]\n"
-            "          [--sndbuf BYTES (16384; 0 = kernel default)] [--verbose]\n",
+            "          [--sndbuf BYTES (16384; 0 = kernel default)] [--direct-writes]\n"
+            "          [--verbose]\n",
             argv0);
 }
 
@@ -648,6 +724,8 @@ int main(int argc, char **argv)
             print_stats = 1;
         else if (!strcmp(argv[i], "--poll"))
             use_libev = 0;
+        else if (!strcmp(argv[i], "--direct-writes"))
+            direct_writes = 1;
         else if (!strcmp(argv[i], "--verbose"))
             verbose = 1;
         else {
@@ -712,7 +790,8 @@ int main(int argc, char **argv)
     next_stats_ms = wheel_next_ms + 5000;
     schedule_tick();
 
-    printf("listening on %s:%d (%s)\n", address, port, use_libev ? "libev" : "poll");
+    printf("listening on %s:%d (%s, %s writes)\n", address, port, use_libev ? "libev" : "poll",
+           direct_writes ? "direct" : "queued");
     fflush(stdout);
 
     if (use_libev)

@@ -4,7 +4,9 @@
 Reads the JSON lines `retrorapid loadtest --json` printed (with "target" and "kind" added by
 the script) and prints, for each target, kind and size, the median of every figure over its
 runs; then the largest number of running games whose median p99 input-to-result latency and
-median p99 step jitter both stay under 10 ms, for RetroRapid and for the C broadcaster.
+median p99 step jitter both stay under 10 ms, for RetroRapid and for the C broadcaster in both
+of its modes (`broadcaster`: queued writes, one per WRITEABLE; `broadcaster-direct`: written at
+once, as RetroRapid does), and RetroRapid's capacity and CPU against each.
 """
 import json
 import statistics
@@ -12,6 +14,14 @@ import sys
 from collections import defaultdict
 
 LIMIT_MS = 10.0
+# Table order within each load: the references first, then RetroRapid; anything else last.
+TARGET_ORDER = {"broadcaster": 0, "broadcaster-direct": 1, "retrorapid": 2}
+# What RetroRapid is compared with, in this order.
+REFERENCES = [("broadcaster", "C broadcaster"), ("broadcaster-direct", "C broadcaster (direct writes)")]
+
+
+def target_key(target):
+    return (TARGET_ORDER.get(target, len(TARGET_ORDER)), target)
 
 
 def median(values):
@@ -29,7 +39,7 @@ def main(path):
                 groups[(run["target"], run["kind"], run["connections"])].append(run)
 
     rows = []
-    for (target, kind, n), runs in sorted(groups.items(), key=lambda item: (item[0][1], item[0][2], item[0][0])):
+    for (target, kind, n), runs in sorted(groups.items(), key=lambda item: (item[0][1], item[0][2], target_key(item[0][0]))):
         m = lambda key: median([r.get(key) for r in runs])
         lat = lambda key: median([r["latencyMs"][key] for r in runs])
         jit = lambda key: median([r["jitterMs"][key] for r in runs])
@@ -61,7 +71,7 @@ def main(path):
 
     print()
     capacity = {}
-    for target in sorted({r["target"] for r in rows}):
+    for target in sorted({r["target"] for r in rows}, key=target_key):
         passing = [r["n"] for r in rows if r["target"] == target and r["kind"] == "games"
                    and r["p99"] is not None and r["p99"] < LIMIT_MS and r["jitterP99"] is not None
                    and r["jitterP99"] < LIMIT_MS and (r["games"] or 0) >= 0.95 * r["n"]]
@@ -69,15 +79,17 @@ def main(path):
         capacity[target] = max(passing) if passing else 0
         print(f"- {target}: largest number of running games with p99 input→result and p99 jitter under "
               f"{LIMIT_MS:.0f} ms: **{capacity[target]:,}** (tried {', '.join(f'{n:,}' for n in tried)})")
-    if capacity.get("broadcaster"):
-        print(f"- capacity ratio RetroRapid / C broadcaster: **{capacity.get('retrorapid', 0) / capacity['broadcaster']:.2f}**")
-    # Cost at equal load: the C broadcaster's CPU over ours, for every size both ran.
+    for reference, name in REFERENCES:
+        if "retrorapid" in capacity and capacity.get(reference):
+            print(f"- capacity ratio RetroRapid / {name}: **{capacity['retrorapid'] / capacity[reference]:.2f}**")
+    # Cost at equal load: each C broadcaster's CPU over ours, for every size both ran.
     for n in sorted({r["n"] for r in rows if r["kind"] == "games"}):
         ours = next((r for r in rows if r["target"] == "retrorapid" and r["kind"] == "games" and r["n"] == n), None)
-        theirs = next((r for r in rows if r["target"] == "broadcaster" and r["kind"] == "games" and r["n"] == n), None)
-        if ours and theirs and ours["cpu"] and theirs["cpu"]:
-            print(f"- at {n:,} games: server CPU {ours['cpu']:.1f} % vs broadcaster {theirs['cpu']:.1f} % of a core "
-                  f"(efficiency ratio {theirs['cpu'] / ours['cpu']:.2f})")
+        for reference, _ in REFERENCES:
+            theirs = next((r for r in rows if r["target"] == reference and r["kind"] == "games" and r["n"] == n), None)
+            if ours and theirs and ours["cpu"] and theirs["cpu"]:
+                print(f"- at {n:,} games: server CPU {ours['cpu']:.1f} % vs {reference} {theirs['cpu']:.1f} % of a core "
+                      f"(efficiency ratio {theirs['cpu'] / ours['cpu']:.2f})")
 
 
 if __name__ == "__main__":

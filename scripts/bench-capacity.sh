@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # The capacity benchmark behind docs/BENCHMARKS.md ("Capacity"): how many players one server
 # core holds, how fast it answers, what each costs, and how that compares with the C
-# broadcaster in bench/ (the same library doing nothing but moving frames).
+# broadcaster in bench/ (the same library doing nothing but moving frames), run twice: as
+# `broadcaster` (queued writes, one per WRITEABLE) and as `broadcaster-direct`
+# (--direct-writes: messages written at once, as RetroRapid writes them).
 #
 # Every run starts a fresh server (or broadcaster) pinned to CPU 1 and `retrorapid loadtest`
 # pinned to CPU 0, ramps, settles, measures a window, and keeps the load generator's JSON
 # report. Each figure is the median of --runs runs. Loopback only.
 #
-#   scripts/bench-capacity.sh            the full sweep (about 40 minutes with 3 runs)
-#   scripts/bench-capacity.sh --quick    one short run of each kind (`make bench`, ~2 minutes)
+#   scripts/bench-capacity.sh            the full sweep (about an hour with 3 runs, 3 targets)
+#   scripts/bench-capacity.sh --quick    one short run of each kind (`make bench`, ~3 minutes)
 #
 # Options: --runs N, --games "N N …" (running-game counts to sweep), --idle N (idle players),
 # --level L, --hold S, --settle S. Results: .build/bench/capacity/results.md and runs.jsonl.
+# TARGETS="…" picks targets (default "retrorapid broadcaster broadcaster-direct").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +36,15 @@ while [ $# -gt 0 ]; do
         *) echo "bench-capacity: unknown option $1" >&2; exit 64 ;;
     esac
     shift
+done
+
+# TARGETS="broadcaster-direct" (or any subset) re-measures some targets only.
+targets=${TARGETS:-retrorapid broadcaster broadcaster-direct}
+for target in $targets; do
+    case "$target" in
+        retrorapid|broadcaster|broadcaster-direct) ;;
+        *) echo "bench-capacity: unknown target $target (retrorapid, broadcaster, broadcaster-direct)" >&2; exit 64 ;;
+    esac
 done
 
 cpus=$(nproc)
@@ -76,18 +88,23 @@ stop() {
     timeout 20 tail --pid="$1" -f /dev/null || kill -KILL "$1" 2>/dev/null || true
 }
 
-# run TARGET(retrorapid|broadcaster) KIND(idle|games) N
+# run TARGET(retrorapid|broadcaster|broadcaster-direct) KIND(idle|games) N
 run() {
     local target=$1 kind=$2 n=$3 pid
     port=$((port + 1))
-    if [ "$target" = retrorapid ]; then
-        taskset -c 1 "$binary" serve --host 127.0.0.1 --port "$port" \
-            --database-path "$work/db.sqlite" --log-level warning \
-            --max-connections-per-ip 20000 --websocket-idle-timeout-seconds 3600 \
-            >>"$work/server.log" 2>&1 &
-    else
-        taskset -c 1 .build/bench/broadcaster --port "$port" >>"$work/server.log" 2>&1 &
-    fi
+    case "$target" in
+        retrorapid)
+            taskset -c 1 "$binary" serve --host 127.0.0.1 --port "$port" \
+                --database-path "$work/db.sqlite" --log-level warning \
+                --max-connections-per-ip 20000 --websocket-idle-timeout-seconds 3600 \
+                >>"$work/server.log" 2>&1 & ;;
+        broadcaster)
+            taskset -c 1 .build/bench/broadcaster --port "$port" >>"$work/server.log" 2>&1 & ;;
+        broadcaster-direct)
+            taskset -c 1 .build/bench/broadcaster --port "$port" --direct-writes \
+                >>"$work/server.log" 2>&1 & ;;
+        *) echo "bench-capacity: unknown target $target" >&2; exit 64 ;;
+    esac
     pid=$!
     wait_for_port "$port"
     local flags=(--level "$level")
@@ -101,8 +118,6 @@ run() {
     stop "$pid"
 }
 
-# TARGETS="broadcaster" (or "retrorapid") re-measures one side only.
-targets=${TARGETS:-retrorapid broadcaster}
 for r in $(seq 1 "$runs"); do
     echo "== run $r of $runs" >&2
     case " $targets " in *" retrorapid "*) run retrorapid idle "$idle" ;; esac

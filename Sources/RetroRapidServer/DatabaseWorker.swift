@@ -204,6 +204,7 @@ private final class StorageThread: Sendable {
 
     func run() {
         defer { queue.markFinished() }
+        nameCurrentThread("rr-storage")
         let storage: StorageContext
         do {
             let database = try Database(path: configuration.databasePath, createParentDirectories: true)

@@ -57,6 +57,9 @@ final class GameSession {
     /// Whether the client was sent messages for the current step. A late move that revises a
     /// step the client never saw (its crash was held) needs no `stepRevised`.
     private var currentStepSent = true
+    /// How long after its deadline the last step was taken (µs): the server's own share of
+    /// the step jitter players feel (`retrorapid_game_step_lateness_seconds`).
+    private(set) var lastStepLateness: Int64 = 0
     /// Play time so far, pauses excluded, and since when it is running.
     private var playedMicroseconds: Int64 = 0
     private var runningSince: Int64?
@@ -130,6 +133,7 @@ final class GameSession {
             return Output()  // not reached: `phase` is `.running` only while the engine runs
         }
         lastStepAt = now
+        lastStepLateness = max(0, now - nextStepAt)
         // The schedule goes on from the deadline, not from now; a server that fell a whole
         // step behind starts again from now rather than sending a burst of steps.
         var next = nextStepAt + Int64(game.state.stepInterval) * 1000

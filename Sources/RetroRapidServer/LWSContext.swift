@@ -297,6 +297,7 @@ final class LWSContext: @unchecked Sendable {
 
     private func serviceThreadMain() {
         defer { finished.leave() }
+        nameCurrentThread("rr-service")  // what `top -H` and `perf` show for it
         switch createContextAndVhost() {
         case .failure(let error):
             shared.withLock { state in

@@ -244,6 +244,21 @@ public final class Histogram: MetricFamily {
         }
     }
 
+    /// Adds observations counted elsewhere: `counts` per bucket (not cumulative; values above
+    /// the last bound only in `count`), their `sum` and `count`. For hot paths that count on
+    /// their own thread and merge in batches, so not every observation takes the lock.
+    public func merge(counts: [UInt64], sum: Double, count: UInt64, _ labels: String...) {
+        precondition(labels.count == labelNames.count, "\(name) takes labels \(labelNames)")
+        precondition(counts.count == buckets.count, "\(name) has \(buckets.count) buckets")
+        series.withLock { all in
+            var entry = all[labels] ?? Series(counts: Array(repeating: 0, count: buckets.count))
+            for index in counts.indices { entry.counts[index] += counts[index] }
+            entry.sum += sum
+            entry.count += count
+            all[labels] = entry
+        }
+    }
+
     /// Observations of one series so far.
     public func count(_ labels: String...) -> UInt64 {
         series.withLock { $0[labels]?.count ?? 0 }

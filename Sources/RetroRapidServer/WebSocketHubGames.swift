@@ -46,7 +46,7 @@ extension WebSocketHub {
         guard let session = sessions[id] else { return }
         let stepBefore = session.game.state.step
         let output = session.tick(now: now)
-        metrics.stepsTaken += max(0, session.game.state.step - stepBefore)
+        if session.game.state.step > stepBefore { metrics.stepTaken(lateMicroseconds: session.lastStepLateness) }
         deliver(output, of: session)
     }
 

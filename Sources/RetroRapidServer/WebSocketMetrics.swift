@@ -11,6 +11,7 @@ final class WebSocketMetrics {
     /// Connections the server ended because the client did not keep up its side, by reason.
     let dropped: Counter
     private let steps: Counter
+    private let stepLateness: Histogram
     private let received: Counter
     private let sentTotal: Counter
     private let queuedTotal: Counter
@@ -18,7 +19,7 @@ final class WebSocketMetrics {
     var sent = 0
     /// Of `sent`, the messages that waited in a connection's queue.
     var queued = 0
-    var stepsTaken = 0
+    private var stepsTaken = 0
     var receivedCount = 0
 
     init(_ metrics: Metrics) {
@@ -26,6 +27,10 @@ final class WebSocketMetrics {
         gamesRunning = metrics.gauge("retrorapid_games_running",
                                      help: "Games in progress, including paused ones and those waiting for a player to reconnect.")
         steps = metrics.counter("retrorapid_game_steps_total", help: "Game steps computed, over all games.")
+        stepLateness = metrics.histogram(
+            "retrorapid_game_step_lateness_seconds",
+            help: "How long after its deadline each game step was computed and sent: the server's share of the step jitter players feel. Steady values above a few milliseconds mean the server is overloaded.",
+            buckets: Self.latenessBucketsMicroseconds.map { Double($0) / 1_000_000 })
         received = metrics.counter("retrorapid_websocket_messages_received_total", help: "Messages received from game clients.")
         sentTotal = metrics.counter("retrorapid_websocket_messages_sent_total", help: "Messages sent or queued for game clients.")
         queuedTotal = metrics.counter("retrorapid_websocket_messages_queued_total",
@@ -38,10 +43,52 @@ final class WebSocketMetrics {
                                   labelNames: ["reason"])
     }
 
+    /// How late steps were, bucketed here and handed to `stepLateness` on `flush`.
+    private var lateness = LocalHistogram(bounds: WebSocketMetrics.latenessBucketsMicroseconds)
+    /// From half a millisecond (the tick timer's own grain) to a quarter second (a step
+    /// interval at Rapid is 420 ms or less).
+    static let latenessBucketsMicroseconds: [Int64] = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 250_000]
+
+    func stepTaken(lateMicroseconds: Int64) {
+        stepsTaken += 1
+        lateness.record(lateMicroseconds)
+    }
+
     func flush() {
+        if lateness.count > 0 {
+            stepLateness.merge(counts: lateness.counts, sum: Double(lateness.sum) / 1_000_000, count: lateness.count)
+            lateness.reset()
+        }
         if sent > 0 { sentTotal.increment(by: Double(sent)); sent = 0 }
         if queued > 0 { queuedTotal.increment(by: Double(queued)); queued = 0 }
         if stepsTaken > 0 { steps.increment(by: Double(stepsTaken)); stepsTaken = 0 }
         if receivedCount > 0 { received.increment(by: Double(receivedCount)); receivedCount = 0 }
+    }
+}
+
+/// Bucket counts kept on one thread without a lock, merged into a `Histogram` in batches.
+struct LocalHistogram {
+    let bounds: [Int64]
+    /// Per bound, values at or below it and above the one before; values above the last
+    /// bound are only in `count` and `sum`.
+    private(set) var counts: [UInt64]
+    private(set) var sum: Int64 = 0
+    private(set) var count: UInt64 = 0
+
+    init(bounds: [Int64]) {
+        self.bounds = bounds
+        counts = Array(repeating: 0, count: bounds.count)
+    }
+
+    mutating func record(_ value: Int64) {
+        if let index = bounds.firstIndex(where: { value <= $0 }) { counts[index] += 1 }
+        sum += value
+        count += 1
+    }
+
+    mutating func reset() {
+        for index in counts.indices { counts[index] = 0 }
+        sum = 0
+        count = 0
     }
 }

@@ -121,6 +121,8 @@ struct MetricsTests {
         #expect(metrics.value("retrorapid_database_queue_depth") == 0)
         #expect(metrics.value("retrorapid_games_running") == 0)
         #expect(metrics.types["retrorapid_game_steps_total"] == "counter")
+        #expect(metrics.types["retrorapid_game_step_lateness_seconds"] == "histogram")
+        #expect(metrics.value("retrorapid_game_step_lateness_seconds_count") == 0)
 
         // The scrape itself is counted by the next one.
         let again = try PrometheusText(try server.request("GET", "/metrics").text)
@@ -161,6 +163,36 @@ struct MetricsTests {
         first.set(3)
         #expect(second.value() == 3)
         #expect(metrics.render() == "# HELP games_running Games.\n# TYPE games_running gauge\ngames_running 3\n")
+    }
+
+    /// A hot path counts into a `LocalHistogram` and merges it in batches: the result must be
+    /// what observing each value would have given.
+    @Test func mergedBatchesCountAsSingleObservationsWould() throws {
+        let metrics = Metrics()
+        let merged = metrics.histogram("merged_seconds", help: "Merged.", buckets: [0.001, 0.01])
+        let observed = metrics.histogram("observed_seconds", help: "Observed.", buckets: [0.001, 0.01])
+        var local = LocalHistogram(bounds: [1_000, 10_000])
+        for batch: [Int64] in [[0, 1_000, 1_001], [50_000], [9_999, 10_000, 250]] {
+            for microseconds in batch {
+                local.record(microseconds)
+                observed.observe(Double(microseconds) / 1_000_000)
+            }
+            merged.merge(counts: local.counts, sum: Double(local.sum) / 1_000_000, count: local.count)
+            local.reset()
+        }
+        #expect(local.count == 0 && local.sum == 0 && local.counts == [0, 0])
+        let parsed = try PrometheusText(metrics.render())
+        for suffix in ["_count", "_sum"] {
+            let a = try #require(parsed.value("merged_seconds" + suffix))
+            let b = try #require(parsed.value("observed_seconds" + suffix))
+            #expect(abs(a - b) < 1e-9, "\(suffix)")
+        }
+        for bound in ["0.001", "0.01", "+Inf"] {
+            #expect(parsed.value("merged_seconds_bucket", ["le": bound]) == parsed.value("observed_seconds_bucket", ["le": bound]))
+        }
+        #expect(parsed.value("merged_seconds_bucket", ["le": "0.001"]) == 3)  // 0, 250, 1000
+        #expect(parsed.value("merged_seconds_bucket", ["le": "0.01"]) == 6)
+        #expect(parsed.value("merged_seconds_count") == 7)
     }
 
     @Test func histogramBucketsAreCumulative() throws {

@@ -3,7 +3,9 @@ crash, game over with the score saved and on the leaderboard (docs/PROTOCOL.md).
 
 import time
 
-from ws_client import GameClient, create_player, run
+from ws_client import GameClient, create_player, metric, run
+
+LATENESS = "retrorapid_game_step_lateness_seconds_count"
 
 
 async def play_until_over(client, follow_cues_for, timeout=90):
@@ -81,7 +83,14 @@ def test_steps_carry_the_grid_lane_score_interval_and_cue(server):
             assert set(step["safeLanes"]) <= {0, 1, 2} and step["haptic"] == "step"
         await client.close()
 
+    timed_before = metric(server, LATENESS)
     run(scenario())
+    # Each step sent is timed against its deadline for /metrics (counters reach it once per
+    # timer batch, within 50 ms).
+    deadline = time.monotonic() + 2
+    while metric(server, LATENESS) < timed_before + 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert metric(server, LATENESS) >= timed_before + 2
 
 
 def test_a_move_is_answered_with_the_new_lane_and_whether_it_is_safe(server):

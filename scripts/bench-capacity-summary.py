@@ -54,20 +54,29 @@ def main(path):
             "p50": lat("p50"), "p95": lat("p95"), "p99": lat("p99"), "max": lat("max"),
             "jitterP99": jit("p99"), "errors": m("errors"), "disconnects": m("disconnects"),
             "client": (m("clientCoreShare") or 0) * 100,
+            # RetroRapid only: how late its steps went out by its own clock (bench-capacity-lateness.py).
+            "lateP99": median([(r.get("serverStepLatenessMs") or {}).get("p99") for r in runs]),
+            "lateOver10": median([(r.get("serverStepLatenessMs") or {}).get("over10msShare") for r in runs]),
         })
 
     def fmt(value, digits=1):
         return "–" if value is None else f"{value:,.{digits}f}"
 
-    print("| target | load | runs | held | games | server CPU % of a core | server RSS KiB (+added) | KiB per connection | step frames/s | bytes/frame | bytes/game/s | input→result p50 / p95 / p99 / max ms | jitter p99 ms | errors | disconnects | loadtest CPU % |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    def lateness(r):
+        if r["lateP99"] is None:
+            return "–"
+        share = "–" if r["lateOver10"] is None else f"{r['lateOver10'] * 100:.2f} %"
+        return f"{fmt(r['lateP99'], 1)} / {share}"
+
+    print("| target | load | runs | held | games | server CPU % of a core | server RSS KiB (+added) | KiB per connection | step frames/s | bytes/frame | bytes/game/s | input→result p50 / p95 / p99 / max ms | jitter p99 ms | server step lateness p99 ms (≤) / share > 10 ms | errors | disconnects | loadtest CPU % |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         load = f"{r['n']:,} {'idle' if r['kind'] == 'idle' else 'games'}"
         print(f"| {r['target']} | {load} | {r['runs']} | {fmt(r['held'], 0)} | {fmt(r['games'], 0)} | {fmt(r['cpu'])} | "
               f"{fmt(r['rss'], 0)} (+{fmt(r['added'], 0)}) | {fmt(r['perThousand'] / 1000 if r['perThousand'] else None, 2)} | "
               f"{fmt(r['framesPerSecond'], 0)} | {fmt(r['bytesPerFrame'], 0)} | {fmt(r['bytesPerGameSecond'], 0)} | "
               f"{fmt(r['p50'], 2)} / {fmt(r['p95'], 2)} / {fmt(r['p99'], 2)} / {fmt(r['max'], 2)} | {fmt(r['jitterP99'], 2)} | "
-              f"{fmt(r['errors'], 0)} | {fmt(r['disconnects'], 0)} | {fmt(r['client'])} |")
+              f"{lateness(r)} | {fmt(r['errors'], 0)} | {fmt(r['disconnects'], 0)} | {fmt(r['client'])} |")
 
     print()
     capacity = {}

@@ -110,12 +110,44 @@ run() {
     local flags=(--level "$level")
     [ "$kind" = idle ] && flags=(--idle)
     echo "== $target, $n $( [ "$kind" = idle ] && echo "idle players" || echo "games at $level" )" >&2
+    # RetroRapid says how late its own steps went out (GET /metrics): scraped when the load
+    # generator starts measuring and a second before it stops, so the window's steps only.
+    local watcher=
+    rm -f "$work/lateness-start" "$work/lateness-end"
+    if [ "$target" = retrorapid ] && [ "$kind" = games ]; then
+        local seen
+        seen=$(grep -c "measuring for" "$work/loadtest.log" || true)
+        (
+            while [ "$(grep -c "measuring for" "$work/loadtest.log" || true)" = "$seen" ]; do sleep 0.2; done
+            scrape_lateness "$port" "$work/lateness-start"
+            sleep $((hold - 1))
+            scrape_lateness "$port" "$work/lateness-end"
+        ) &
+        watcher=$!
+    fi
+    local status=0
     taskset -c 0 "$binary" loadtest --tokens-file "$work/tokens" --connections "$n" --port "$port" \
         --server-pid "$pid" --source-addresses "$sources" --ramp-per-second 1000 \
         --settle-seconds "$settle" --hold-seconds "$hold" "${flags[@]}" --json \
-        2>>"$work/loadtest.log" |
+        2>>"$work/loadtest.log" > "$work/report.json" || status=$?
+    if [ -n "$watcher" ]; then kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; fi
+    if [ "$status" -ne 0 ]; then
+        stop "$pid"
+        echo "bench-capacity: loadtest failed (exit $status); see $work/loadtest.log" >&2
+        exit 1
+    fi
+    python3 scripts/bench-capacity-lateness.py "$work/lateness-start" "$work/lateness-end" < "$work/report.json" |
         sed "s/^{/{\"target\":\"$target\",\"kind\":\"$kind\",/" | tee -a "$results" >&2
     stop "$pid"
+}
+
+# The step-lateness histogram's bucket lines, from the server on PORT into FILE.
+scrape_lateness() {
+    python3 - "$1" > "$2" <<'SCRAPE' || true
+import sys, urllib.request
+text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
+print("\n".join(l for l in text.splitlines() if l.startswith("retrorapid_game_step_lateness_seconds_bucket")))
+SCRAPE
 }
 
 for r in $(seq 1 "$runs"); do

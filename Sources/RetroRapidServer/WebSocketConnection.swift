@@ -61,9 +61,6 @@ final class WebSocketConnection {
     private var incoming: WebSocketIncomingMessage
     /// Messages waiting for WRITEABLE, each with `rr_lws_pre` bytes of headroom.
     private var queue: WebSocketOutgoingQueue
-    /// The buffer of the last `lws_write`: libwebsockets may still read it until the next
-    /// WRITEABLE, so it lives until then.
-    private var inFlight: [UInt8]?
     /// The close frame is libwebsockets' to send now.
     private var closeFrameRequested = false
     /// When the last PONG came (monotonic µs): the keepalive's proof of life besides messages.
@@ -111,8 +108,8 @@ final class WebSocketConnection {
     ///
     /// Why write outside WRITEABLE: a step is one small frame the socket almost always takes
     /// at once, and going through WRITEABLE costs two `epoll_ctl` calls (POLLOUT on, then
-    /// off), an event-loop round and a copy per message: most of the server's time at 12,500
-    /// games (docs/BENCHMARKS.md). libwebsockets allows a write in any callback on the service
+    /// off), an event-loop round and an allocation per message: the largest cost we could
+    /// avoid at 12,500 games (docs/BENCHMARKS.md). libwebsockets allows a write in any callback on the service
     /// thread as long as the last one is not still buffered (`lws_partial_buffered`, lws-ws-
     /// state.h); a write the socket takes only in part is finished by libwebsockets itself,
     /// and everything after it waits in the queue until then. Never on an HTTP/2 stream, where
@@ -179,7 +176,6 @@ final class WebSocketConnection {
     /// LWS_CALLBACK_SERVER_WRITEABLE: one `lws_write` (libwebsockets allows no more), then ask
     /// again if more waits. Returns the callback's result: -1 closes (after the close frame).
     func writeNext() -> Int32 {
-        inFlight = nil  // the previous write is out of libwebsockets' hands now
         // After our -1, libwebsockets sends the close frame itself but may still call here once
         // more; a second -1 would drop the connection before that frame goes out.
         if closeFrameRequested { return 0 }
@@ -192,7 +188,6 @@ final class WebSocketConnection {
             let written = frame.withUnsafeMutableBufferPointer { buffer in
                 lws_write(wsi, buffer.baseAddress! + Int(rr_lws_pre), payload.count, LWS_WRITE_PING)
             }
-            inFlight = frame
             guard written >= 0 else { return -1 }
             if !queue.isEmpty || closing != nil { lws_callback_on_writable(wsi) }
             return 0
@@ -209,7 +204,6 @@ final class WebSocketConnection {
         let written = message.withUnsafeMutableBufferPointer { buffer in
             lws_write(wsi, buffer.baseAddress! + headroom, buffer.count - headroom, LWS_WRITE_TEXT)
         }
-        inFlight = message
         guard written >= 0 else { return -1 }
         if !queue.isEmpty || closing != nil { lws_callback_on_writable(wsi) }
         return 0
@@ -218,6 +212,8 @@ final class WebSocketConnection {
     /// Sets the close frame's status and reason; the caller then returns -1 from the callback.
     private func closeNow(_ close: ProtocolError.Close) {
         closing = closing ?? close
+        // A failed socket gets no close frame (and 1006 may not be sent in one).
+        guard close.code != ProtocolError.Close.abnormal else { return }
         var reason = Array(close.reason.utf8.prefix(123))
         lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), &reason, reason.count)
     }

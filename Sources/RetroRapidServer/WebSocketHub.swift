@@ -258,7 +258,8 @@ public final class WebSocketHub: @unchecked Sendable {
 
     // MARK: - Sending
 
-    /// Queues `message` for `connection`; a client whose queue is full is dropped (1008).
+    /// Sends `message` to `connection` (at once, or queued behind what waits); a client whose
+    /// queue is full is dropped (1008).
     func send(_ message: ServerMessage, to connection: WebSocketConnection) {
         switch connection.send(message, using: sendBuffer) {
         case .written: metrics.sent += 1

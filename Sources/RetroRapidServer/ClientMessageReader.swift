@@ -128,38 +128,8 @@ private struct JSONTextParser {
     /// Checks and passes over any one value.
     private mutating func skipValue() throws(Failure) {
         switch peek() ?? 0 {
-        case UInt8(ascii: "{"):
-            try nest()
-            index += 1
-            skipWhitespace()
-            if peek() == UInt8(ascii: "}") { index += 1; depth -= 1; return }
-            while true {
-                skipWhitespace()
-                try skipString()
-                skipWhitespace()
-                try expect(UInt8(ascii: ":"))
-                skipWhitespace()
-                try skipValue()
-                skipWhitespace()
-                guard let next = take() else { throw .notJSON }
-                if next == UInt8(ascii: "}") { break }
-                guard next == UInt8(ascii: ",") else { throw .notJSON }
-            }
-            depth -= 1
-        case UInt8(ascii: "["):
-            try nest()
-            index += 1
-            skipWhitespace()
-            if peek() == UInt8(ascii: "]") { index += 1; depth -= 1; return }
-            while true {
-                skipWhitespace()
-                try skipValue()
-                skipWhitespace()
-                guard let next = take() else { throw .notJSON }
-                if next == UInt8(ascii: "]") { break }
-                guard next == UInt8(ascii: ",") else { throw .notJSON }
-            }
-            depth -= 1
+        case UInt8(ascii: "{"): try skipContainer(closedBy: UInt8(ascii: "}"), membersHaveNames: true)
+        case UInt8(ascii: "["): try skipContainer(closedBy: UInt8(ascii: "]"), membersHaveNames: false)
         case UInt8(ascii: "\""): try skipString()
         case UInt8(ascii: "t"): try literal("true")
         case UInt8(ascii: "f"): try literal("false")
@@ -167,6 +137,30 @@ private struct JSONTextParser {
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try number()
         default: throw .notJSON
         }
+    }
+
+    /// Checks and passes over an object (members `"name": value`) or an array (values); the
+    /// cursor is at its opening bracket.
+    private mutating func skipContainer(closedBy closing: UInt8, membersHaveNames: Bool) throws(Failure) {
+        try nest()
+        index += 1
+        skipWhitespace()
+        if peek() == closing { index += 1; depth -= 1; return }
+        while true {
+            skipWhitespace()
+            if membersHaveNames {
+                try skipString()
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"))
+                skipWhitespace()
+            }
+            try skipValue()
+            skipWhitespace()
+            guard let next = take() else { throw .notJSON }
+            if next == closing { break }
+            guard next == UInt8(ascii: ",") else { throw .notJSON }
+        }
+        depth -= 1
     }
 
     private mutating func nest() throws(Failure) {

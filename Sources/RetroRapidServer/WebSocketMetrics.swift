@@ -19,7 +19,6 @@ final class WebSocketMetrics {
     var sent = 0
     /// Of `sent`, the messages that waited in a connection's queue.
     var queued = 0
-    private var stepsTaken = 0
     var receivedCount = 0
 
     init(_ metrics: Metrics) {
@@ -43,25 +42,25 @@ final class WebSocketMetrics {
                                   labelNames: ["reason"])
     }
 
-    /// How late steps were, bucketed here and handed to `stepLateness` on `flush`.
+    /// How late steps were, bucketed here and handed to `stepLateness` on `flush`; its count
+    /// is also the steps taken since then (`steps`).
     private var lateness = LocalHistogram(bounds: WebSocketMetrics.latenessBucketsMicroseconds)
     /// From half a millisecond (the tick timer's own grain) to a quarter second (a step
     /// interval at Rapid is 420 ms or less).
     static let latenessBucketsMicroseconds: [Int64] = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 250_000]
 
     func stepTaken(lateMicroseconds: Int64) {
-        stepsTaken += 1
         lateness.record(lateMicroseconds)
     }
 
     func flush() {
         if lateness.count > 0 {
+            steps.increment(by: Double(lateness.count))
             stepLateness.merge(counts: lateness.counts, sum: Double(lateness.sum) / 1_000_000, count: lateness.count)
             lateness.reset()
         }
         if sent > 0 { sentTotal.increment(by: Double(sent)); sent = 0 }
         if queued > 0 { queuedTotal.increment(by: Double(queued)); queued = 0 }
-        if stepsTaken > 0 { steps.increment(by: Double(stepsTaken)); stepsTaken = 0 }
         if receivedCount > 0 { received.increment(by: Double(receivedCount)); receivedCount = 0 }
     }
 }

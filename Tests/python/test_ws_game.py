@@ -84,6 +84,7 @@ def test_steps_carry_the_grid_lane_score_interval_and_cue(server):
         await client.close()
 
     timed_before = metric(server, LATENESS)
+    steps_before = metric(server, "retrorapid_game_steps_total")
     run(scenario())
     # Each step sent is timed against its deadline for /metrics (counters reach it once per
     # timer batch, within 50 ms).
@@ -91,6 +92,8 @@ def test_steps_carry_the_grid_lane_score_interval_and_cue(server):
     while metric(server, LATENESS) < timed_before + 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert metric(server, LATENESS) >= timed_before + 2
+    # Every step timed is a step counted.
+    assert metric(server, "retrorapid_game_steps_total") - steps_before == metric(server, LATENESS) - timed_before
 
 
 def test_a_move_is_answered_with_the_new_lane_and_whether_it_is_safe(server):

@@ -39,6 +39,8 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         // These end the connection.
         static let unauthorized = Code(rawValue: "unauthorized")
         static let messageTooLarge = Code(rawValue: "message_too_large")
+        /// A binary message: the protocol is JSON in text messages only (closed with 1003).
+        static let binaryMessage = Code(rawValue: "binary_message")
         static let subprotocolRequired = Code(rawValue: "subprotocol_required")
         static let tooManyConnections = Code(rawValue: "too_many_connections")
         static let flooding = Code(rawValue: "flooding")
@@ -61,6 +63,8 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         static let timeoutCode: UInt16 = 4408
         static let policyViolation: UInt16 = 1008
         static let messageTooLarge: UInt16 = 1009
+        /// RFC 6455 §7.4.1: a kind of data the endpoint does not take (a binary message).
+        static let unsupportedData: UInt16 = 1003
         static let normal: UInt16 = 1000
         static let goingAway: UInt16 = 1001
         static let tryAgainLater: UInt16 = 1013

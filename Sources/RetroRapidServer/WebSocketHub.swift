@@ -276,6 +276,15 @@ public final class WebSocketHub: @unchecked Sendable {
         if let close = error.close { connection.close(close) }
     }
 
+    /// The client broke RFC 6455 in a way the protocol callback caught (a bad close frame):
+    /// counted as an error by the close status's name, and logged; the callback closes.
+    func protocolViolation(on connection: WebSocketConnection?, _ close: ProtocolError.Close) {
+        metrics.errors.increment(close.code == WebSocketCloseFrame.invalidPayload ? "invalid_payload" : "protocol_error")
+        logger.info("game connection broke the WebSocket protocol", metadata: [
+            "ws.connection.id": connection.map { String($0.id) } ?? "-", "ws.close.code": String(close.code),
+            "ws.close.reason": close.reason])
+    }
+
     /// Sends the new settings to every signed-in connection of the player but `exceptDevice`'s.
     func pushSettings(playerID: Int64, settings: VersionedSettings, exceptDevice: Int64?) {
         assertOnServiceThread()

@@ -43,6 +43,15 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
         // Returning -1 here would end the connection at once and lose that message; the
         // timeout `close` sets bounds the wait at a few seconds.
         if connection.closing != nil { return 0 }
+        // Every fragment of a message carries its first frame's opcode. The protocol is JSON
+        // in text messages; a binary one is refused at its first fragment, not read as text.
+        if lws_frame_is_binary(wsi) != 0 {
+            hub.refuse(connection, ProtocolError(.binaryMessage,
+                "This server reads text messages only (one JSON object each); a binary message came. Closing.",
+                close: .init(code: ProtocolError.Close.unsupportedData, reason: "binary messages are not accepted")))
+            hub.metrics.flush()
+            return 0
+        }
         let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
         switch connection.receive(bytes, isFinal: lws_is_final_fragment(wsi) != 0,
                                   remaining: Int(lws_remaining_packet_payload(wsi))) {
@@ -64,6 +73,15 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
         // libwebsockets answers the client's close frame itself, on its next POLLOUT; a
         // message written at once meanwhile would go out before that answer.
         connection?.peerIsClosing()
+        // It answers by echoing the payload; one that breaks RFC 6455 gets our status instead:
+        // with a close reason set, returning -1 makes libwebsockets send that and close.
+        let payload = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+        if let refusal = WebSocketCloseFrame.refusal(of: payload) {
+            var reason = Array(refusal.reason.utf8.prefix(123))
+            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(refusal.code)), &reason, reason.count)
+            hub.protocolViolation(on: connection, refusal)
+            return -1
+        }
     case LWS_CALLBACK_RECEIVE_PONG:
         connection?.pongAt = MonotonicClock.now()
     case LWS_CALLBACK_SERVER_WRITEABLE:

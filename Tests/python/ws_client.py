@@ -210,15 +210,31 @@ class RawGameSocket:
         return cls(sock)
 
     def send(self, **message):
-        payload = json.dumps(message).encode()
-        mask = os.urandom(4)
-        header = bytes([0x81])  # FIN, text
+        self.send_frame(0x1, json.dumps(message).encode())
+
+    def send_frame(self, opcode, payload, masked=True, final=True):
+        """One frame as written here: any opcode and payload, masked or not (clients must
+        mask), with the 16-bit length form from 126 bytes on (even for a control frame)."""
+        header = bytes([(0x80 if final else 0) | opcode])
+        mask_bit = 0x80 if masked else 0
         if len(payload) < 126:
-            header += bytes([0x80 | len(payload)])
+            header += bytes([mask_bit | len(payload)])
         else:
-            header += bytes([0x80 | 126]) + struct.pack("!H", len(payload))
-        masked = bytes(byte ^ mask[index % 4] for index, byte in enumerate(payload))
-        self.sock.sendall(header + mask + masked)
+            header += bytes([mask_bit | 126]) + struct.pack("!H", len(payload))
+        if not masked:
+            self.sock.sendall(header + payload)
+            return
+        mask = os.urandom(4)
+        body = bytes(byte ^ mask[index % 4] for index, byte in enumerate(payload))
+        self.sock.sendall(header + mask + body)
+
+    def close_frame(self):
+        """Reads until the server's close frame; returns (status or None, reason bytes)."""
+        while True:
+            opcode, payload = self.frame()
+            if opcode == 0x8:
+                code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+                return code, payload[2:]
 
     def _exactly(self, count):
         data = b""

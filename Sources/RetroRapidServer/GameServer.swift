@@ -100,7 +100,8 @@ public final class GameServer: Sendable {
                 host: configuration.host, port: configuration.port, webRoot: configuration.webRoot,
                 fontsPath: fontsPath,
                 tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath,
-                eventLoop: configuration.eventLoop),
+                eventLoop: configuration.eventLoop,
+                allowedOrigins: configuration.allowedOrigins.compactMap(WebOrigin.init)),
             router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols))
         registerGauges(mailbox: mailbox)
     }

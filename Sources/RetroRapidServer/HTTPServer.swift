@@ -24,10 +24,14 @@ public struct HTTPServerOptions: Sendable, Equatable {
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
     public var eventLoop: EventLoop
+    /// `--allowed-origins`: their WebSocket forms join the CSP's `connect-src`.
+    public var allowedOrigins: [WebOrigin]
 
     public init(host: String = "0.0.0.0", port: Int = 8080, webRoot: String = "Web", fontsPath: String? = nil,
-                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil, eventLoop: EventLoop = .libev) {
+                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil, eventLoop: EventLoop = .libev,
+                allowedOrigins: [WebOrigin] = []) {
         self.eventLoop = eventLoop
+        self.allowedOrigins = allowedOrigins
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -56,18 +60,24 @@ public final class HTTPServer: Sendable {
     /// LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE because that option's CSP
     /// has no media-src or manifest-src (so `default-src 'none'` would block the client's audio
     /// files and web manifest) and it sends the deprecated X-XSS-Protection. No inline script
-    /// or style is allowed. `ws: wss:` is there because Safari before 16 does not let 'self'
-    /// cover WebSocket URLs.
-    static let securityHeaders: [(name: String, value: String)] = [
-        ("content-security-policy:",
-         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-            + "font-src 'self'; media-src 'self'; manifest-src 'self'; connect-src 'self' ws: wss:; "
-            + "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
-        ("x-content-type-options:", "nosniff"),
-        ("referrer-policy:", "no-referrer"),
-        ("x-frame-options:", "DENY"),
-        ("cross-origin-opener-policy:", "same-origin"),
-    ]
+    /// or style is allowed. `connect-src` is 'self', which current browsers let cover ws:/wss:
+    /// to the page's own host and port, plus the WebSocket form of each allowed origin, so a
+    /// script injected into a page cannot open a socket to any other host (Safari before 16
+    /// needs the site's own wss:// listed: docs/OPERATIONS.md).
+    static func securityHeaders(allowedOrigins: [WebOrigin] = []) -> [(name: String, value: String)] {
+        let sockets = allowedOrigins.map(\.webSocketForm)
+        let connect = (["'self'"] + sockets).joined(separator: " ")
+        return [
+            ("content-security-policy:",
+             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                + "font-src 'self'; media-src 'self'; manifest-src 'self'; connect-src \(connect); "
+                + "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+            ("x-content-type-options:", "nosniff"),
+            ("referrer-policy:", "no-referrer"),
+            ("x-frame-options:", "DENY"),
+            ("cross-origin-opener-policy:", "same-origin"),
+        ]
+    }
 
     /// HSTS is sent only when this server itself terminates TLS.
     static let strictTransportSecurity = (name: "strict-transport-security:", value: "max-age=15552000")
@@ -167,7 +177,7 @@ public final class HTTPServer: Sendable {
         }
         let files = try StaticFiles(webRoot: configuration.webRoot)
         let fonts = configuration.fontsPath.flatMap(FontFiles.init(path:))
-        var headers = Self.securityHeaders
+        var headers = Self.securityHeaders(allowedOrigins: configuration.allowedOrigins)
         let tls = try tlsPaths()
         if tls != nil { headers.append(Self.strictTransportSecurity) }
         let router = self.router

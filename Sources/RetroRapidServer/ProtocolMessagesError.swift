@@ -43,6 +43,8 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         static let binaryMessage = Code(rawValue: "binary_message")
         static let subprotocolRequired = Code(rawValue: "subprotocol_required")
         static let tooManyConnections = Code(rawValue: "too_many_connections")
+        /// An upgrade from a page of another site (`OriginPolicy`), refused with HTTP 403.
+        static let originNotAllowed = Code(rawValue: "origin_not_allowed")
         static let flooding = Code(rawValue: "flooding")
         /// No `hello` within the hello timeout of connecting.
         static let helloTimeout = Code(rawValue: "hello_timeout")

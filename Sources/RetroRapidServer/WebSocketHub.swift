@@ -26,6 +26,8 @@ public final class WebSocketHub: @unchecked Sendable {
     // lets are Sendable or used only there.
 
     let limits: WebSocketLimits
+    /// Which pages' upgrades are taken (`--allowed-origins`).
+    let originPolicy: OriginPolicy
     let worker: DatabaseWorker
     let mailbox: ServiceMailbox
     let logger: Logger
@@ -94,6 +96,7 @@ public final class WebSocketHub: @unchecked Sendable {
     init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
          metrics: Metrics, events: PlayerEvents?, logger: Logger, clientAddresses: ClientAddressResolver) {
         limits = WebSocketLimits(configuration: configuration)
+        originPolicy = OriginPolicy(allowedOrigins: configuration.allowedOrigins)
         self.worker = worker
         self.mailbox = mailbox
         self.logger = logger
@@ -180,9 +183,13 @@ public final class WebSocketHub: @unchecked Sendable {
 
     /// LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (through `protocols[0]`): nil lets the upgrade go on;
     /// otherwise the refusal to answer with, before any WebSocket exists.
-    func refusalOfUpgrade(path: String, offeredProtocols: [String]?, clientAddress: String) -> (status: Int, error: ProtocolError)? {
+    func refusalOfUpgrade(path: String, offeredProtocols: [String]?, clientAddress: String,
+                          origin: String? = nil, host: String? = nil) -> (status: Int, error: ProtocolError)? {
         if path != WebSocketLimits.path {
             return (404, ProtocolError(.notFound, "WebSocket connections go to \(WebSocketLimits.path), not \(path)."))
+        }
+        if let refusal = originPolicy.refusal(origin: origin, host: host) {
+            return (403, refusal)
         }
         // libwebsockets itself would drop a connection offering only unknown subprotocols
         // without a word, and give one offering none to protocols[0] (the HTTP callback).

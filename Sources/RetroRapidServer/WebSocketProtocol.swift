@@ -123,8 +123,17 @@ func lwsHTTPCallbackConfirmingGameUpgrades(_ wsi: OpaquePointer?, _ reason: lws_
         let path = header(wsi, WSI_TOKEN_GET_URI).map { String($0.prefix { $0 != "?" }) } ?? ""
         let client = hub.clientAddresses.clientAddress(peer: peerAddress(wsi),
                                                        forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
-        if let refusal = hub.refusalOfUpgrade(path: path, offeredProtocols: offered, clientAddress: client) {
+        let origin = header(wsi, WSI_TOKEN_ORIGIN)
+        if let refusal = hub.refusalOfUpgrade(path: path, offeredProtocols: offered, clientAddress: client,
+                                              origin: origin, host: header(wsi, WSI_TOKEN_HOST)) {
             hub.metrics.errors.increment(refusal.error.code.rawValue)
+            if refusal.error.code == .originNotAllowed {
+                // Another site's page tried to connect, or a proxy's name is missing from
+                // --allowed-origins: either way the operator should see it.
+                hub.logger.warning("game connection refused: origin not allowed", metadata: [
+                    "client.address": client, "http.origin": String(origin?.prefix(200) ?? ""),
+                    "http.host": String(header(wsi, WSI_TOKEN_HOST)?.prefix(200) ?? "")])
+            }
             return writeRefusal(wsi, status: refusal.status, error: refusal.error)
         }
         return 0
@@ -166,6 +175,7 @@ private func writeRefusal(_ wsi: OpaquePointer, status: Int, error: ProtocolErro
 private func reasonPhrase(_ status: Int) -> String {
     switch status {
     case 400: "Bad Request"
+    case 403: "Forbidden"
     case 404: "Not Found"
     case 429: "Too Many Requests"
     case 503: "Service Unavailable"

@@ -29,6 +29,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var keepaliveHangupSeconds = 45
     /// Canonical numeric addresses (`IPAddress.canonical`), in the order given.
     public var trustedProxies: [String] = []
+    /// Web origins besides the server's own whose pages may open game connections, as
+    /// `WebOrigin` writes them (`https://game.example.com`), in the order given.
+    public var allowedOrigins: [String] = []
     public var webhookSecret: String? = nil
     public var metricsEnabled = true
     public var eventLoop = EventLoop.libev
@@ -330,6 +333,11 @@ extension ServerConfiguration {
                      help: "Reverse proxies in front of the server. Only a connection from one of them has its "
                          + "X-Forwarded-For believed: per-IP limits then count the rightmost address in it that "
                          + "is not a trusted proxy. Empty trusts none."),
+        .originList("allowedOrigins", "allowed-origins", \.allowedOrigins,
+                    help: "Web origins besides the server's own whose pages may open game connections (/ws), e.g. "
+                        + "the public name of a site whose reverse proxy sends another Host. An upgrade with an "
+                        + "Origin that is neither the request's Host nor listed here is refused (403); one with "
+                        + "no Origin (not a browser) is let in. Empty allows the server's own origin only."),
         .optionalText("webhookSecret", "webhook-secret", \.webhookSecret, valueName: "SECRET", isSecret: true,
                       help: "Shared secret that payment webhooks are signed with."),
         .boolean("metricsEnabled", "metrics-enabled", \.metricsEnabled, help: "Whether the server exposes its metrics."),
@@ -428,6 +436,31 @@ extension ServerConfiguration.Setting {
             render: { configuration in
                 let addresses = configuration[keyPath: keyPath]
                 return addresses.isEmpty ? nil : addresses.joined(separator: ",")
+            }
+        )
+    }
+
+    /// Comma-separated web origins (`WebOrigin`), kept as browsers write them so they compare
+    /// equal to an `Origin` header. An empty value is the empty list.
+    static func originList(_ property: String, _ key: String, _ keyPath: Property<[String]>, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "ORIGIN,...", help: help,
+            allowed: "comma-separated origins such as https://game.example.com or http://localhost:8080 "
+                + "(http or https, a host, an optional port, no path), or empty for none",
+            apply: { configuration, text in
+                var origins: [String] = []
+                if !text.allSatisfy(\.isWhitespace) {
+                    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                        guard let origin = WebOrigin(part.trimmingCharacters(in: .whitespaces)) else { return false }
+                        if !origins.contains(origin.description) { origins.append(origin.description) }
+                    }
+                }
+                configuration[keyPath: keyPath] = origins
+                return true
+            },
+            render: { configuration in
+                let origins = configuration[keyPath: keyPath]
+                return origins.isEmpty ? nil : origins.joined(separator: ",")
             }
         )
     }

@@ -152,6 +152,39 @@ import Testing
         }
     }
 
+    // MARK: Allowed origins
+
+    @Test func allowedOriginsAreKeptAsBrowsersWriteThem() throws {
+        let configuration = try load(["--allowed-origins", " HTTPS://Game.Example.com:443, http://localhost:8080,https://game.example.com"])
+        #expect(configuration.allowedOrigins == ["https://game.example.com", "http://localhost:8080"])
+        #expect(configuration.description.contains("allowed-origins=https://game.example.com,http://localhost:8080"))
+        #expect(try load([]).allowedOrigins == [])
+        #expect(try load(environment: ["RETRORAPID_ALLOWED_ORIGINS": ""], file: "RETRORAPID_ALLOWED_ORIGINS=https://a.example").allowedOrigins == [])
+    }
+
+    @Test func anAllowedOriginThatIsNotAnOriginIsRefused() {
+        for value in ["game.example.com", "https://game.example.com/", "https://game.example.com/play", "ftp://files.example",
+                      "null", "https://", "https://a.example:0", "https://a.example:99999", "https://user@a.example", "https://a.example,,https://b.example"] {
+            let error = loadError(["--allowed-origins", value])
+            #expect(error?.setting == "allowed-origins", "\(value)")
+            #expect(error?.message.contains("https://game.example.com") == true, "\(value)")
+        }
+    }
+
+    @Test func webOriginsCompareWithAHostHeader() throws {
+        let plain = try #require(WebOrigin("http://localhost:8080"))
+        #expect(plain.isSameSite(asHost: "localhost:8080") && plain.isSameSite(asHost: "LOCALHOST:8080"))
+        #expect(!plain.isSameSite(asHost: "localhost:8081") && !plain.isSameSite(asHost: "localhost"))
+        let secure = try #require(WebOrigin("https://game.example.com"))
+        #expect(secure.isSameSite(asHost: "game.example.com") && secure.isSameSite(asHost: "game.example.com:443"))
+        #expect(!secure.isSameSite(asHost: "game.example.com:8443") && !secure.isSameSite(asHost: "evil.example"))
+        #expect(!secure.isSameSite(asHost: "game.example.com.evil.example"))
+        let v6 = try #require(WebOrigin("http://[::1]:8080"))
+        #expect(v6.isSameSite(asHost: "[::1]:8080") && !v6.isSameSite(asHost: "[::2]:8080"))
+        #expect(secure.webSocketForm == "wss://game.example.com" && plain.webSocketForm == "ws://localhost:8080")
+        #expect(WebOrigin("null") == nil && WebOrigin("file://") == nil && WebOrigin("chrome-extension://abc") == nil)
+    }
+
     @Test func timeoutsAndTheQueueBoundHaveSaneRanges() {
         #expect(loadError(["--hello-timeout-seconds", "0"])?.setting == "hello-timeout-seconds")
         #expect(loadError(["--websocket-idle-timeout-seconds", "0"])?.setting == "websocket-idle-timeout-seconds")
@@ -338,7 +371,8 @@ import Testing
         let defaults = ServerConfiguration()
         for setting in ServerConfiguration.settings {
             // Pick a valid value that differs from the default, then check only that property moved.
-            let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere", "192.0.2.1", "poll"]
+            let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere", "192.0.2.1", "poll",
+                              "https://game.example.com"]
             let value = try #require(candidates.first { candidate in
                 var copy = defaults
                 return setting.apply(&copy, candidate) && copy != defaults

@@ -6,7 +6,9 @@
 /// server's own CPU at 12,500 games (docs/BENCHMARKS.md). Client messages are one flat object
 /// whose few known fields are strings, a bool and an integer, so a strict reader that
 /// allocates only the strings it keeps does the same job in well under a microsecond.
-/// Unknown fields are checked and skipped, whatever they hold, so newer clients still work.
+/// Unknown fields are checked and skipped, whatever they hold, so newer clients still work. A
+/// known field of the wrong kind is not an error here: it is noted in `wrongFields`, and only a
+/// message type that uses the field refuses it (ProtocolMessagesClient.swift).
 ///
 /// What it accepts matches `JSONDecoder`: `null` is an absent field, a number for `step` must
 /// be integral (1.0 and 1e2 are integers, 1.5 is not) and fit in an `Int`, a repeated field
@@ -17,8 +19,6 @@ enum ClientMessageReader {
         case notJSON
         /// Valid JSON, but not an object.
         case notAnObject
-        /// A known field holds the wrong kind of value (the first such field).
-        case wrongType(field: String)
     }
 
     static func read(_ bytes: [UInt8]) throws(Failure) -> RawClientMessage {
@@ -34,7 +34,7 @@ enum ClientMessageReader {
     }
 }
 
-/// A cursor over one JSON text. Failures other than `wrongType` mean the text is not JSON.
+/// A cursor over one JSON text.
 private struct JSONTextParser {
     typealias Failure = ClientMessageReader.Failure
 
@@ -58,8 +58,6 @@ private struct JSONTextParser {
             throw .notAnObject  // valid JSON of another kind
         }
         var message = RawClientMessage()
-        // A wrong type is reported only once the whole text is known to be JSON.
-        var firstWrongField: String?
         index += 1
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
@@ -71,7 +69,7 @@ private struct JSONTextParser {
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"))
                 skipWhitespace()
-                if !(try readField(name, into: &message)) { firstWrongField = firstWrongField ?? name }
+                try readField(name, into: &message)
                 skipWhitespace()
                 guard let next = take() else { throw .notJSON }
                 if next == UInt8(ascii: "}") { break }
@@ -79,47 +77,52 @@ private struct JSONTextParser {
             }
         }
         try expectEnd()
-        if let firstWrongField { throw .wrongType(field: firstWrongField) }
         return message
     }
 
     /// Reads the value of member `name`: into `message` for a known field, skipped otherwise.
-    /// False when a known field holds the wrong kind of value (the value is skipped).
-    private mutating func readField(_ name: String, into message: inout RawClientMessage) throws(Failure) -> Bool {
+    /// A known field of the wrong kind is skipped, left absent and marked in `wrongFields`; a
+    /// later member of the same name replaces it either way, as JSONDecoder keeps the last.
+    private mutating func readField(_ name: String, into message: inout RawClientMessage) throws(Failure) {
+        let field: RawClientMessage.Fields
+        let fits: Bool
         switch name {
-        case "type": return try optionalString(&message.type)
-        case "token": return try optionalString(&message.token)
-        case "client": return try optionalString(&message.client)
-        case "level": return try optionalString(&message.level)
-        case "direction": return try optionalString(&message.direction)
+        case "type": field = .type; fits = try optionalString(&message.type)
+        case "token": field = .token; fits = try optionalString(&message.token)
+        case "client": field = .client; fits = try optionalString(&message.client)
+        case "level": field = .level; fits = try optionalString(&message.level)
+        case "direction": field = .direction; fits = try optionalString(&message.direction)
         case "practice":
+            field = .practice
+            message.practice = nil
             switch peek() ?? 0 {
-            case UInt8(ascii: "t"): try literal("true"); message.practice = true
-            case UInt8(ascii: "f"): try literal("false"); message.practice = false
-            case UInt8(ascii: "n"): try literal("null"); message.practice = nil
-            default: try skipValue(); return false
+            case UInt8(ascii: "t"): try literal("true"); message.practice = true; fits = true
+            case UInt8(ascii: "f"): try literal("false"); message.practice = false; fits = true
+            case UInt8(ascii: "n"): try literal("null"); fits = true
+            default: try skipValue(); fits = false
             }
-            return true
         case "step":
+            field = .step
+            message.step = nil
             switch peek() ?? 0 {
-            case UInt8(ascii: "n"): try literal("null"); message.step = nil; return true
+            case UInt8(ascii: "n"): try literal("null"); fits = true
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                guard let value = try integer() else { return false }
-                message.step = value
-                return true
-            default: try skipValue(); return false
+                message.step = try integer()
+                fits = message.step != nil
+            default: try skipValue(); fits = false
             }
         default:
             try skipValue()
-            return true
+            return
         }
+        if fits { message.wrongFields.remove(field) } else { message.wrongFields.insert(field) }
     }
 
     private mutating func optionalString(_ field: inout String?) throws(Failure) -> Bool {
         switch peek() ?? 0 {
         case UInt8(ascii: "\""): field = try string(); return true
         case UInt8(ascii: "n"): try literal("null"); field = nil; return true
-        default: try skipValue(); return false
+        default: try skipValue(); field = nil; return false
         }
     }
 

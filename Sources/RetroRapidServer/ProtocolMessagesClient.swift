@@ -26,23 +26,21 @@ enum ClientMessage: Equatable, Sendable {
 
     /// Reads one complete message. Every failure is a `ProtocolError` that names the field.
     static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> ClientMessage {
-        let raw: RawClientMessage
-        do {
-            raw = try ClientMessageReader.read(bytes)
-        } catch {
-            throw refusal(for: error)
-        }
-        return try raw.message()
+        try read(bytes).message()
     }
 
-    private static func refusal(for failure: ClientMessageReader.Failure) -> ProtocolError {
-        switch failure {
-        case .notJSON:
-            ProtocolError(.badJSON, "The message is not valid JSON: send one JSON object per WebSocket text message.")
-        case .notAnObject:
-            ProtocolError(.badMessage, "The message must be a JSON object with a \"type\" field.")
-        case .wrongType(let field):
-            ProtocolError(.badMessage, "The field \"\(field)\" has the wrong type.")
+    /// The first half of `decode`: the JSON read, the fields not judged yet. Fails with
+    /// `bad_json` for text that is not JSON and `bad_message` for JSON that is not an object.
+    static func read(_ bytes: [UInt8]) throws(ProtocolError) -> RawClientMessage {
+        do {
+            return try ClientMessageReader.read(bytes)
+        } catch {
+            switch error {
+            case .notJSON:
+                throw ProtocolError(.badJSON, "The message is not valid JSON: send one JSON object per WebSocket text message.")
+            case .notAnObject:
+                throw ProtocolError(.badMessage, "The message must be a JSON object with a \"type\" field.")
+            }
         }
     }
 }
@@ -58,11 +56,47 @@ struct RawClientMessage {
     var practice: Bool?
     var direction: String?
     var step: Int?
+    /// Known fields that held the wrong kind of value (left nil above). Only a type that uses
+    /// one refuses the message: the others ignore it like any field they do not use.
+    var wrongFields: Fields = []
+
+    struct Fields: OptionSet {
+        let rawValue: UInt8
+        static let type = Fields(rawValue: 1 << 0)
+        static let token = Fields(rawValue: 1 << 1)
+        static let client = Fields(rawValue: 1 << 2)
+        static let level = Fields(rawValue: 1 << 3)
+        static let practice = Fields(rawValue: 1 << 4)
+        static let direction = Fields(rawValue: 1 << 5)
+        static let step = Fields(rawValue: 1 << 6)
+
+        /// Each field with its name and the kind of value it takes, in the order checked.
+        static let described: [(field: Fields, name: String, kind: String)] = [
+            (.type, "type", "a string"), (.token, "token", "a string"), (.client, "client", "a string"),
+            (.level, "level", "a string"), (.practice, "practice", "true or false"),
+            (.direction, "direction", "a string"), (.step, "step", "a whole number"),
+        ]
+    }
+
+    /// The fields each type reads; every other field is ignored, whatever it holds.
+    static let fieldsUsed: [String: Fields] = [
+        "hello": [.token, .client], "start": [.level, .practice], "move": [.direction, .step],
+    ]
+
+    /// `bad_message` naming the first of `fields` that held the wrong kind of value.
+    private func checkKinds(_ fields: Fields, inReplyTo type: String?) throws(ProtocolError) {
+        let wrong = wrongFields.intersection(fields)
+        guard !wrong.isEmpty, let first = Fields.described.first(where: { wrong.contains($0.field) }) else { return }
+        let what = type.map { "\($0) needs" } ?? "The message needs"
+        throw ProtocolError(.badMessage, "\(what) \(first.kind) in \"\(first.name)\".", inReplyTo: type)
+    }
 
     func message() throws(ProtocolError) -> ClientMessage {
+        try checkKinds(.type, inReplyTo: nil)
         guard let type else {
             throw ProtocolError(.badMessage, "The message has no \"type\"; it must be one of \(Self.typeList).")
         }
+        try checkKinds(Self.fieldsUsed[type] ?? [], inReplyTo: type)
         switch type {
         case "hello":
             guard let token, !token.isEmpty else {

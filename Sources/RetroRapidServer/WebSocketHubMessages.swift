@@ -30,8 +30,14 @@ extension WebSocketHub {
         }
         connection.refusedInARow = 0
         let message: ClientMessage
-        do {
-            message = try ClientMessage.decode(bytes)
+        do throws(ProtocolError) {
+            let raw = try ClientMessage.read(bytes)
+            // Before welcome, a message of any type but hello is hello_first whatever its fields
+            // (unknown types too); only what is not JSON, or not a message, says so instead.
+            if connection.identity == nil, let type = raw.type, type != "hello", !raw.wrongFields.contains(.type) {
+                throw helloFirst(on: connection, type: ClientMessage.typeNames.contains(type) ? type : nil)
+            }
+            message = try raw.message()
         } catch {
             refuse(connection, error)
             refreshIdleTimeout(connection)
@@ -45,10 +51,8 @@ extension WebSocketHub {
         switch (connection.state, message) {
         case (.awaitingHello, .hello(let token, let client)):
             hello(token: token, client: client, on: connection)
-        case (.awaitingHello, _):
-            refuse(connection, ProtocolError(.helloFirst, "Send hello with your device token first.", inReplyTo: message.typeName))
-        case (.authenticating, _):
-            refuse(connection, ProtocolError(.helloFirst, "Wait for welcome before sending anything else.", inReplyTo: message.typeName))
+        case (.awaitingHello, _), (.authenticating, _):
+            refuse(connection, helloFirst(on: connection, type: message.typeName))
         case (.ready, .hello):
             refuse(connection, ProtocolError(.alreadyAuthenticated, "This connection has already said hello.", inReplyTo: "hello"))
         case (.ready(let identity), .start(let level, let practice)):
@@ -66,6 +70,14 @@ extension WebSocketHub {
         case (.ready, .ping):
             send(.pong, to: connection)
         }
+    }
+
+    /// The refusal of anything but `hello` before `welcome`.
+    fileprivate func helloFirst(on connection: WebSocketConnection, type: String?) -> ProtocolError {
+        if case .authenticating = connection.state {
+            return ProtocolError(.helloFirst, "Wait for welcome before sending anything else.", inReplyTo: type)
+        }
+        return ProtocolError(.helloFirst, "Send hello with your device token first.", inReplyTo: type)
     }
 
     /// Runs `action` on the connection's game and delivers what it produced, or the refusal.

@@ -44,6 +44,19 @@ struct WebSocketMessageCodecTests {
         #expect(try decode(#"{"type":"pause","reason":"tab hidden","extra":[1,2]}"#) == .pause)
     }
 
+    @Test func fieldsATypeDoesNotUseAreIgnoredWhateverTheyHold() throws {
+        #expect(try decode(#"{"type":"ping","step":"x"}"#) == .ping)
+        #expect(try decode(#"{"type":"pause","direction":7,"practice":"yes","token":[1]}"#) == .pause)
+        #expect(try decode(#"{"type":"hello","token":"abc","step":{},"level":false}"#) == .hello(token: "abc", client: nil))
+        #expect(try decode(#"{"type":"start","level":"fast","token":1,"direction":null}"#) == .start(level: .fast, practice: false))
+        #expect(try decode(#"{"type":"move","direction":"left","step":3,"practice":"x","client":2}"#) == .move(direction: .left, seenStep: 3))
+        // A field the type uses must still hold its kind, and the refusal names it.
+        let practice = try #require(refusal(#"{"type":"start","level":"fast","practice":"yes"}"#))
+        #expect(practice.code == .badMessage && practice.message.contains("\"practice\"") && practice.inReplyTo == "start")
+        #expect(refusal(#"{"type":"hello","token":"abc","client":5}"#)?.message.contains("\"client\"") == true)
+        #expect(refusal(#"{"type":1}"#)?.message.contains("\"type\"") == true)
+    }
+
     @Test func malformedJSONIsBadJSON() {
         #expect(refusal("{not json")?.code == .badJSON)
         #expect(refusal("")?.code == .badJSON)

@@ -162,3 +162,48 @@ def test_connections_per_address_are_limited(server_factory, tmp_path):
             await client.close()
 
     run(scenario())
+
+
+def test_before_hello_the_answer_follows_the_documented_order(server):
+    """docs/PROTOCOL.md: not JSON is bad_json, JSON that is no message is bad_message, and any
+    other type than hello is hello_first, whatever its fields and even when unknown."""
+    token = create_player(server)
+
+    async def scenario():
+        client = await GameClient.open(server)
+        await client.send_raw("{this is not json")
+        await client.expect_error("bad_json")
+        await client.send_raw("[1, 2, 3]")
+        await client.expect_error("bad_message")
+        await client.send_raw('{"type": 7}')
+        await client.expect_error("bad_message")
+        await client.send(type="teleport", lane=2)
+        assert "inReplyTo" not in await client.expect_error("hello_first")
+        await client.send(type="move", direction="sideways", step="x")
+        assert (await client.expect_error("hello_first"))["inReplyTo"] == "move"
+        await client.send(type="start")
+        await client.expect_error("hello_first")
+        await client.send(type="hello")  # a hello without its token is a bad hello
+        assert "token" in (await client.expect_error("bad_message"))["message"]
+        await client.send(type="hello", token=token)
+        await client.expect("welcome")
+        await client.close()
+
+    run(scenario())
+
+
+def test_fields_a_type_does_not_use_are_ignored_whatever_they_hold(server):
+    token = create_player(server)
+
+    async def scenario():
+        client = await GameClient.signed_in(server, token)
+        await client.send(type="ping", step="x", direction=3, practice="yes", level=[1])
+        await client.expect("pong")
+        await client.send(type="pause", token={"a": 1})
+        await client.expect_error("no_game")  # read as a pause: there is no game to pause
+        await client.send(type="start", level="cruise", practice="yes")
+        error = await client.expect_error("bad_message")
+        assert "practice" in error["message"] and error["inReplyTo"] == "start"
+        await client.close()
+
+    run(scenario())

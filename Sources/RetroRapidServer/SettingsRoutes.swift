@@ -31,7 +31,7 @@ enum SettingsRoutes {
 
     static func write(_ request: HTTPRequest, _ responder: HTTPResponder, _ api: APIServices, patch: Bool) {
         let token: String
-        let basedOn: Int
+        let basedOn: Precondition
         let body: Data
         do {
             token = try APIServices.bearerToken(request)
@@ -47,9 +47,16 @@ enum SettingsRoutes {
             let device = try storage.players.authenticate(token: token, now: now)
             let result: SettingsWriteResult
             do {
-                result = patch
-                    ? try storage.settings.patch(playerID: device.player.id, json: body, basedOnVersion: basedOn, now: now)
-                    : try storage.settings.write(playerID: device.player.id, json: body, basedOnVersion: basedOn, now: now)
+                switch basedOn {
+                case .version(let version):
+                    result = patch
+                        ? try storage.settings.patch(playerID: device.player.id, json: body, basedOnVersion: version, now: now)
+                        : try storage.settings.write(playerID: device.player.id, json: body, basedOnVersion: version, now: now)
+                case .weak:
+                    // A weak tag never matches (RFC 9110 §13.1.1): answered as a stale write is,
+                    // with the document to base the write on, and nothing written.
+                    result = .stale(current: try storage.settings.settings(playerID: device.player.id))
+                }
             } catch let error as StoreError where error.code == .invalid {
                 throw refusal(error)
             }
@@ -57,7 +64,13 @@ enum SettingsRoutes {
             case .written(let stored):
                 return (document(stored), (device.player.id, device.deviceID, stored))
             case .stale(let current):
-                let message = "These settings were changed on another device since version \(basedOn); they are now at version \(current.version). The current document is in 'current': apply your change to it and send it again with If-Match: \"\(current.version)\"."
+                let message: String
+                switch basedOn {
+                case .version(let version):
+                    message = "These settings were changed on another device since version \(version); they are now at version \(current.version). The current document is in 'current': apply your change to it and send it again with If-Match: \"\(current.version)\"."
+                case .weak(let tag):
+                    message = "If-Match holds a weak ETag (\(tag.prefix(40))), which never matches a write's precondition (RFC 9110 §13.1.1): send the ETag as GET /api/v1/settings gave it, without W/. The current document is in 'current', at version \(current.version): If-Match: \"\(current.version)\"."
+                }
                 let response = try APIJSON.response(
                     StaleJSON(error: .init(code: StoreError.Code.stale.rawValue, message: message), current: current),
                     status: 412, headers: [HTTPHeader("etag", etag(current.version))])
@@ -83,21 +96,30 @@ enum SettingsRoutes {
         "\"\(version)\""
     }
 
-    /// The version in `If-Match`: `"3"` as the ETag was sent (a bare `3` and a weak `W/"3"` are
-    /// read too). A write without one is refused with 428: guessing would lose someone's change.
-    static func version(_ request: HTTPRequest) throws(APIError) -> Int {
+    /// What `If-Match` asks a write to be based on.
+    enum Precondition: Equatable {
+        /// `"3"` as the ETag was sent (a bare `3` is read too).
+        case version(Int)
+        /// `W/"3"`: a weak tag, which If-Match's strong comparison never matches (412).
+        case weak(String)
+    }
+
+    /// The precondition in `If-Match`. A write without one is refused with 428: guessing would
+    /// lose someone's change.
+    static func version(_ request: HTTPRequest) throws(APIError) -> Precondition {
         guard let header = request[header: "if-match"]?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
             throw APIError(status: 428, code: "precondition_required",
                            message: "A settings write must say which version it is based on: send 'If-Match' with the ETag from GET /api/v1/settings (\"0\" before the first write).",
                            field: "If-Match")
         }
         var text = Substring(header)
-        if text.hasPrefix("W/") { text = text.dropFirst(2) }
+        let weak = text.hasPrefix("W/")
+        if weak { text = text.dropFirst(2) }
         if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = text.dropFirst().dropLast() }
         guard let version = Int(text), version >= 0 else {
             throw APIError.invalid("If-Match must be a settings version as GET /api/v1/settings gave it in ETag, e.g. \"3\".", field: "If-Match")
         }
-        return version
+        return weak ? .weak(header) : .version(version)
     }
 
     /// The body must be one JSON object sent as JSON; its fields are checked on the storage

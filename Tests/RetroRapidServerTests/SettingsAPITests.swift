@@ -44,6 +44,28 @@ struct SettingsAPITests {
         #expect(settings["theme"] as? String == "dark")
     }
 
+    @Test func aWeakETagNeverMatchesAndChangesNothing() throws {
+        let server = try RunningGameServer()
+        let ada = try server.createPlayer("Ada")
+        _ = try server.request("PUT", "/api/v1/settings", token: ada.token, json: #"{"cueVolume":40}"#, headers: ["If-Match": #""0""#])
+        // RFC 9110 §13.1.1: If-Match compares strongly, so W/"1" does not match version 1.
+        for method in ["PUT", "PATCH"] {
+            let weak = try server.request(method, "/api/v1/settings", token: ada.token, json: #"{"cueVolume":90}"#,
+                                          headers: ["If-Match": #"W/"1""#])
+            #expect(weak.status == 412, "\(method)")
+            #expect(weak.errorCode == "stale")
+            #expect(weak[header: "etag"] == #""1""#)
+            let message = try #require((weak.json?["error"] as? [String: Any])?["message"] as? String)
+            #expect(message.contains("weak") && message.contains("W/"))
+            let current = try #require(weak.json?["current"] as? [String: Any])
+            #expect(current["version"] as? Int == 1)
+            #expect((current["settings"] as? [String: Any])?["cueVolume"] as? Int == 40)
+        }
+        let read = try server.request("GET", "/api/v1/settings", token: ada.token)
+        #expect(read.json?["version"] as? Int == 1)
+        #expect((read.json?["settings"] as? [String: Any])?["cueVolume"] as? Int == 40)
+    }
+
     @Test func aPatchChangesOnlyTheFieldsItSends() throws {
         let server = try RunningGameServer()
         let ada = try server.createPlayer("Ada")

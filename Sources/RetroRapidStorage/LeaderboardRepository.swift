@@ -50,11 +50,22 @@ public struct LeaderboardCursor: Hashable, Sendable, CustomStringConvertible {
             .replacingOccurrences(of: "=", with: "")
     }
 
+    /// The alphabet `init(_:)` writes (base64url without padding); docs/openapi.json states it
+    /// with the length limit below, so text outside it is refused before decoding.
+    public static let maximumLength = 200
+
     /// The position, or nil for text this code did not write.
     var position: Position? {
+        guard !rawValue.isEmpty, rawValue.utf8.allSatisfy({ byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+            default: false
+            }
+        }) else { return nil }
         var base64 = rawValue.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard rawValue.count <= 200, let data = Data(base64Encoded: base64),
+        guard rawValue.utf8.count <= Self.maximumLength, let data = Data(base64Encoded: base64),
               let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 7, parts[0] == "1",

@@ -54,7 +54,7 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// How the connection ends after the error, when it must.
     struct Close: Equatable, Sendable {
-        /// A WebSocket close status: 1001 going away, 1008 policy, 1009 too large, 1013 try
+        /// A WebSocket close status: 1001 going away, 1003 binary data, 1008 policy, 1009 too large, 1013 try
         /// again later, or a 4000–4999 application code (4401: bad token, like HTTP 401; 4408:
         /// the client was silent too long, like HTTP 408).
         let code: UInt16

@@ -338,7 +338,7 @@ import Testing
         let defaults = ServerConfiguration()
         for setting in ServerConfiguration.settings {
             // Pick a valid value that differs from the default, then check only that property moved.
-            let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere", "192.0.2.1", "poll"]
+            let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere", "192.0.2.1", "poll", "3/60"]
             let value = try #require(candidates.first { candidate in
                 var copy = defaults
                 return setting.apply(&copy, candidate) && copy != defaults

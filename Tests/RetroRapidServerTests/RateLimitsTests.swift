@@ -84,6 +84,26 @@ struct RateLimitsTests {
         }
     }
 
+    /// docs/OPERATIONS.md's table of limits states each default as the code has it.
+    @Test func theOperationsGuideStatesEveryDefault() throws {
+        let folder = URL(fileURLWithPath: RunningGameServer.openAPIPath).deletingLastPathComponent()
+        let guide = try String(contentsOf: folder.appendingPathComponent("OPERATIONS.md"), encoding: .utf8)
+        let defaults = ServerConfiguration()
+        let rows: [(String, RateLimit)] = [
+            ("new-players-per-address", defaults.newPlayersPerAddress),
+            ("failed-link-claims-per-address", defaults.failedLinkClaimsPerAddress),
+            ("failed-codes-per-player", defaults.failedCodesPerPlayer),
+            ("failed-codes-per-address", defaults.failedCodesPerAddress),
+            ("failed-sign-ins-per-address", defaults.failedSignInsPerAddress),
+        ]
+        for (flag, limit) in rows {
+            #expect(guide.contains("| `--\(flag)` | `\(limit)` |"), "\(flag) \(limit)")
+        }
+        let api = try String(contentsOf: folder.appendingPathComponent("API.md"), encoding: .utf8)
+        #expect(api.contains("| Failed sign-ins (any route with a token) | \(defaults.failedSignInsPerAddress.count) |"))
+        #expect(api.contains("| New players (`POST /players`) | \(defaults.newPlayersPerAddress.count) |"))
+    }
+
     @Test func anIPv6ClientCountsAsItsSlash64() {
         #expect(RateLimits.addressKey("192.0.2.1") == "192.0.2.1")
         #expect(RateLimits.addressKey("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64")

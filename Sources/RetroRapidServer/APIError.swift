@@ -32,6 +32,8 @@ public struct APIError: Error, Sendable, Equatable {
         switch error {
         case let error as APIError:
             self = error
+        case let error as RateLimitedError:
+            self = .rateLimited(error.message, retryAfter: error.retryAfter)
         case let error as QuotaExhaustedError:
             self.init(status: 403, code: "no_plays_left", message: error.storeError.message, field: error.storeError.field)
         case let error as StoreError:

@@ -2,20 +2,36 @@ import Foundation
 import RetroRapidStorage
 import RetroRapidSupport
 
-/// Limits on the API that protect the server and its players from one busy or hostile client.
+/// Limits on the API that protect the server and its players from one busy or hostile client
+/// (the settings `--new-players-per-address` … `--failed-sign-ins-per-address`; `RateLimits`
+/// applies them).
 public struct APILimits: Sendable, Equatable {
-    /// New players per IP address: creating one is free, so this is what stops a script from
-    /// filling the database.
-    public var playerCreation = RateLimit(burst: 10, per: .seconds(60 * 10))
-    /// Link-code claims per IP address: what stops guessing codes (40 bits, minutes each).
-    public var linkCodeClaim = RateLimit(burst: 10, per: .seconds(60 * 10))
-    /// Addresses of reverse proxies in front of the server (`--trusted-proxies`, which
-    /// `GameServer.Options` copies here). A request or game connection from one of them is
-    /// limited by the client address in `X-Forwarded-For` (`ClientAddressResolver`); from
-    /// anyone else that header is ignored (a client could write anything in it).
+    /// New players per client address, every creation counted: creating one is free, so this
+    /// is what stops a script from filling the database.
+    public var playerCreation: RateLimit
+    /// Failed link-code claims per client address: what stops guessing codes (40 bits,
+    /// minutes each). A claim has no player to count for.
+    public var linkCodeClaimFailures: RateLimit
+    /// Failed code redemptions per player (tight) and per client address (generous).
+    public var codeFailuresPerPlayer: RateLimit
+    public var codeFailuresPerAddress: RateLimit
+    /// Device tokens that sign nobody in, per client address, HTTP and `hello` together.
+    public var signInFailures: RateLimit
+    /// Addresses of reverse proxies in front of the server (`--trusted-proxies`). A request or
+    /// game connection from one of them is limited by the client address in
+    /// `X-Forwarded-For` (`ClientAddressResolver`); from anyone else that header is ignored
+    /// (a client could write anything in it).
     public var trustedProxies: Set<String> = []
 
-    public init() {}
+    /// The limits `configuration` sets (its defaults when none is given).
+    public init(_ configuration: ServerConfiguration = ServerConfiguration()) {
+        playerCreation = configuration.newPlayersPerAddress
+        linkCodeClaimFailures = configuration.failedLinkClaimsPerAddress
+        codeFailuresPerPlayer = configuration.failedCodesPerPlayer
+        codeFailuresPerAddress = configuration.failedCodesPerAddress
+        signInFailures = configuration.failedSignInsPerAddress
+        trustedProxies = Set(configuration.trustedProxies)
+    }
 }
 
 /// What every API route needs: the storage thread, the limits, the events it publishes, a
@@ -29,17 +45,15 @@ struct APIServices: Sendable {
     let worker: DatabaseWorker
     let events: PlayerEvents
     let logger: Logger
-    let playerCreationLimiter: RateLimiter
-    let linkCodeClaimLimiter: RateLimiter
+    let rateLimits: RateLimits
     let clientAddresses: ClientAddressResolver
 
-    init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, limits: APILimits) {
+    init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, rateLimits: RateLimits) {
         self.worker = worker
         self.events = events
         self.logger = logger
-        playerCreationLimiter = RateLimiter(limits.playerCreation)
-        linkCodeClaimLimiter = RateLimiter(limits.linkCodeClaim)
-        clientAddresses = ClientAddressResolver(trustedProxies: limits.trustedProxies)
+        self.rateLimits = rateLimits
+        clientAddresses = ClientAddressResolver(trustedProxies: rateLimits.limits.trustedProxies)
     }
 
     /// Runs `work` on the storage thread (with the time it should act at) and answers with what
@@ -54,17 +68,22 @@ struct APIServices: Sendable {
 
     /// Like `run`, signed in: the bearer token is checked for its shape here and against the
     /// database on the storage thread, in the same job as `work`, which gets the device.
-    /// Without a usable token the answer is 401 and nothing runs.
+    /// Without a usable token the answer is 401 and nothing runs. From an address that sent
+    /// too many tokens that signed nobody in, the answer is 429 and no token is looked up
+    /// (`RateLimits.signIn`): asked here first, so such a client costs no database job.
     func runSignedIn(_ request: HTTPRequest, _ responder: HTTPResponder,
                      _ work: @escaping @Sendable (StorageContext, AuthenticatedDevice, Date) throws -> HTTPResponse) {
         let token: String
+        let address = clientAddress(request)
         do {
             token = try Self.bearerToken(request)
+            if let refusal = rateLimits.refusal(.signIn, .address, key: RateLimits.addressKey(address)) { throw refusal }
         } catch {
-            return responder.respond(error.response)
+            return responder.respond(APIError(error).response)
         }
+        let rateLimits = self.rateLimits
         run(responder) { storage, now in
-            let device = try storage.players.authenticate(token: token, now: now)
+            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)
             return try work(storage, device, now)
         }
     }
@@ -105,11 +124,9 @@ struct APIServices: Sendable {
         return parts[1].trimmingCharacters(in: .whitespaces)
     }
 
-    /// Takes a token from `limiter` for the client's IP address, or refuses with 429.
-    func checkLimit(_ limiter: RateLimiter, _ request: HTTPRequest, doing what: String) throws(APIError) {
-        if let wait = limiter.take(clientAddress(request)) {
-            throw APIError.rateLimited("Too many \(what) from this address; try again in \(wait) s.", retryAfter: wait)
-        }
+    /// The key the client's address is counted under by the per-address limits.
+    func addressKey(_ request: HTTPRequest) -> String {
+        RateLimits.addressKey(clientAddress(request))
     }
 
     /// The peer's address, or behind a trusted proxy the client it forwarded for (the rightmost

@@ -96,10 +96,21 @@ enum CommerceRoutes {
     }
 
     /// POST /api/v1/codes/redeem: a discount code lowers the price, an unlock code grants
-    /// unlimited play. Redeeming the same code again answers the first redemption.
+    /// unlimited play. Redeeming the same code again answers the first redemption. Codes that
+    /// redeem nothing are limited per player and per client address (`RateLimits`); a code
+    /// that works costs nothing.
     static func redeem(_ request: HTTPRequest, _ responder: HTTPResponder, _ api: APIServices) {
+        let address = api.addressKey(request)
+        if (try? APIServices.bearerToken(request)) != nil,
+           let refusal = api.rateLimits.refusal(.codeRedeem, .address, key: address) {
+            return responder.respond(APIError(refusal).response)  // before any database job
+        }
+        let rateLimits = api.rateLimits
         api.runSignedIn(request, responder, body: RedeemBody.self) { storage, device, now, body in
-            let redemption = try storage.codes.redeem(code: body.code, playerID: device.player.id, now: now)
+            let keys: [(RateLimits.Scope, String)] = [(.player, String(device.player.id)), (.address, address)]
+            let redemption = try rateLimits.guarded(.codeRedeem, keys, counts: RateLimits.isFailedCodeGuess) {
+                try storage.codes.redeem(code: body.code, playerID: device.player.id, now: now)
+            }
             let kind: String
             switch redemption.kind {
             case .discount: kind = "discount"

@@ -18,15 +18,17 @@ public final class GameServer: Sendable {
         /// The OpenAPI document served at /api/v1/openapi.json, relative to the working
         /// directory like the web root and the migrations.
         public var openAPIPath = "docs/openapi.json"
-        public var limits = APILimits()
+        public var limits: APILimits
         /// How long a graceful stop waits for running games to end and answers to go out.
         public var shutdownTimeout: Duration = .seconds(10)
         /// What the storage thread takes as now; tests move it.
         public var clock: @Sendable () -> Date = { Date() }
+        /// What the rate limits take as now; tests move it.
+        public var rateLimitClock: @Sendable () -> ContinuousClock.Instant = { .now }
 
         public init(configuration: ServerConfiguration) {
             self.configuration = configuration
-            limits.trustedProxies = Set(configuration.trustedProxies)
+            limits = APILimits(configuration)
         }
     }
 
@@ -66,9 +68,11 @@ public final class GameServer: Sendable {
         }
         // One rule for who a client is, for the API's rate limits and the game side's per-IP limit.
         let clientAddresses = ClientAddressResolver(trustedProxies: options.limits.trustedProxies)
+        // One set of limits for both sides: a token guessed in a hello costs what one guessed over HTTP does.
+        let rateLimits = RateLimits(options.limits, metrics: metrics, clock: options.rateLimitClock)
         let context = ServerComponentContext(configuration: configuration, worker: worker, mailbox: mailbox,
                                              metrics: metrics, events: events, logger: logger,
-                                             clientAddresses: clientAddresses)
+                                             clientAddresses: clientAddresses, rateLimits: rateLimits)
         components = makeComponents(context)
 
         var router = HTTPRouter()
@@ -80,7 +84,7 @@ public final class GameServer: Sendable {
         }
         OperationsRoutes.add(to: &router, metrics: configuration.metricsEnabled ? metrics : nil, openAPI: openAPI,
                              isStopping: { stopping.isSet })
-        let api = APIServices(worker: worker, events: events, logger: logger, limits: options.limits)
+        let api = APIServices(worker: worker, events: events, logger: logger, rateLimits: rateLimits)
         PlayerRoutes.add(to: &router, api)
         SettingsRoutes.add(to: &router, api)
         CommerceRoutes.add(to: &router, api)

@@ -127,14 +127,15 @@ enum PlayerRoutes {
 
     // MARK: - Handlers
 
-    /// POST /api/v1/players: a new player and their first device token. Rate-limited per IP.
+    /// POST /api/v1/players: a new player and their first device token. Limited per client
+    /// address, every creation counted (a valid body is needed to count).
     static func createPlayer(_ request: HTTPRequest, _ responder: HTTPResponder, _ api: APIServices) {
         let body: NewPlayerBody
         do {
             body = try APIJSON.decode(NewPlayerBody.self, from: request)
-            try api.checkLimit(api.playerCreationLimiter, request, doing: "new players")
+            try api.rateLimits.take(.playerCreate, .address, key: api.addressKey(request))
         } catch {
-            return responder.respond(error.response)
+            return responder.respond(APIError(error).response)
         }
         api.run(responder) { storage, now in
             let created = try storage.players.createPlayer(displayName: body.displayName, deviceLabel: body.deviceLabel ?? "", now: now)
@@ -207,17 +208,22 @@ enum PlayerRoutes {
     }
 
     /// POST /api/v1/link-codes/claim: joins this device to the player who created the code.
-    /// Rate-limited per IP, since a code is short enough to be worth guessing otherwise.
+    /// Failed claims are limited per client address, since a code is short enough to be worth
+    /// guessing otherwise; a claim that joins a device costs nothing.
     static func claimLinkCode(_ request: HTTPRequest, _ responder: HTTPResponder, _ api: APIServices) {
         let body: ClaimBody
+        let address = api.addressKey(request)
         do {
             body = try APIJSON.decode(ClaimBody.self, from: request, required: true)
-            try api.checkLimit(api.linkCodeClaimLimiter, request, doing: "link-code attempts")
+            if let refusal = api.rateLimits.refusal(.linkCodeClaim, .address, key: address) { throw refusal }
         } catch {
-            return responder.respond(error.response)
+            return responder.respond(APIError(error).response)
         }
+        let rateLimits = api.rateLimits
         api.run(responder) { storage, now in
-            let claimed = try storage.linkCodes.claim(code: body.code, deviceLabel: body.deviceLabel ?? "", now: now)
+            let claimed = try rateLimits.guarded(.linkCodeClaim, [(.address, address)], counts: RateLimits.isFailedCodeGuess) {
+                try storage.linkCodes.claim(code: body.code, deviceLabel: body.deviceLabel ?? "", now: now)
+            }
             return try APIJSON.response(SignedInJSON(player: PlayerJSON(claimed.player), token: claimed.token), status: 201)
         }
     }

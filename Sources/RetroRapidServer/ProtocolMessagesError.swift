@@ -46,6 +46,8 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         /// An upgrade from a page of another site (`OriginPolicy`), refused with HTTP 403.
         static let originNotAllowed = Code(rawValue: "origin_not_allowed")
         static let flooding = Code(rawValue: "flooding")
+        /// `hello` from an address that sent too many tokens that signed nobody in.
+        static let tooManyFailedSignIns = Code(rawValue: "too_many_failed_sign_ins")
         /// No `hello` within the hello timeout of connecting.
         static let helloTimeout = Code(rawValue: "hello_timeout")
         /// No message for the idle timeout while no game ran on the connection.
@@ -56,13 +58,15 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     struct Close: Equatable, Sendable {
         /// A WebSocket close status: 1001 going away, 1003 binary data, 1008 policy, 1009 too large, 1013 try
         /// again later, or a 4000–4999 application code (4401: bad token, like HTTP 401; 4408:
-        /// the client was silent too long, like HTTP 408).
+        /// the client was silent too long, like HTTP 408; 4429: too many failed sign-ins, like
+        /// HTTP 429).
         let code: UInt16
         /// At most 123 bytes of UTF-8 (RFC 6455 §5.5: control frames carry ≤ 125 bytes).
         let reason: String
 
         static let unauthorizedCode: UInt16 = 4401
         static let timeoutCode: UInt16 = 4408
+        static let tooManyRequests: UInt16 = 4429
         static let policyViolation: UInt16 = 1008
         static let messageTooLarge: UInt16 = 1009
         /// RFC 6455 §7.4.1: a kind of data the endpoint does not take (a binary message).
@@ -80,6 +84,8 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The `type` of the message this answers, when known (lets a client match the refusal).
     var inReplyTo: String?
     var close: Close?
+    /// Whole seconds to wait before trying again, when a limit refused (`retryAfter`).
+    var retryAfter: Int?
 
     init(_ code: Code, _ message: String, inReplyTo: String? = nil, close: Close? = nil) {
         self.code = code

@@ -181,6 +181,7 @@ enum ServerMessage: Equatable, Sendable {
             w.key("code"); w.string(error.code.rawValue)
             w.key("message"); w.string(error.message)
             if let inReplyTo = error.inReplyTo { w.key("inReplyTo"); w.string(inReplyTo) }
+            if let retryAfter = error.retryAfter { w.key("retryAfter"); w.int(retryAfter) }
             if let quota {
                 w.key("quota"); Self.write(quota, into: &w)
                 w.key("resetsAt"); w.string(Self.timestamp(quota.resetsAt))

@@ -2,7 +2,8 @@ import RetroRapidSupport
 
 /// What a part of the server gets to work with, shared by every part: the configuration, the
 /// storage thread, the way back onto the service thread, the metrics, the player events, a
-/// logger, and the rule that says which address a client counts as (trusted proxies).
+/// logger, the rule that says which address a client counts as (trusted proxies), and the
+/// limits on guessing that the HTTP API and the game side share.
 struct ServerComponentContext: Sendable {
     let configuration: ServerConfiguration
     let worker: DatabaseWorker
@@ -11,6 +12,7 @@ struct ServerComponentContext: Sendable {
     let events: PlayerEvents
     let logger: Logger
     let clientAddresses: ClientAddressResolver
+    let rateLimits: RateLimits
 }
 
 /// A part of the server that lives next to the HTTP API on the same service thread: the

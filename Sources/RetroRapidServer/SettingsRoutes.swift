@@ -33,18 +33,22 @@ enum SettingsRoutes {
         let token: String
         let basedOn: Precondition
         let body: Data
+        let address = api.clientAddress(request)
+        let rateLimits = api.rateLimits
         do {
             token = try APIServices.bearerToken(request)
             basedOn = try version(request)
             body = try checkedBody(request)
+            // The limit on tokens that sign nobody in, as `APIServices.runSignedIn` applies it.
+            if let refusal = rateLimits.refusal(.signIn, .address, key: RateLimits.addressKey(address)) { throw refusal }
         } catch {
-            return responder.respond(error.response)
+            return responder.respond(APIError(error).response)
         }
         let events = api.events
         let logger = api.logger
         api.worker.perform({ storage -> (HTTPResponse, (playerID: Int64, deviceID: Int64, VersionedSettings)?) in
             let now = storage.now
-            let device = try storage.players.authenticate(token: token, now: now)
+            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)
             let result: SettingsWriteResult
             do {
                 switch basedOn {

@@ -34,6 +34,8 @@ public final class WebSocketHub: @unchecked Sendable {
     let metrics: WebSocketMetrics
     /// Who a client is for the per-IP limit (trusted proxies), shared with the HTTP API.
     let clientAddresses: ClientAddressResolver
+    /// The limit on tokens that sign nobody in, shared with the HTTP API (`hello`).
+    let rateLimits: RateLimits
     /// Steps every game (ids: game sessions, and `shutdownTimerID`). It wakes at least every
     /// 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be moved
     /// earlier from a socket callback in libwebsockets 4.1.6).
@@ -90,11 +92,13 @@ public final class WebSocketHub: @unchecked Sendable {
     public convenience init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
                             metrics: Metrics, events: PlayerEvents?, logger: Logger) {
         self.init(configuration: configuration, worker: worker, mailbox: mailbox, metrics: metrics, events: events,
-                  logger: logger, clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies))
+                  logger: logger, clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
+                  rateLimits: RateLimits(APILimits(configuration), metrics: metrics))
     }
 
     init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
-         metrics: Metrics, events: PlayerEvents?, logger: Logger, clientAddresses: ClientAddressResolver) {
+         metrics: Metrics, events: PlayerEvents?, logger: Logger, clientAddresses: ClientAddressResolver,
+         rateLimits: RateLimits) {
         limits = WebSocketLimits(configuration: configuration)
         originPolicy = OriginPolicy(allowedOrigins: configuration.allowedOrigins)
         self.worker = worker
@@ -102,6 +106,7 @@ public final class WebSocketHub: @unchecked Sendable {
         self.logger = logger
         self.metrics = WebSocketMetrics(metrics)
         self.clientAddresses = clientAddresses
+        self.rateLimits = rateLimits
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
         scheduler.afterDue = { [unowned self] in self.metrics.flush() }
         watchdog.onDue = { [unowned self] id, now in self.watchdogDue(id, now: now) }
@@ -319,7 +324,7 @@ extension WebSocketHub: ServerComponent {
     convenience init(_ context: ServerComponentContext) {
         self.init(configuration: context.configuration, worker: context.worker, mailbox: context.mailbox,
                   metrics: context.metrics, events: context.events, logger: context.logger,
-                  clientAddresses: context.clientAddresses)
+                  clientAddresses: context.clientAddresses, rateLimits: context.rateLimits)
     }
 
     var protocols: [LWSProtocolDefinition] { [protocolDefinition] }

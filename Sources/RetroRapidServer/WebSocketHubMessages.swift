@@ -102,11 +102,17 @@ extension WebSocketHub {
     // MARK: - hello
 
     private func hello(token: String, client: String?, on connection: WebSocketConnection) {
+        // An address over the limit on failed sign-ins is refused here, before any database job.
+        let address = connection.clientAddress
+        if let refusal = rateLimits.refusal(.signIn, .address, key: RateLimits.addressKey(address)) {
+            return refuse(connection, Self.helloRefusal(refusal))
+        }
         connection.state = .authenticating
         let connectionID = connection.id
+        let rateLimits = self.rateLimits
         worker.perform({ storage -> (AuthenticatedDevice, QuotaStatus?) in
             let now = storage.now
-            let device = try storage.players.authenticate(token: token, now: now)
+            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)
             let quota = try? storage.quota.status(playerID: device.player.id, now: now)
             return (device, quota)
         }, then: { [self] result in
@@ -135,6 +141,9 @@ extension WebSocketHub {
             logger.info("player signed in on a game connection", metadata: [
                 "ws.connection.id": String(connection.id), "player.id": identity.publicID,
                 "ws.client": client ?? ""])
+        case .failure(let error as RateLimitedError):
+            connection.state = .awaitingHello
+            refuse(connection, Self.helloRefusal(error))
         case .failure(let error as StoreError) where error.code == .unauthorized:
             connection.state = .awaitingHello
             refuse(connection, ProtocolError(.unauthorized, error.message, inReplyTo: "hello",
@@ -145,6 +154,14 @@ extension WebSocketHub {
             refuse(connection, ProtocolError(.unavailable, "The server could not check your token just now; connect again shortly.",
                 inReplyTo: "hello", close: .init(code: ProtocolError.Close.tryAgainLater, reason: "try again later")))
         }
+    }
+
+    /// `too_many_failed_sign_ins` with the seconds to wait, and close 4429 (like HTTP 429).
+    static func helloRefusal(_ error: RateLimitedError) -> ProtocolError {
+        var refusal = ProtocolError(.tooManyFailedSignIns, error.message, inReplyTo: "hello",
+            close: .init(code: ProtocolError.Close.tooManyRequests, reason: "too many failed sign-ins; retry in \(error.retryAfter) s"))
+        refusal.retryAfter = error.retryAfter
+        return refusal
     }
 
     // MARK: - start

@@ -32,6 +32,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Web origins besides the server's own whose pages may open game connections, as
     /// `WebOrigin` writes them (`https://game.example.com`), in the order given.
     public var allowedOrigins: [String] = []
+    // Limits on creating players and on guessing secrets (docs/API.md, "Limits"). Failed
+    // guesses are what count, so honest use is never blocked; per address they are generous
+    // (a classroom behind one NAT address), per player tight.
+    public var newPlayersPerAddress = RateLimit(10, per: .seconds(600))
+    public var failedLinkClaimsPerAddress = RateLimit(20, per: .seconds(600))
+    public var failedCodesPerPlayer = RateLimit(5, per: .seconds(600))
+    public var failedCodesPerAddress = RateLimit(30, per: .seconds(600))
+    public var failedSignInsPerAddress = RateLimit(100, per: .seconds(600))
     public var webhookSecret: String? = nil
     public var metricsEnabled = true
     public var eventLoop = EventLoop.libev
@@ -338,6 +346,23 @@ extension ServerConfiguration {
                         + "the public name of a site whose reverse proxy sends another Host. An upgrade with an "
                         + "Origin that is neither the request's Host nor listed here is refused (403); one with "
                         + "no Origin (not a browser) is let in. Empty allows the server's own origin only."),
+        .rate("newPlayersPerAddress", "new-players-per-address", \.newPlayersPerAddress,
+              help: "Players one client address may create (POST /api/v1/players), every one counted; "
+                  + "over it: 429 with Retry-After."),
+        .rate("failedLinkClaimsPerAddress", "failed-link-claims-per-address", \.failedLinkClaimsPerAddress,
+              help: "Link-code claims from one client address that claim nothing (unknown, used, expired or "
+                  + "malformed code); then every claim from it answers 429 until the oldest failure is a window old. "
+                  + "Claims that join a device cost nothing."),
+        .rate("failedCodesPerPlayer", "failed-codes-per-player", \.failedCodesPerPlayer,
+              help: "Code redemptions by one player that redeem nothing (unknown, expired or malformed code); then "
+                  + "their redemptions answer 429. A code redeemed (or redeemed again) costs nothing."),
+        .rate("failedCodesPerAddress", "failed-codes-per-address", \.failedCodesPerAddress,
+              help: "The same, for every player at one client address together: generous, since a classroom "
+                  + "may share one address, but what stops one client guessing with many players."),
+        .rate("failedSignInsPerAddress", "failed-sign-ins-per-address", \.failedSignInsPerAddress,
+              help: "Device tokens from one client address that sign nobody in (unknown, malformed or revoked), "
+                  + "over HTTP and in the WebSocket hello together; then every signed-in request from it answers "
+                  + "429 and every hello is refused (4429) until the oldest failure is a window old."),
         .optionalText("webhookSecret", "webhook-secret", \.webhookSecret, valueName: "SECRET", isSecret: true,
                       help: "Shared secret that payment webhooks are signed with."),
         .boolean("metricsEnabled", "metrics-enabled", \.metricsEnabled, help: "Whether the server exposes its metrics."),
@@ -462,6 +487,22 @@ extension ServerConfiguration.Setting {
                 let origins = configuration[keyPath: keyPath]
                 return origins.isEmpty ? nil : origins.joined(separator: ",")
             }
+        )
+    }
+
+    /// `COUNT/SECONDS`: at most COUNT in any SECONDS (`RateLimit`).
+    static func rate(_ property: String, _ key: String, _ keyPath: Property<RateLimit>, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "COUNT/SECONDS", help: help,
+            allowed: "COUNT/SECONDS, at most COUNT in any SECONDS (e.g. 10/600), COUNT from "
+                + "\(RateLimit.countRange.lowerBound) to \(RateLimit.countRange.upperBound), SECONDS from "
+                + "\(RateLimit.windowSecondsRange.lowerBound) to \(RateLimit.windowSecondsRange.upperBound)",
+            apply: { configuration, text in
+                guard let limit = RateLimit(parsing: text.trimmingCharacters(in: .whitespaces)) else { return false }
+                configuration[keyPath: keyPath] = limit
+                return true
+            },
+            render: { $0[keyPath: keyPath].description }
         )
     }
 

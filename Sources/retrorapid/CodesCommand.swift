@@ -9,7 +9,7 @@ enum CodesCommand: Command {
     static let name = "codes"
     static let summary = "create, list and disable discount and unlock codes"
     static let usage = """
-        usage: retrorapid codes create CODE (--discount AMOUNT --currency CUR | --unlock)
+        usage: retrorapid codes create (CODE [--force] | --random) (--discount AMOUNT --currency CUR | --unlock)
                                        [--starts TIME] [--expires TIME] [--max-redemptions N]
                retrorapid codes list
                retrorapid codes disable CODE
@@ -19,6 +19,12 @@ enum CodesCommand: Command {
                   live, for the players who redeemed it; an unlock code grants unlimited play.
                   CODE is 4 to 32 letters and digits; case, dashes and spaces are ignored
                   (arctic-conf is ARCTICCONF). Codes are never reused, even once disabled.
+                  Anyone may try codes, so a code that is easy to guess is refused: one of
+                  fewer than \(CodeStrength.minimumLength) letters and digits, only letters or only digits, more than
+                  \(CodeStrength.longestRun) letters (a word) or digits (a date) in a row, a repeat or a sequence.
+          --random              make a strong random code (\(CodeStrength.randomLength) symbols, shown as K7Q4-M2XD-9P3R)
+          --force               create CODE even if it is easy to guess (a warning says why); the
+                                server's limits on failed codes are then all that protects it
           --discount AMOUNT     the price while the code is live, as a decimal: 0.99
           --currency CUR        its ISO 4217 currency, e.g. GBP (needed with --discount)
           --unlock              grant unlimited play instead of a discount
@@ -33,8 +39,9 @@ enum CodesCommand: Command {
 
         \(OperatorDatabase.optionsUsage)
 
-        Example (the launch offer):
-          retrorapid codes create ARCTICCONF --discount 0.99 --currency GBP --expires 2026-02-28T23:59:59Z
+        Examples (the launch offer, a word people will type, so forced; a press code nobody guesses):
+          retrorapid codes create ARCTICCONF --force --discount 0.99 --currency GBP --expires 2026-02-28T23:59:59Z
+          retrorapid codes create --random --unlock --max-redemptions 50
 
         Exit status: 0 done, 1 refused (the code exists, is unknown, …), 64 bad arguments.
         A refused or mistyped command changes nothing.
@@ -57,7 +64,11 @@ enum CodesCommand: Command {
 
     /// What `create` was asked for, checked before the database is touched.
     struct CreateRequest {
+        /// As typed, or a new random one (`--random`).
         var code: String
+        var random: Bool
+        /// Why the code is easy to guess, when `--force` created it anyway: a warning to print.
+        var weaknesses: [CodeStrength.Weakness]
         var kind: PromoCode.Kind
         var startsAt: Date?
         var expiresAt: Date?
@@ -67,12 +78,18 @@ enum CodesCommand: Command {
     static func parseCreate(_ arguments: [String]) throws -> (CreateRequest, ParsedArguments) {
         let parsed = try OperatorDatabase.reportingRefusals {
             try ParsedArguments(
-                arguments, booleanFlags: ["unlock"],
+                arguments, booleanFlags: ["unlock", "random", "force"],
                 valueOptions: OperatorDatabase.valueOptions.union(["discount", "currency", "starts", "expires", "max-redemptions"])
             )
         }
-        guard let code = parsed.positionals.first else { throw UsageError("codes create needs the CODE to create") }
-        guard parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }
+        let random = parsed.flag("random")
+        if random, let code = parsed.positionals.first {
+            throw UsageError("give either CODE or --random, not both (got '\(code)' and --random)")
+        }
+        guard let code = random ? CodeStrength.random() : parsed.positionals.first else {
+            throw UsageError("codes create needs the CODE to create, or --random to make a strong one")
+        }
+        guard random || parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }
 
         let kind: PromoCode.Kind
         switch (parsed.value("discount"), parsed.flag("unlock")) {
@@ -114,7 +131,16 @@ enum CodesCommand: Command {
                 try parsed.int("max-redemptions", default: 0, range: 1...1_000_000_000)
             }
         }
-        let request = CreateRequest(code: code, kind: kind, startsAt: try time("starts"), expiresAt: try time("expires"), maxRedemptions: cap)
+        let startsAt = try time("starts")
+        let expiresAt = try time("expires")
+        // Last of the checks on the arguments, so every other mistake is named first. A
+        // malformed code is refused here as the repository would (exit 64).
+        let weaknesses = try OperatorDatabase.reportingRefusals { try CodeStrength.weaknesses(of: code) }
+        if !weaknesses.isEmpty && !parsed.flag("force") {
+            throw UsageError(CodeStrength.explanation(code: try PromoCode.normalise(code), weaknesses))
+        }
+        let request = CreateRequest(code: code, random: random, weaknesses: weaknesses, kind: kind, startsAt: startsAt,
+                                    expiresAt: expiresAt, maxRedemptions: cap)
         return (request, parsed)
     }
 
@@ -131,6 +157,14 @@ enum CodesCommand: Command {
                 maxRedemptions: request.maxRedemptions, now: now)
         }
         print("created code \(created.code): \(describe(created.kind)), \(window(created)), \(cap(created))")
+        if request.random {
+            print("give it out as \(CodeStrength.grouped(created.code)) (case, dashes and spaces do not matter)")
+        }
+        if !request.weaknesses.isEmpty {
+            let reasons = request.weaknesses.map(\.description).joined(separator: "; ")
+            FileHandle.standardError.write(Data(("retrorapid: warning: code \(created.code) is easy to guess (\(reasons)); "
+                + "created anyway because of --force\n").utf8))
+        }
         return 0
     }
 

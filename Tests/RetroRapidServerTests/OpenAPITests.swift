@@ -1,4 +1,5 @@
 import Foundation
+import RetroRapidSupport
 import Testing
 @testable import RetroRapidServer
 
@@ -46,6 +47,31 @@ struct OpenAPITests {
                 .replacingOccurrences(of: "{period}", with: "today")
             let response = try server.request(String(parts[0]), path, json: parts[0] == "GET" || parts[0] == "DELETE" ? nil : "{}")
             #expect(response.status == 401, "\(operation)")
+        }
+    }
+
+    /// The limit on tokens that sign nobody in answers 429 on every route that takes a token,
+    /// and the routes with limits of their own say so too.
+    @Test func everyOperationThatALimitCanRefuseDocuments429() throws {
+        let document = try Self.document()
+        let paths = try #require(document["paths"] as? [String: [String: [String: Any]]])
+        let limited = Set(try Self.documentedOperations().filter(\.value).keys)
+            .union(["POST /api/v1/players", "POST /api/v1/link-codes/claim"])
+        for operation in limited {
+            let parts = operation.split(separator: " ", maxSplits: 1).map(String.init)
+            let answers = paths[parts[1]]?[parts[0].lowercased()]?["responses"] as? [String: Any]
+            #expect(answers?["429"] != nil, "\(operation) does not document 429")
+        }
+        let server = try RunningGameServer { $0.limits.signInFailures = RateLimit(1, per: .seconds(600)) }
+        #expect(try server.request("GET", "/api/v1/me", token: String(repeating: "A", count: 43)).status == 401)
+        for operation in try Self.documentedOperations() where operation.value {
+            let parts = operation.key.split(separator: " ", maxSplits: 1)
+            let path = String(parts[1]).replacingOccurrences(of: "{id}", with: "1")
+                .replacingOccurrences(of: "{level}", with: "fast").replacingOccurrences(of: "{period}", with: "today")
+            let response = try server.request(String(parts[0]), path, token: String(repeating: "B", count: 43),
+                                              json: parts[0] == "GET" || parts[0] == "DELETE" ? nil : "{}",
+                                              headers: ["If-Match": "\"1\""])
+            #expect(response.status == 429 || response.status == 400, "\(operation.key): \(response.status)")
         }
     }
 

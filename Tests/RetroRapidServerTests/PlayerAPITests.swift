@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidStorage
+import RetroRapidSupport
 import Testing
 @testable import RetroRapidServer
 
@@ -143,8 +144,8 @@ struct PlayerAPITests {
 
     @Test func playerCreationAndCodeClaimsAreRateLimitedPerAddress() throws {
         let server = try RunningGameServer { options in
-            options.limits.playerCreation = RateLimit(burst: 3, per: .seconds(60))
-            options.limits.linkCodeClaim = RateLimit(burst: 2, per: .seconds(60))
+            options.limits.playerCreation = RateLimit(3, per: .seconds(60))
+            options.limits.linkCodeClaimFailures = RateLimit(2, per: .seconds(60))
         }
         for _ in 0..<3 { _ = try server.createPlayer() }
         let refused = try server.request("POST", "/api/v1/players")
@@ -163,7 +164,7 @@ struct PlayerAPITests {
 
     @Test func behindATrustedProxyEachForwardedClientHasItsOwnLimit() throws {
         let server = try RunningGameServer { options in
-            options.limits.playerCreation = RateLimit(burst: 1, per: .seconds(60))
+            options.limits.playerCreation = RateLimit(1, per: .seconds(60))
             options.limits.trustedProxies = ["127.0.0.1"]
         }
         let first = try server.request("POST", "/api/v1/players", headers: ["X-Forwarded-For": "203.0.113.7"])
@@ -176,7 +177,7 @@ struct PlayerAPITests {
 
     @Test func fromAnUntrustedPeerTheForwardedHeaderIsIgnored() throws {
         let server = try RunningGameServer { options in
-            options.limits.playerCreation = RateLimit(burst: 1, per: .seconds(60))
+            options.limits.playerCreation = RateLimit(1, per: .seconds(60))
         }
         #expect(try server.request("POST", "/api/v1/players", headers: ["X-Forwarded-For": "203.0.113.7"]).status == 201)
         #expect(try server.request("POST", "/api/v1/players", headers: ["X-Forwarded-For": "203.0.113.8"]).status == 429)

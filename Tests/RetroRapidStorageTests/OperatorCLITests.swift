@@ -14,10 +14,13 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
             let created = try RetroRapidExecutable.run(
-                ["codes", "create", "ARCTICCONF", "--discount", "0.99", "--currency", "GBP", "--expires", "2026-02-28T23:59:59Z",
+                ["codes", "create", "ARCTICCONF", "--force", "--discount", "0.99", "--currency", "GBP", "--expires", "2026-02-28T23:59:59Z",
                  "--database", db.path], in: folder, environment: Self.january)
             #expect(created.status == 0, "\(created)")
             #expect(created.stdout.contains("created code ARCTICCONF: discount to £0.99, until 2026-02-28T23:59:59Z"))
+            // A word people type: created because forced, with a warning that says why.
+            #expect(created.stderr.contains("retrorapid: warning: code ARCTICCONF is easy to guess (it has only letters, so it "
+                + "reads as words, which are tried first); created anyway because of --force\n"), "\(created)")
 
             let code = try CodeRepository(database: db).code("ARCTICCONF")
             #expect(code.kind == .discount(Money(minorUnits: 99, currency: "GBP")))
@@ -37,7 +40,7 @@ import Testing
             let later = try RetroRapidExecutable.run(["codes", "list"], in: folder, environment: march.merging(["RETRORAPID_DATABASE_PATH": db.path]) { $1 })
             #expect(later.status == 0 && later.stdout.contains("expired"), "\(later)")
             let past = try RetroRapidExecutable.run(
-                ["codes", "create", "LATECOMER", "--discount", "0.99", "--currency", "GBP", "--expires", "2026-02-28T23:59:59Z",
+                ["codes", "create", "LATECOMER", "--force", "--discount", "0.99", "--currency", "GBP", "--expires", "2026-02-28T23:59:59Z",
                  "--database", db.path], in: folder, environment: march)
             #expect(past.status == 64 && past.stderr.contains("already past"), "\(past)")
             #expect(try CodeRepository(database: db).list().map(\.code) == ["ARCTICCONF"])
@@ -48,14 +51,14 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
             let unlock = try RetroRapidExecutable.run(
-                ["codes", "create", "press-2026", "--unlock", "--max-redemptions", "10", "--starts", "2026-01-01T00:00:00+01:00",
+                ["codes", "create", "press-2026", "--force", "--unlock", "--max-redemptions", "10", "--starts", "2026-01-01T00:00:00+01:00",
                  "--database", db.path], in: folder, environment: Self.january)
             #expect(unlock.status == 0, "\(unlock)")
             let code = try CodeRepository(database: db).code("PRESS2026")
             #expect(code.kind == .unlock && code.maxRedemptions == 10)
             #expect(code.startsAt == Date(timeIntervalSince1970: 1_767_222_000))  // 2025-12-31T23:00:00Z
 
-            let again = try RetroRapidExecutable.run(["codes", "create", "Press 2026", "--unlock", "--database", db.path],
+            let again = try RetroRapidExecutable.run(["codes", "create", "Press 2026", "--force", "--unlock", "--database", db.path],
                                                      in: folder, environment: Self.january)
             #expect(again.status == 1 && again.stderr.contains("already exists"), "\(again)")
 
@@ -71,6 +74,20 @@ import Testing
         }
     }
 
+    @Test func aRandomCodeIsStrongAndShownInGroups() throws {
+        try withTemporaryDirectory { folder in
+            let db = try RetroRapidExecutable.migratedDatabase(in: folder)
+            let created = try RetroRapidExecutable.run(["codes", "create", "--random", "--unlock", "--max-redemptions", "50",
+                                                        "--database", db.path], in: folder, environment: Self.january)
+            #expect(created.status == 0 && !created.stderr.contains("warning"), "\(created)")
+            let code = try #require(try CodeRepository(database: db).list().first?.code)
+            #expect(code.count == CodeStrength.randomLength)
+            #expect(try CodeStrength.weaknesses(of: code) == [])
+            #expect(created.stdout.contains("created code \(code): unlocks unlimited play, no expiry, at most 50 redemptions"))
+            #expect(created.stdout.contains("give it out as \(CodeStrength.grouped(code))"))
+        }
+    }
+
     /// Each mistake exits 64 with a message naming it and the usage, and the database is
     /// byte-for-byte as it was (schema and every row).
     @Test func badInputExits64WithAClearMessageAndChangesNothing() throws {
@@ -81,29 +98,34 @@ import Testing
             let before = try db.dump()
 
             let cases: [(arguments: [String], message: String)] = [
-                (["codes", "create", "NEWCODE", "--unlock", "--bogus"], "unknown option --bogus"),
-                (["codes", "create", "NEWCODE", "--discount", "0.9.9", "--currency", "GBP"], "--discount expects an amount such as 0.99"),
-                (["codes", "create", "NEWCODE", "--discount", "1,50", "--currency", "GBP"], "--discount expects an amount"),
-                (["codes", "create", "NEWCODE", "--discount", "0.999", "--currency", "GBP"], "at most 2 decimals for GBP"),
-                (["codes", "create", "NEWCODE", "--discount", "-1", "--currency", "GBP"], "--discount expects an amount"),
-                (["codes", "create", "NEWCODE", "--discount", "1e2", "--currency", "GBP"], "--discount expects an amount"),
-                (["codes", "create", "NEWCODE", "--discount", "0.99", "--currency", "GBP", "--unlock"], "not both"),
-                (["codes", "create", "NEWCODE", "--discount", "0.99"], "--discount needs --currency"),
-                (["codes", "create", "NEWCODE", "--discount", "0.99", "--currency", "POUNDS"], "--currency expects a three-letter"),
-                (["codes", "create", "NEWCODE", "--unlock", "--currency", "GBP"], "an unlock code has no price"),
-                (["codes", "create", "NEWCODE"], "say what the code does"),
-                (["codes", "create", "NEWCODE", "--unlock", "--expires", "2026-02-30T00:00:00Z"], "--expires expects an ISO 8601 time"),
-                (["codes", "create", "NEWCODE", "--unlock", "--expires", "tomorrow"], "--expires expects an ISO 8601 time"),
-                (["codes", "create", "NEWCODE", "--unlock", "--expires", "2026-02-28T23:59:59"], "--expires expects"),
-                (["codes", "create", "NEWCODE", "--unlock", "--starts", "2026-02-28"], "--starts expects"),
-                (["codes", "create", "NEWCODE", "--unlock", "--max-redemptions", "0"], "--max-redemptions expects"),
-                (["codes", "create", "NEWCODE", "--unlock", "--max-redemptions", "ten"], "--max-redemptions expects"),
-                (["codes", "create", "NEWCODE", "--discount", "0", "--currency", "GBP"], "The price must be more than 0"),
-                (["codes", "create", "NEWCODE", "--unlock", "--starts", "2026-03-01T00:00:00Z", "--expires", "2026-02-01T00:00:00Z"],
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--unlock", "--bogus"], "unknown option --bogus"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--discount", "0.9.9", "--currency", "GBP"], "--discount expects an amount such as 0.99"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--discount", "1,50", "--currency", "GBP"], "--discount expects an amount"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--discount", "0.999", "--currency", "GBP"], "at most 2 decimals for GBP"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--discount", "-1", "--currency", "GBP"], "--discount expects an amount"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--discount", "1e2", "--currency", "GBP"], "--discount expects an amount"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--discount", "0.99", "--currency", "GBP", "--unlock"], "not both"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--discount", "0.99"], "--discount needs --currency"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--discount", "0.99", "--currency", "POUNDS"], "--currency expects a three-letter"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--unlock", "--currency", "GBP"], "an unlock code has no price"),
+                (["codes", "create", "K7Q4-M2XD-9P3R"], "say what the code does"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--unlock", "--expires", "2026-02-30T00:00:00Z"], "--expires expects an ISO 8601 time"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--unlock", "--expires", "tomorrow"], "--expires expects an ISO 8601 time"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--unlock", "--expires", "2026-02-28T23:59:59"], "--expires expects"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--unlock", "--starts", "2026-02-28"], "--starts expects"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--unlock", "--max-redemptions", "0"], "--max-redemptions expects"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--unlock", "--max-redemptions", "ten"], "--max-redemptions expects"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--discount", "0", "--currency", "GBP"], "The price must be more than 0"),
+                (["codes", "create", "K7Q4-M2XD-9P3R", "--unlock", "--starts", "2026-03-01T00:00:00Z", "--expires", "2026-02-01T00:00:00Z"],
                  "must start before it expires"),
                 (["codes", "create", "AB", "--unlock"], "4 to 32 letters and digits"),
                 (["codes", "create", "NEW!CODE", "--unlock"], "only letters A–Z and digits"),
                 (["codes", "create", "--unlock"], "needs the CODE"),
+                (["codes", "create", "ARCTICCONF", "--unlock"], "code ARCTICCONF is easy to guess: it has only letters"),
+                (["codes", "create", "summer-sale-2026", "--unlock"], "SUMMERSALE reads as a word"),
+                (["codes", "create", "X7K2-X7K2-X7", "--unlock"], "it repeats X7K2"),
+                (["codes", "create", "K7Q4", "--unlock"], "it has 4 letters and digits; at least 10 are needed"),
+                (["codes", "create", "K7Q4", "--random", "--unlock"], "give either CODE or --random, not both"),
                 (["codes", "create", "ONE", "TWO", "--unlock"], "unexpected argument 'TWO'"),
                 (["codes"], "say what to do first: create, list or disable"),
                 (["players"], "say what to do first: show"),
@@ -302,7 +324,7 @@ import Testing
                 #expect(help.stdout.contains("\n  \(command) "), "\(command) missing from: \(help.stdout)")
             }
             let codes = try RetroRapidExecutable.run(["help", "codes"], in: folder)
-            #expect(codes.status == 0 && codes.stdout.contains("retrorapid codes create ARCTICCONF --discount 0.99"))
+            #expect(codes.status == 0 && codes.stdout.contains("retrorapid codes create ARCTICCONF --force --discount 0.99"))
         }
     }
 }

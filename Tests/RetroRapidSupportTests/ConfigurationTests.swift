@@ -191,6 +191,27 @@ import Testing
         #expect(loadError(["--websocket-max-queued-messages", "7"])?.setting == "websocket-max-queued-messages")
     }
 
+    @Test func rateLimitsAreCountSlashSecondsWithTheDocumentedDefaults() throws {
+        let defaults = ServerConfiguration()
+        #expect(defaults.newPlayersPerAddress == RateLimit(10, per: .seconds(600)))
+        #expect(defaults.failedLinkClaimsPerAddress == RateLimit(20, per: .seconds(600)))
+        #expect(defaults.failedCodesPerPlayer == RateLimit(5, per: .seconds(600)))
+        #expect(defaults.failedCodesPerAddress == RateLimit(30, per: .seconds(600)))
+        #expect(defaults.failedSignInsPerAddress == RateLimit(100, per: .seconds(600)))
+        let configuration = try load(["--failed-codes-per-player", "3/60"],
+                                     environment: ["RETRORAPID_FAILED_SIGN_INS_PER_ADDRESS": "1000/3600"])
+        #expect(configuration.failedCodesPerPlayer == RateLimit(3, per: .seconds(60)))
+        #expect(configuration.failedSignInsPerAddress == RateLimit(1000, per: .seconds(3600)))
+        #expect(configuration.failedSignInsPerAddress.sentence == "1000 in any hour")
+        for bad in ["3", "3/", "/60", "0/60", "3/0", "3/86401", "100001/60", "-1/60", "3/60s", "3/60/2", "+3/60", "3 / 60"] {
+            let error = loadError(["--failed-codes-per-player", bad])
+            #expect(error?.setting == "failed-codes-per-player", "\(bad)")
+            #expect(error?.message.contains("expects COUNT/SECONDS") == true, "\(bad)")
+        }
+        #expect(ServerConfiguration.helpText.contains("--failed-codes-per-player COUNT/SECONDS"))
+        #expect(ServerConfiguration.helpText.contains("Default: 5/600."))
+    }
+
     // MARK: Env file syntax
 
     @Test func envFileSkipsCommentsAndBlankLinesAndAcceptsExport() throws {
@@ -372,7 +393,7 @@ import Testing
         for setting in ServerConfiguration.settings {
             // Pick a valid value that differs from the default, then check only that property moved.
             let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere", "192.0.2.1", "poll",
-                              "https://game.example.com"]
+                              "https://game.example.com", "3/60"]
             let value = try #require(candidates.first { candidate in
                 var copy = defaults
                 return setting.apply(&copy, candidate) && copy != defaults

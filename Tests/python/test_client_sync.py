@@ -85,8 +85,8 @@ def test_a_setting_changed_in_one_browser_appears_live_in_the_other_and_a_clash_
 def test_a_code_redeemed_on_the_unlock_page_unlocks_unlimited_play(server, browser):
     open_page(browser, server.base_url, "/unlock.html")
     wait_for(browser, "document.getElementById('plays-summary').textContent.startsWith('5 of 5')")
-    cli(server, "codes", "create", "PRESS-2026", "--unlock")
-    cli(server, "codes", "create", "ARCTICCONF", "--discount", "0.99", "--currency", "GBP", "--expires", "2099-02-28T23:59:59Z")
+    cli(server, "codes", "create", "PRESS-2026", "--force", "--unlock")
+    cli(server, "codes", "create", "ARCTICCONF", "--force", "--discount", "0.99", "--currency", "GBP", "--expires", "2099-02-28T23:59:59Z")
 
     field = browser.find_element("id", "redeem-code")
     submit = browser.find_element("css selector", "#redeem-form button[type='submit']")

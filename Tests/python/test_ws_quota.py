@@ -41,7 +41,7 @@ def test_the_sixth_start_of_the_day_is_refused_with_the_reset_time_then_allowed_
     run(five_plays_then_a_refusal())
 
     created = subprocess.run(
-        [server.process.args[0], "codes", "create", "PRESS-2026", "--unlock",
+        [server.process.args[0], "codes", "create", "PRESS-2026", "--force", "--unlock",
          "--database", str(server.database), "--migrations", server.process.args[server.process.args.index("--migrations-path") + 1]],
         capture_output=True, text=True, timeout=30)
     assert created.returncode == 0, created.stderr

@@ -11,6 +11,7 @@ const UNAUTHORIZED = 4401;
 export class GameSocket extends Emitter {
   #ws = null;
   #retry = 0;
+  #waitMs = 0;  // what the server last asked a reconnect to wait (retryAfter), in ms
   #pingTimer = null;
   #reconnectTimer = null;
   #closedByUs = false;
@@ -42,6 +43,8 @@ export class GameSocket extends Emitter {
 
   /** The one entry point for server messages; tests and the tutorial may call it too. */
   handle(message) {
+    // A limit refused the hello (too_many_failed_sign_ins): reconnecting sooner is refused too.
+    if (message.type === "error" && Number.isInteger(message.retryAfter)) this.#waitMs = message.retryAfter * 1000;
     if (message.type === "welcome") {
       this.welcome = message;
       this.#retry = 0;
@@ -92,8 +95,10 @@ export class GameSocket extends Emitter {
   }
 
   #scheduleReconnect() {
-    // 0.5 s, 1 s, 2 s … up to 15 s: quick after a blip, gentle on a server that is down.
-    const delay = Math.min(15000, 500 * 2 ** this.#retry++);
+    // 0.5 s, 1 s, 2 s … up to 15 s: quick after a blip, gentle on a server that is down; never
+    // sooner than a limit said.
+    const delay = Math.max(this.#waitMs, Math.min(15000, 500 * 2 ** this.#retry++));
+    this.#waitMs = 0;
     this.#reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 

@@ -1,0 +1,117 @@
+import Foundation
+import Synchronization
+import Testing
+import RetroRapidStorage
+import RetroRapidSupport
+@testable import RetroRapidServer
+
+/// The server's limits on guessing, under an injected clock.
+@Suite("RateLimits")
+struct RateLimitsTests {
+    /// A clock the test moves.
+    final class TestClock: Sendable {
+        let start = ContinuousClock.now
+        private let offset = Mutex(Duration.zero)
+        var now: ContinuousClock.Instant { start + offset.withLock { $0 } }
+        func advance(_ by: Duration) { offset.withLock { $0 += by } }
+    }
+
+    static func limits() -> APILimits {
+        var limits = APILimits()
+        limits.codeFailuresPerPlayer = RateLimit(2, per: .seconds(60))
+        limits.codeFailuresPerAddress = RateLimit(3, per: .seconds(60))
+        return limits
+    }
+
+    static let unknownCode = StoreError(.notFound, "There is no code X.", field: "code")
+
+    @Test func onlyFailuresCountAndARefusalIsCountedInTheMetric() throws {
+        let clock = TestClock()
+        let metrics = Metrics()
+        let limits = RateLimits(Self.limits(), metrics: metrics, clock: { clock.now })
+        let keys: [(RateLimits.Scope, String)] = [(.player, "7"), (.address, "192.0.2.1")]
+        // Honest use costs nothing, however often.
+        for _ in 0..<20 {
+            #expect(try limits.guarded(.codeRedeem, keys, counts: RateLimits.isFailedCodeGuess) { 1 } == 1)
+        }
+        for _ in 0..<2 {
+            #expect(throws: StoreError.self) {
+                try limits.guarded(.codeRedeem, keys, counts: RateLimits.isFailedCodeGuess) { () -> Int in throw Self.unknownCode }
+            }
+        }
+        // The player is over: refused without running, whatever they would have sent.
+        var ran = false
+        let refusal = try #require(throws: RateLimitedError.self) {
+            try limits.guarded(.codeRedeem, keys, counts: RateLimits.isFailedCodeGuess) { ran = true }
+        }
+        #expect(!ran)
+        #expect(refusal.scope == .player && refusal.retryAfter == 60)
+        #expect(refusal.message.contains("at most 2 in any minute"))
+        #expect(metrics.counter("retrorapid_rate_limited_total", help: "", labelNames: ["action", "scope"])
+            .value("code_redeem", "player") == 1)
+        // Another player at the same address has one failure left there (3 per address).
+        let other: [(RateLimits.Scope, String)] = [(.player, "8"), (.address, "192.0.2.1")]
+        #expect(throws: StoreError.self) {
+            try limits.guarded(.codeRedeem, other, counts: RateLimits.isFailedCodeGuess) { () -> Int in throw Self.unknownCode }
+        }
+        let byAddress = try #require(throws: RateLimitedError.self) {
+            try limits.guarded(.codeRedeem, other, counts: RateLimits.isFailedCodeGuess) { 1 }
+        }
+        #expect(byAddress.scope == .address)
+        // A window later all is forgotten.
+        clock.advance(.seconds(60))
+        #expect(try limits.guarded(.codeRedeem, keys, counts: RateLimits.isFailedCodeGuess) { 1 } == 1)
+    }
+
+    @Test func whatCountsAsAFailedGuess() {
+        #expect(RateLimits.isFailedCodeGuess(Self.unknownCode))
+        #expect(RateLimits.isFailedCodeGuess(StoreError(.expired, "expired", field: "code")))
+        #expect(RateLimits.isFailedCodeGuess(StoreError(.invalid, "bad", field: "code")))
+        // A valid code this player cannot use, a bad device label, a database failure: no guess.
+        #expect(!RateLimits.isFailedCodeGuess(StoreError(.conflict, "already unlimited", field: "code")))
+        #expect(!RateLimits.isFailedCodeGuess(StoreError(.invalid, "bad label", field: "deviceLabel")))
+        #expect(!RateLimits.isFailedCodeGuess(DatabaseWorkerError.shutDown))
+        #expect(RateLimits.isFailedSignIn(StoreError(.unauthorized, "unknown token")))
+        #expect(!RateLimits.isFailedSignIn(StoreError(.notFound, "no player")))
+    }
+
+    @Test func everySeriesIsThereFromTheStart() {
+        let metrics = Metrics()
+        _ = RateLimits(APILimits(), metrics: metrics)
+        let text = metrics.render()
+        for (action, scope) in RateLimits.pairs {
+            #expect(text.contains(#"retrorapid_rate_limited_total{action="\#(action.rawValue)",scope="\#(scope.rawValue)"} 0"#))
+        }
+    }
+
+    /// docs/OPERATIONS.md's table of limits states each default as the code has it.
+    @Test func theOperationsGuideStatesEveryDefault() throws {
+        let folder = URL(fileURLWithPath: RunningGameServer.openAPIPath).deletingLastPathComponent()
+        let guide = try String(contentsOf: folder.appendingPathComponent("OPERATIONS.md"), encoding: .utf8)
+        let defaults = ServerConfiguration()
+        let rows: [(String, RateLimit)] = [
+            ("new-players-per-address", defaults.newPlayersPerAddress),
+            ("failed-link-claims-per-address", defaults.failedLinkClaimsPerAddress),
+            ("failed-codes-per-player", defaults.failedCodesPerPlayer),
+            ("failed-codes-per-address", defaults.failedCodesPerAddress),
+            ("failed-sign-ins-per-address", defaults.failedSignInsPerAddress),
+        ]
+        for (flag, limit) in rows {
+            #expect(guide.contains("| `--\(flag)` | `\(limit)` |"), "\(flag) \(limit)")
+        }
+        let api = try String(contentsOf: folder.appendingPathComponent("API.md"), encoding: .utf8)
+        #expect(api.contains("| Failed sign-ins (any route with a token) | \(defaults.failedSignInsPerAddress.count) |"))
+        #expect(api.contains("| New players (`POST /players`) | \(defaults.newPlayersPerAddress.count) |"))
+    }
+
+    @Test func anIPv6ClientCountsAsItsSlash64() {
+        #expect(RateLimits.addressKey("192.0.2.1") == "192.0.2.1")
+        #expect(RateLimits.addressKey("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64")
+        #expect(RateLimits.addressKey("2001:db8:1:2::99") == "2001:db8:1:2::/64")
+        #expect(RateLimits.addressKey("2001:0db8:0001:0002:ffff::1") == "2001:db8:1:2::/64")
+        #expect(RateLimits.addressKey("2001:db8::1") == "2001:db8:0:0::/64")
+        #expect(RateLimits.addressKey("::1") == "0:0:0:0::/64")
+        #expect(RateLimits.addressKey("::ffff:192.0.2.1") == "192.0.2.1")
+        #expect(RateLimits.addressKey("not an address") == "not an address")
+    }
+}

@@ -186,7 +186,8 @@ public final class GameServer: Sendable {
     }
 
     /// Counts and logs each request the HTTP layer refused before any route or file (framing,
-    /// limits, unknown methods, the per-address connection limit), under the route "refused".
+    /// limits, unknown methods, the per-address connection limit, heads libwebsockets dropped),
+    /// under the route "refused".
     private static func refusalObserver(metrics: Metrics, logger: Logger) -> @Sendable (HTTPRefusalRecord) -> Void {
         let requests = metrics.counter("retrorapid_http_requests_total",
                                        help: "HTTP requests answered by the router, by route template, method and status.",
@@ -204,7 +205,12 @@ public final class GameServer: Sendable {
                 "client.address": record.clientAddress,
             ]
             if record.clientAddress != record.peerAddress { metadata["net.peer.address"] = record.peerAddress }
-            logger.info("request refused", metadata: metadata)
+            if record.answered {
+                logger.info("request refused", metadata: metadata)
+            } else {
+                // libwebsockets closed it mid-head; the status is what the answer would have been.
+                logger.info("request dropped without an answer", metadata: metadata)
+            }
         }
     }
 

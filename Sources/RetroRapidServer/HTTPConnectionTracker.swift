@@ -16,6 +16,17 @@ struct HTTPConnectionTracker<Key: Hashable> {
     private var countByAddress: [String: Int] = [:]
     /// When the request now on each connection began (microseconds, monotonic).
     private var requestStartedAt: [Key: Int64] = [:]
+    /// Connections whose current request has no complete head yet, with the socket's byte
+    /// counts (received, sent) when that request began.
+    private var headPending: [Key: ByteCounts] = [:]
+    /// The peer's address, noted when the socket is attached: at the close it may be gone.
+    private var peers: [Key: String] = [:]
+
+    /// A socket's bytes received and sent so far.
+    struct ByteCounts: Equatable {
+        var received: UInt64
+        var sent: UInt64
+    }
 
     init(maxConnectionsPerAddress: Int) {
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
@@ -24,11 +35,40 @@ struct HTTPConnectionTracker<Key: Hashable> {
     /// A connection was accepted: its first request's clock starts.
     mutating func opened(_ key: Key, now: Int64) {
         requestStartedAt[key] = now
+        headPending[key] = ByteCounts(received: 0, sent: 0)
     }
 
-    /// The connection's request was answered: the next one's clock starts.
-    mutating func requestEnded(_ key: Key, now: Int64) {
+    mutating func accepted(_ key: Key, peer: String) {
+        peers[key] = peer
+    }
+
+    func peer(of key: Key) -> String? {
+        peers[key]
+    }
+
+    /// The connection's request was answered: the next one's clock starts. `bytes`: the
+    /// socket's counts now (nil when unknown: then a next head that fails goes unanswered).
+    mutating func requestEnded(_ key: Key, now: Int64, bytes: ByteCounts?) {
         requestStartedAt[key] = now
+        headPending[key] = bytes
+    }
+
+    /// The current request's head is complete (and answered, or on its way to a handler).
+    mutating func headArrived(_ key: Key) {
+        headPending[key] = nil
+    }
+
+    /// Whether a connection that is closing was dropped by libwebsockets in the middle of a
+    /// head it could not take, with nothing written back: bytes came since the request began,
+    /// none went out, and no head arrived whole.
+    func droppedHeadUnanswered(_ key: Key, bytes: ByteCounts) -> Bool {
+        guard let start = headPending[key] else { return false }
+        return bytes.received > start.received && bytes.sent == start.sent
+    }
+
+    /// Bytes received since the current request began, for `droppedHeadUnanswered`'s answer.
+    func bytesReceivedSinceRequestBegan(_ key: Key, bytes: ByteCounts) -> UInt64 {
+        bytes.received - min(bytes.received, headPending[key]?.received ?? 0)
     }
 
     /// When the current request began; `now` for a connection not seen opening (an HTTP/2
@@ -52,6 +92,8 @@ struct HTTPConnectionTracker<Key: Hashable> {
     mutating func closed(_ key: Key) {
         release(key)
         requestStartedAt[key] = nil
+        headPending[key] = nil
+        peers[key] = nil
     }
 
     func connections(of address: String) -> Int {

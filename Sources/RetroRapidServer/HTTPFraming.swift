@@ -99,6 +99,26 @@ public enum HTTPFraming {
         return Int(text) ?? Int.max
     }
 
+    /// The answer for a head libwebsockets gave up on without a word (it has no hook there): the
+    /// likeliest reason from what is known. A head still arriving when its time ran out is a
+    /// 408; one that filled libwebsockets' buffer, 431; anything else it cannot take (a %00 in
+    /// the query, a byte it does not allow, more pieces than it keeps), 400.
+    public static func unparsedHeadRefusal(bytesReceived: UInt64, elapsedMicroseconds: Int64,
+                                           limits: HTTPRequestLimits) -> HTTPRequestRefusal {
+        // libwebsockets' clock runs from when it took the connection: a little slack.
+        if elapsedMicroseconds >= Int64(limits.headerTimeoutSeconds) * 1_000_000 - 500_000 {
+            return HTTPRequestRefusal(status: 408, code: "request_timeout",
+                message: "The request's head did not arrive whole within \(limits.headerTimeoutSeconds) seconds.")
+        }
+        if bytesReceived >= UInt64(limits.headerBufferBytes) - 1 {
+            return HTTPRequestRefusal(status: 431, code: "headers_too_large",
+                message: "The request's head (request line and header fields) is larger than \(limits.headerBufferBytes) bytes.")
+        }
+        return HTTPRequestRefusal(status: 400, code: "bad_request",
+            message: "The request could not be read as HTTP: a %00 in its query or after a letter of its path, a "
+                + "malformed %-escape, or more query parameters and header lines than the server keeps.")
+    }
+
     static func badRequest(_ message: String, field: String) -> HTTPRequestRefusal {
         HTTPRequestRefusal(status: 400, code: "bad_request", message: message, field: field)
     }

@@ -1,5 +1,5 @@
 /// An HTTP/1.1 response as bytes, for a connection libwebsockets no longer treats as HTTP (a
-/// request line it could not parse, handed over as a raw socket): status line, the vhost's
+/// request line it handed over as a raw socket, a head it gave up on): status line, the vhost's
 /// own headers (which libwebsockets adds to every other answer), `connection: close`. Pure.
 enum HTTPRawResponse {
     static func bytes(_ response: HTTPResponse, extraHeaders: [(name: String, value: String)]) -> [UInt8] {
@@ -18,6 +18,8 @@ enum HTTPRawResponse {
         switch status {
         case 400: "Bad Request"
         case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 431: "Request Header Fields Too Large"
         default: ""
         }
     }

@@ -40,15 +40,17 @@ public struct HTTPRequestRefusal: Error, Sendable, Equatable {
     public var code: String
     public var message: String
     public var field: String?
+    public var headers: [HTTPHeader]
 
-    public init(status: Int, code: String, message: String, field: String? = nil) {
+    public init(status: Int, code: String, message: String, field: String? = nil, headers: [HTTPHeader] = []) {
         self.status = status
         self.code = code
         self.message = message
         self.field = field
+        self.headers = headers
     }
 
     public var response: HTTPResponse {
-        .error(status: status, code: code, message: message, field: field)
+        .error(status: status, code: code, message: message, field: field, headers: headers)
     }
 }

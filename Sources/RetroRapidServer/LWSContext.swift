@@ -45,6 +45,9 @@ public struct HTTPRefusalRecord: Sendable, Equatable {
     public var peerAddress: String
     public var clientAddress: String
     public var refusal: HTTPRequestRefusal
+    /// False when libwebsockets had already closed the connection without an answer (a head it
+    /// could not parse): then `refusal` is what it would have been, for the log.
+    public var answered = true
 }
 
 /// A libwebsockets protocol added to the vhost after the HTTP one. Its callback runs on the

@@ -35,6 +35,9 @@ func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
     case LWS_CALLBACK_WSI_CREATE:
         context.connectionOpened()
         context.connectionTracker.opened(wsi, now: MonotonicClock.now())
+    case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+        // The socket is attached now (not yet at WSI_CREATE); at the close it may be gone.
+        context.connectionTracker.accepted(wsi, peer: LWSHTTPConnection(wsi: wsi, context: context).peerAddress())
     case LWS_CALLBACK_WSI_DESTROY:
         // The last word on every connection, whatever protocol it ended on (WebSockets too).
         context.releaseExchange(of: wsi)
@@ -48,7 +51,7 @@ func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
     case LWS_CALLBACK_HTTP_FILE_COMPLETION:
         // A file went out whole: a next request on this connection starts its clock now.
         context.admittedRequests[wsi] = nil
-        context.connectionTracker.requestEnded(wsi, now: MonotonicClock.now())
+        context.connectionTracker.requestEnded(wsi, now: MonotonicClock.now(), bytes: LWSHTTPConnection.byteCounts(wsi))
     case LWS_CALLBACK_RAW_ADOPT:
         return 0  // a request line libwebsockets could not take as HTTP; its bytes come next
     case LWS_CALLBACK_RAW_RX:
@@ -71,6 +74,8 @@ func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
         // A connection that ends mid-exchange: a late answer must find nothing to write to.
         context.releaseExchange(of: wsi)
     case LWS_CALLBACK_CLOSED_HTTP:
+        // The socket is still open here: a head libwebsockets dropped gets its answer now.
+        LWSHTTPConnection(wsi: wsi, context: context).answerDroppedHead()
         // As above; and an HTTP/2 stream ends here, with no WSI_DESTROY of its own to count on.
         context.releaseExchange(of: wsi)
         context.admittedRequests[wsi] = nil
@@ -138,13 +143,15 @@ private struct LWSHTTPConnection {
     /// admits goes on to the file mount or to `begin`.
     func admit() -> Int32 {
         context.admittedRequests[wsi] = nil
+        context.connectionTracker.headArrived(wsi)
         let limits = context.options.requestLimits
         let peer = peerAddress()
         guard let (method, path) = requestLine() else {
+            // Over HTTP/1 libwebsockets knows every method it lets through (the others come
+            // to `refuseUnknownMethod`); over HTTP/2 `:method` may be anything.
             let name = header(WSI_TOKEN_HTTP_COLON_METHOD) ?? "?"
-            return refuse(HTTPRequestRefusal(status: 405, code: "method_not_allowed",
-                                             message: "This server does not handle the request method \(name.prefix(32))."),
-                          method: nil, methodName: name, path: "", peer: peer, forwardedFor: nil)
+            return refuse(Self.unknownMethod(String(name.prefix(32))), method: nil, methodName: name,
+                          path: header(WSI_TOKEN_HTTP_COLON_PATH) ?? "", peer: peer, forwardedFor: nil)
         }
         let headers = headers()
         let client = context.options.clientAddresses.clientAddress(peer: peer, forwardedFor: headers["x-forwarded-for"])
@@ -197,6 +204,15 @@ private struct LWSHTTPConnection {
         return runHandler(exchange)
     }
 
+    /// The answer to a method no route of this server takes, with the ones it does (`allow`).
+    static func unknownMethod(_ name: String) -> HTTPRequestRefusal {
+        HTTPRequestRefusal(status: 405, code: "method_not_allowed",
+            message: "This server does not handle the request method \(name); it answers \(allowedMethods).",
+            headers: [HTTPHeader("allow", allowedMethods)])
+    }
+
+    static let allowedMethods = HTTPMethod.allCases.map(\.rawValue).joined(separator: ", ")
+
     /// Answers a refused request and closes the connection once the answer is out.
     /// (`method` nil: one this server does not know; the answer then has a body, as for GET.)
     private func refuse(_ refusal: HTTPRequestRefusal, method: HTTPMethod?, methodName: String, path: String,
@@ -219,20 +235,72 @@ private struct LWSHTTPConnection {
         let line = bytes.prefix { $0 != 13 && $0 != 10 }.split(separator: UInt8(ascii: " "), maxSplits: 2)
         let method = line.first.map { String(decoding: $0.prefix(32), as: UTF8.self) } ?? ""
         let path = line.count > 1 ? String(decoding: line[1].prefix(256), as: UTF8.self) : ""
-        let allow = HTTPMethod.allCases.map(\.rawValue).joined(separator: ", ")
-        let refusal = HTTPRequestRefusal(status: 405, code: "method_not_allowed",
-            message: "This server does not handle the request method \(method); it answers \(allow).")
+        let refusal = Self.unknownMethod(method)
         let peer = peerAddress()
         context.options.onRefusal(HTTPRefusalRecord(method: method, path: path, peerAddress: peer,
                                                     clientAddress: peer, refusal: refusal))
-        var response = refusal.response
-        response.headers.append(HTTPHeader("allow", allow))
-        let raw = HTTPRawResponse.bytes(response, extraHeaders: context.options.responseHeaders)
+        let raw = HTTPRawResponse.bytes(refusal.response, extraHeaders: context.options.responseHeaders)
         var buffer = [UInt8](repeating: 0, count: Int(rr_lws_pre)) + raw
         _ = buffer.withUnsafeMutableBufferPointer { buffer in
             lws_write(wsi, buffer.baseAddress! + Int(rr_lws_pre), raw.count, LWS_WRITE_HTTP)  // LWS_WRITE_RAW is this, as a macro
         }
         return -1
+    }
+
+    /// LWS_CALLBACK_CLOSED_HTTP: libwebsockets 4.1.6 closes a connection whose head it cannot
+    /// take (a %00 in the query, a head past its buffer, more pieces than it keeps, its header
+    /// timeout) without an answer, a log line of ours or any callback before it. This is the
+    /// first word we get, and the socket's byte counts tell what happened: bytes came since the
+    /// request began, none went out, no head arrived whole. Then the refusal it would have been
+    /// is logged; and where the socket still takes an answer (the header timeout closes it
+    /// without shutting it down first; a parse failure has already sent a FIN, so there it
+    /// cannot) the answer is written straight to it, after reading whatever the client still
+    /// sent so the close that follows is a FIN rather than a reset that would destroy the answer.
+    /// Not over TLS (the socket carries records, not text) nor for HTTP/2 streams.
+    func answerDroppedHead() {
+        guard lws_is_ssl(wsi) == 0, lws_get_network_wsi(wsi) == wsi, let socket = Self.socketState(wsi),
+              context.connectionTracker.droppedHeadUnanswered(wsi, bytes: socket.bytes) else { return }
+        let fd = lws_get_socket_fd(wsi)
+        let now = MonotonicClock.now()
+        let refusal = HTTPFraming.unparsedHeadRefusal(
+            bytesReceived: context.connectionTracker.bytesReceivedSinceRequestBegan(wsi, bytes: socket.bytes),
+            elapsedMicroseconds: now - context.connectionTracker.requestStart(wsi, now: now),
+            limits: context.options.requestLimits)
+        let peer = context.connectionTracker.peer(of: wsi) ?? ""
+        context.options.onRefusal(HTTPRefusalRecord(method: "", path: "", peerAddress: peer, clientAddress: peer,
+                                                    refusal: refusal, answered: socket.canSend))
+        guard socket.canSend else { return }
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        for _ in 0..<16 where recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT)) > 0 {}
+        let raw = HTTPRawResponse.bytes(refusal.response, extraHeaders: context.options.responseHeaders)
+        _ = raw.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+    }
+
+    /// The connection's socket byte counts, when it has a TCP socket that can tell.
+    static func byteCounts(_ wsi: OpaquePointer) -> HTTPConnectionTracker<OpaquePointer>.ByteCounts? {
+        socketState(wsi)?.bytes
+    }
+
+    /// Data bytes received (the peer's FIN, which TCP counts as one, taken off) and sent, and
+    /// whether our side may still send (it has not shut down).
+    static func socketState(_ wsi: OpaquePointer)
+        -> (bytes: HTTPConnectionTracker<OpaquePointer>.ByteCounts, canSend: Bool)?
+    {
+        let fd = lws_get_socket_fd(wsi)
+        guard fd >= 0 else { return nil }
+        var received: UInt64 = 0
+        var sent: UInt64 = 0
+        var state: UInt8 = 0
+        guard rr_tcp_byte_counts(fd, &received, &sent, &state) == 0 else { return nil }
+        // Linux's TCP states (include/net/tcp_states.h). TCP counts the peer's FIN as a byte
+        // received: in any state but these three it may have come, so one byte is taken off
+        // (after a reset that undercounts by one, which only errs towards silence).
+        let established: UInt8 = 1, finWait1: UInt8 = 4, finWait2: UInt8 = 5, closeWait: UInt8 = 8
+        let noFINYet = [established, finWait1, finWait2].contains(state)
+        let bytes = HTTPConnectionTracker<OpaquePointer>.ByteCounts(
+            received: !noFINYet && received > 0 ? received - 1 : received, sent: sent)
+        // Our side may still send until it has sent its own FIN.
+        return (bytes, state == established || state == closeWait)
     }
 
     /// LWS_CALLBACK_HTTP_BODY: one piece of the body.
@@ -396,7 +464,7 @@ private struct LWSHTTPConnection {
         WSI_TOKEN_HTTP_COLON_PATH, WSI_TOKEN_HTTP_COLON_METHOD,
     ]
 
-    private func peerAddress() -> String {
+    func peerAddress() -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
         var address = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -485,7 +553,7 @@ private struct LWSHTTPConnection {
         }
         let closes = exchange.closesAfterResponse
         context.releaseExchange(of: wsi)
-        context.connectionTracker.requestEnded(wsi, now: MonotonicClock.now())
+        context.connectionTracker.requestEnded(wsi, now: MonotonicClock.now(), bytes: Self.byteCounts(wsi))
         if closes { return -1 }
         return lws_http_transaction_completed(wsi) == 0 ? 0 : -1
     }

@@ -152,10 +152,40 @@ import Testing
         var tracker = HTTPConnectionTracker<Int>(maxConnectionsPerAddress: 1)
         tracker.opened(1, now: 100)
         #expect(tracker.requestStart(1, now: 500) == 100)
-        tracker.requestEnded(1, now: 300)
+        tracker.requestEnded(1, now: 300, bytes: nil)
         #expect(tracker.requestStart(1, now: 500) == 300)
         #expect(tracker.requestStart(2, now: 500) == 500)
         tracker.closed(1)
         #expect(tracker.requestStart(1, now: 700) == 700)
+    }
+}
+
+/// What a head libwebsockets dropped is logged (or, on a header timeout, answered) as.
+@Suite struct UnparsedHeadTests {
+    let limits = HTTPRequestLimits()
+
+    @Test func theLikeliestReasonIsChosen() {
+        let timeout = Int64(limits.headerTimeoutSeconds) * 1_000_000
+        #expect(HTTPFraming.unparsedHeadRefusal(bytesReceived: 10, elapsedMicroseconds: timeout, limits: limits).status == 408)
+        #expect(HTTPFraming.unparsedHeadRefusal(bytesReceived: UInt64(limits.headerBufferBytes) + 100,
+                                                elapsedMicroseconds: 1000, limits: limits).status == 431)
+        #expect(HTTPFraming.unparsedHeadRefusal(bytesReceived: 40, elapsedMicroseconds: 1000, limits: limits).status == 400)
+    }
+
+    @Test func onlyAHeadThatCameAndGotNothingCounts() {
+        typealias Counts = HTTPConnectionTracker<Int>.ByteCounts
+        var tracker = HTTPConnectionTracker<Int>(maxConnectionsPerAddress: 1)
+        tracker.opened(1, now: 0)
+        #expect(!tracker.droppedHeadUnanswered(1, bytes: Counts(received: 0, sent: 0)))  // sent nothing
+        #expect(tracker.droppedHeadUnanswered(1, bytes: Counts(received: 40, sent: 0)))
+        #expect(!tracker.droppedHeadUnanswered(1, bytes: Counts(received: 40, sent: 200)))  // answered (a 403 page)
+        tracker.headArrived(1)
+        #expect(!tracker.droppedHeadUnanswered(1, bytes: Counts(received: 40, sent: 0)))
+        tracker.requestEnded(1, now: 5, bytes: Counts(received: 40, sent: 500))
+        #expect(!tracker.droppedHeadUnanswered(1, bytes: Counts(received: 40, sent: 500)))  // idle keep-alive
+        #expect(tracker.droppedHeadUnanswered(1, bytes: Counts(received: 90, sent: 500)))
+        #expect(tracker.bytesReceivedSinceRequestBegan(1, bytes: Counts(received: 90, sent: 500)) == 50)
+        tracker.requestEnded(1, now: 6, bytes: nil)  // counts unknown: stay silent
+        #expect(!tracker.droppedHeadUnanswered(1, bytes: Counts(received: 900, sent: 500)))
     }
 }

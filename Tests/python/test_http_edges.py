@@ -176,7 +176,62 @@ def test_a_nul_in_the_path_is_answered_400(server):
     assert error_code(reply, 400) == "bad_request"
 
 
+def dropped_lines(server, code: str):
+    return [line for line in server.log().splitlines() if "request dropped without an answer" in line and code in line]
+
+
+@pytest.mark.parametrize("request_bytes, code", [
+    (b"GET /healthz?a=%00 HTTP/1.1\r\nHost: localhost\r\n\r\n", "bad_request"),
+    (b"GET /index.html%00 HTTP/1.1\r\nHost: localhost\r\n\r\n", "bad_request"),
+    (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nCookie: " + b"c" * 20000 + b"\r\n\r\n", "headers_too_large"),
+    (b"GET /healthz?" + b"&".join(b"p%d" % i for i in range(120)) + b" HTTP/1.1\r\nHost: localhost\r\n\r\n",
+     "bad_request"),
+])
+def test_heads_libwebsockets_drops_are_logged(server, request_bytes, code):
+    """libwebsockets 4.1.6 closes these itself, mid-parse, before any callback: no answer can
+    be given (docs/API.md), but the log says what happened."""
+    assert exchange(server, request_bytes) == b""
+    deadline = time.monotonic() + 5
+    while not dropped_lines(server, code) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert dropped_lines(server, code)
+
+
+def test_a_normal_close_is_not_logged_as_a_drop(server):
+    exchange(server, b"GET /style.css HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    socket.create_connection(("127.0.0.1", server.port)).close()
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"GET /style.css HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        time.sleep(0.3)
+    time.sleep(0.3)
+    assert "request dropped" not in server.log()
+
+
 # --- 1. Slow requests and connections per address -----------------------------------------
+
+def test_a_trickled_head_is_answered_408(server_factory):
+    server = server_factory("--http-request-timeout-seconds", "2")
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=15) as sock:
+        for byte in b"GET /healthz HTTP/1.1\r\nHost: loc":
+            try:
+                sock.sendall(bytes([byte]))
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            time.sleep(0.2)
+            sock.setblocking(False)
+            try:
+                if sock.recv(1, socket.MSG_PEEK):
+                    break
+            except BlockingIOError:
+                pass
+            finally:
+                sock.setblocking(True)
+        reply = read_all(sock)
+    assert error_code(reply, 408) == "request_timeout"
+    assert time.monotonic() - started < 8
+    assert refused_lines(server, "request_timeout")
+
 
 def test_a_trickled_body_is_cut_with_408(server_factory):
     server = server_factory("--http-request-timeout-seconds", "2")

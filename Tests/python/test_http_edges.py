@@ -77,7 +77,7 @@ def post_players(headers: str, body: bytes = PLAYER) -> bytes:
     f"Content-Length: +{len(PLAYER)}\r\n",
     f"Content-Length: {len(PLAYER)} \r\nContent-Length: {len(PLAYER)}\r\n",
     "Transfer-Encoding: gzip\r\n",
-])
+], ids=["te-and-cl", "xchunked-and-cl", "two-lengths", "plus-sign", "two-equal-lengths", "te-gzip"])
 def test_ambiguous_framing_is_refused_and_creates_nothing(server, headers):
     before = player_count(server)
     reply = exchange(server, post_players(headers))
@@ -186,7 +186,7 @@ def dropped_lines(server, code: str):
     (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nCookie: " + b"c" * 20000 + b"\r\n\r\n", "headers_too_large"),
     (b"GET /healthz?" + b"&".join(b"p%d" % i for i in range(120)) + b" HTTP/1.1\r\nHost: localhost\r\n\r\n",
      "bad_request"),
-])
+], ids=["nul-in-query", "nul-in-path", "head-over-16k", "over-95-pieces"])
 def test_heads_libwebsockets_drops_are_logged(server, request_bytes, code):
     """libwebsockets 4.1.6 closes these itself, mid-parse, before any callback: no answer can
     be given (docs/API.md), but the log says what happened."""
@@ -261,44 +261,56 @@ def test_a_trickled_body_is_cut_with_408(server_factory):
     assert refused_lines(server, "request_timeout")
 
 
-def test_http_connections_per_address_are_capped(server_factory):
-    server = server_factory("--max-http-connections-per-ip", "3", "--http-request-timeout-seconds", "30")
+def hold_posts(server, forwarded_for):
+    """Connections whose POST head is in and whose body never comes: each stays open."""
     held = []
+    for client in forwarded_for:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        header = f"X-Forwarded-For: {client}\r\n" if client else ""
+        sock.sendall(post_players(f"{header}Content-Length: {len(PLAYER)}\r\n", b""))
+        held.append(sock)
+    return held
+
+
+def probe_until_refused(server, extra_header=""):
+    """GET /healthz until the server answers 429 (the held heads are read by then), or 5 s."""
+    deadline = time.monotonic() + 5
+    while True:
+        reply = exchange(server, f"GET /healthz HTTP/1.1\r\nHost: x\r\n{extra_header}\r\n".encode())
+        if parse(reply)[0] == 429 or time.monotonic() > deadline:
+            return reply
+        time.sleep(0.05)
+
+
+def test_http_connections_per_address_are_capped(server_factory):
+    server = server_factory("--max-http-connections-per-ip", "3")
+    held = hold_posts(server, [None] * 3)
     try:
-        for _ in range(3):
-            sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
-            sock.sendall(post_players(f"Content-Length: {len(PLAYER)}\r\n", b""))
-            held.append(sock)
-        time.sleep(0.3)
-        reply = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        reply = probe_until_refused(server)
         assert error_code(reply, 429) == "too_many_connections"
         assert refused_lines(server, "too_many_connections")
     finally:
         for sock in held:
             sock.close()
-    time.sleep(0.3)
-    status, _, _ = parse(exchange(server, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"))
-    assert status == 200
+    # Closed connections count no more.
+    deadline = time.monotonic() + 5
+    while parse(exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))[0] != 200:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
 
 
 def test_a_trusted_proxy_is_not_capped_as_one_client(server_factory):
     server = server_factory("--max-http-connections-per-ip", "2", "--trusted-proxies", "127.0.0.1")
-    held = []
+    # Four connections from the proxy: two for one client, one each for two others.
+    held = hold_posts(server, ["192.0.2.1", "192.0.2.1", "192.0.2.2", "192.0.2.3"])
     try:
-        for client in ("192.0.2.1", "192.0.2.2", "192.0.2.3"):
-            sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
-            sock.sendall(post_players(f"X-Forwarded-For: {client}\r\nContent-Length: {len(PLAYER)}\r\n", b""))
-            held.append(sock)
-        time.sleep(0.3)
-        # A fourth client through the same proxy is served; a third connection of one is not.
-        status, _, _ = parse(exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.4\r\n\r\n"))
-        assert status == 200
-        sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
-        sock.sendall(post_players(f"X-Forwarded-For: 192.0.2.1\r\nContent-Length: {len(PLAYER)}\r\n", b""))
-        held.append(sock)
-        time.sleep(0.3)
-        reply = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.1\r\n\r\n")
+        reply = probe_until_refused(server, "X-Forwarded-For: 192.0.2.1\r\n")
         assert error_code(reply, 429) == "too_many_connections"
+        # The proxy has five connections open now; another client through it is still served.
+        reply = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.4\r\n\r\n")
+        assert parse(reply)[0] == 200
+        assert any("client.address=192.0.2.1" in line and "net.peer.address=127.0.0.1" in line
+                   for line in refused_lines(server, "too_many_connections"))
     finally:
         for sock in held:
             sock.close()

@@ -21,6 +21,9 @@ public struct HTTPRequestLimits: Sendable, Equatable {
     /// libwebsockets' own limit on the head alone (`timeout_secs_ah_idle`); a head still
     /// incomplete then is dropped without an answer, since there is no request to answer yet.
     public var headerTimeoutSeconds: Int { min(requestTimeoutSeconds, 10) }
+    /// libwebsockets' own limit on silence within a body (its `timeout_secs`, left at its
+    /// default): a body that stops this long is cut, and answered 408 (LWSHTTPConnection.swift).
+    public let bodySilenceSeconds = 5
     /// HTTP connections (not WebSockets, which have their own limit) one client address may
     /// have open; a request on one more answers 429.
     public var maxConnectionsPerIP = 128

@@ -7,9 +7,10 @@ import CLibWebSockets
 import RetroRapidLWS
 
 /// The callback of `protocols[0]`: every HTTP connection of the vhost, and the context-wide
-/// reasons libwebsockets gives only to the first protocol. Requests on callback mounts go to
-/// `LWSContextOptions.httpHandler`; everything else (static files, keep-alive bookkeeping)
-/// goes on to libwebsockets' own `lws_callback_http_dummy`.
+/// reasons libwebsockets gives only to the first protocol. Every request's head is first held
+/// to `HTTPRequestLimits` and the framing rules (`admit`), files and routes alike; requests on
+/// callback mounts then go to `LWSContextOptions.httpHandler`; everything else (static files,
+/// keep-alive bookkeeping) goes on to libwebsockets' own `lws_callback_http_dummy`.
 ///
 /// Threading rule: runs on the service thread, like every libwebsockets callback. It owns the
 /// context's table of live HTTP exchanges and never blocks: a handler answers from memory or
@@ -74,7 +75,8 @@ func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
         // A connection that ends mid-exchange: a late answer must find nothing to write to.
         context.releaseExchange(of: wsi)
     case LWS_CALLBACK_CLOSED_HTTP:
-        // The socket is still open here: a head libwebsockets dropped gets its answer now.
+        // The socket is still open here: a head libwebsockets dropped is logged, and answered
+        // where the socket still takes an answer.
         LWSHTTPConnection(wsi: wsi, context: context).answerDroppedHead()
         // As above; and an HTTP/2 stream ends here, with no WSI_DESTROY of its own to count on.
         context.releaseExchange(of: wsi)
@@ -257,17 +259,34 @@ private struct LWSHTTPConnection {
     /// cannot) the answer is written straight to it, after reading whatever the client still
     /// sent so the close that follows is a FIN rather than a reset that would destroy the answer.
     /// Not over TLS (the socket carries records, not text) nor for HTTP/2 streams.
+    ///
+    /// The same goes for a body that stops coming: libwebsockets cuts it after
+    /// `HTTPRequestLimits.bodySilenceSeconds` without a byte, by the same kind of close, so that
+    /// exchange gets its 408 here too.
     func answerDroppedHead() {
-        guard lws_is_ssl(wsi) == 0, lws_get_network_wsi(wsi) == wsi, let socket = Self.socketState(wsi),
-              context.connectionTracker.droppedHeadUnanswered(wsi, bytes: socket.bytes) else { return }
-        let fd = lws_get_socket_fd(wsi)
-        let now = MonotonicClock.now()
-        let refusal = HTTPFraming.unparsedHeadRefusal(
-            bytesReceived: context.connectionTracker.bytesReceivedSinceRequestBegan(wsi, bytes: socket.bytes),
-            elapsedMicroseconds: now - context.connectionTracker.requestStart(wsi, now: now),
-            limits: context.options.requestLimits)
+        guard lws_is_ssl(wsi) == 0, lws_get_network_wsi(wsi) == wsi, let socket = Self.socketState(wsi) else { return }
+        let refusal: HTTPRequestRefusal
         let peer = context.connectionTracker.peer(of: wsi) ?? ""
-        context.options.onRefusal(HTTPRefusalRecord(method: "", path: "", peerAddress: peer, clientAddress: peer,
+        var method = "", path = "", client = peer
+        if let exchange = context.exchange(of: wsi) {
+            guard exchange.expectsBody, !exchange.responseStarted, socket.canSend else { return }
+            let limits = context.options.requestLimits
+            refusal = HTTPRequestRefusal(status: 408, code: "request_timeout",
+                message: "The request body stopped arriving for \(limits.bodySilenceSeconds) seconds; send it again, whole.")
+            method = exchange.request.method.rawValue
+            path = exchange.request.path
+            client = context.options.clientAddresses.clientAddress(
+                peer: peer, forwardedFor: exchange.request[header: "x-forwarded-for"])
+        } else {
+            guard context.connectionTracker.droppedHeadUnanswered(wsi, bytes: socket.bytes) else { return }
+            let now = MonotonicClock.now()
+            refusal = HTTPFraming.unparsedHeadRefusal(
+                bytesReceived: context.connectionTracker.bytesReceivedSinceRequestBegan(wsi, bytes: socket.bytes),
+                elapsedMicroseconds: now - context.connectionTracker.requestStart(wsi, now: now),
+                limits: context.options.requestLimits)
+        }
+        let fd = lws_get_socket_fd(wsi)
+        context.options.onRefusal(HTTPRefusalRecord(method: method, path: path, peerAddress: peer, clientAddress: client,
                                                     refusal: refusal, answered: socket.canSend))
         guard socket.canSend else { return }
         var scratch = [UInt8](repeating: 0, count: 16 * 1024)

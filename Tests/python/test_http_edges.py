@@ -261,6 +261,19 @@ def test_a_trickled_body_is_cut_with_408(server_factory):
     assert refused_lines(server, "request_timeout")
 
 
+def test_a_body_that_stops_is_answered_408(server):
+    """libwebsockets cuts a body after 5 s without a byte (its own timeout); the client is told."""
+    before = player_count(server)
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=15) as sock:
+        sock.sendall(post_players(f"Content-Length: {len(PLAYER)}\r\n", PLAYER[:10]))
+        reply = read_all(sock)
+    assert error_code(reply, 408) == "request_timeout"
+    assert 4 <= time.monotonic() - started < 12
+    assert player_count(server) == before
+    assert refused_lines(server, "request_timeout")
+
+
 def hold_posts(server, forwarded_for):
     """Connections whose POST head is in and whose body never comes: each stays open."""
     held = []

@@ -105,8 +105,11 @@ public final class GameServer: Sendable {
                 fontsPath: fontsPath,
                 tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath,
                 eventLoop: configuration.eventLoop,
-                allowedOrigins: configuration.allowedOrigins.compactMap(WebOrigin.init)),
-            router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols))
+                allowedOrigins: configuration.allowedOrigins.compactMap(WebOrigin.init),
+                requestLimits: HTTPRequestLimits(configuration: configuration),
+                trustedProxies: Array(options.limits.trustedProxies)),
+            router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols),
+            onRefusal: Self.refusalObserver(metrics: metrics, logger: logger))
         registerGauges(mailbox: mailbox)
     }
 
@@ -185,6 +188,35 @@ public final class GameServer: Sendable {
             // Behind a proxy, which one it came through.
             if metadata["client.address"] != request.remoteAddress { metadata["net.peer.address"] = request.remoteAddress }
             logger.info("request", metadata: metadata)
+        }
+    }
+
+    /// Counts and logs each request the HTTP layer refused before any route or file (framing,
+    /// limits, unknown methods, the per-address connection limit, heads libwebsockets dropped),
+    /// under the route "refused".
+    private static func refusalObserver(metrics: Metrics, logger: Logger) -> @Sendable (HTTPRefusalRecord) -> Void {
+        let requests = metrics.counter("retrorapid_http_requests_total",
+                                       help: "HTTP requests answered by the router, by route template, method and status.",
+                                       labelNames: ["route", "method", "status"])
+        return { record in
+            let status = String(record.refusal.status)
+            // Methods outside the API's are one label, so clients cannot add series.
+            let method = HTTPMethod(rawValue: record.method)?.rawValue ?? "other"
+            requests.increment("refused", method, status)
+            var metadata: [String: String] = [
+                "http.method": String(record.method.prefix(32)),
+                "http.path": String(record.path.prefix(256)),
+                "http.status": status,
+                "http.error": record.refusal.code,
+                "client.address": record.clientAddress,
+            ]
+            if record.clientAddress != record.peerAddress { metadata["net.peer.address"] = record.peerAddress }
+            if record.answered {
+                logger.info("request refused", metadata: metadata)
+            } else {
+                // libwebsockets closed it mid-head; the status is what the answer would have been.
+                logger.info("request dropped without an answer", metadata: metadata)
+            }
         }
     }
 

@@ -26,12 +26,19 @@ public struct HTTPServerOptions: Sendable, Equatable {
     public var eventLoop: EventLoop
     /// `--allowed-origins`: their WebSocket forms join the CSP's `connect-src`.
     public var allowedOrigins: [WebOrigin]
+    /// What every request's head is held to before a route or file sees it.
+    public var requestLimits: HTTPRequestLimits
+    /// Reverse proxies whose X-Forwarded-For names the client (for the per-address limit).
+    public var trustedProxies: [String]
 
     public init(host: String = "0.0.0.0", port: Int = 8080, webRoot: String = "Web", fontsPath: String? = nil,
                 tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil, eventLoop: EventLoop = .libev,
-                allowedOrigins: [WebOrigin] = []) {
+                allowedOrigins: [WebOrigin] = [],
+                requestLimits: HTTPRequestLimits = HTTPRequestLimits(), trustedProxies: [String] = []) {
         self.eventLoop = eventLoop
         self.allowedOrigins = allowedOrigins
+        self.requestLimits = requestLimits
+        self.trustedProxies = trustedProxies
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -49,6 +56,7 @@ public final class HTTPServer: Sendable {
     public let mailbox: ServiceMailbox
     private let router: HTTPRouter
     private let protocols: [LWSProtocolDefinition]
+    private let onRefusal: @Sendable (HTTPRefusalRecord) -> Void
     private let running = Mutex<Running?>(nil)
 
     private struct Running: Sendable {
@@ -82,18 +90,22 @@ public final class HTTPServer: Sendable {
     /// HSTS is sent only when this server itself terminates TLS.
     static let strictTransportSecurity = (name: "strict-transport-security:", value: "max-age=15552000")
 
+    /// - Parameter onRefusal: told of each request the HTTP layer refuses itself, before any
+    ///   route or file (service thread; must not block).
     public convenience init(configuration: HTTPServerOptions, router: HTTPRouter = .standard,
-                            mailbox: ServiceMailbox = ServiceMailbox()) {
-        self.init(configuration: configuration, router: router, mailbox: mailbox, protocols: [])
+                            mailbox: ServiceMailbox = ServiceMailbox(),
+                            onRefusal: @escaping @Sendable (HTTPRefusalRecord) -> Void = { _ in }) {
+        self.init(configuration: configuration, router: router, mailbox: mailbox, protocols: [], onRefusal: onRefusal)
     }
 
     /// - Parameter protocols: libwebsockets protocols after the HTTP one (the WebSocket side).
     init(configuration: HTTPServerOptions, router: HTTPRouter, mailbox: ServiceMailbox,
-         protocols: [LWSProtocolDefinition]) {
+         protocols: [LWSProtocolDefinition], onRefusal: @escaping @Sendable (HTTPRefusalRecord) -> Void = { _ in }) {
         self.configuration = configuration
         self.router = router
         self.mailbox = mailbox
         self.protocols = protocols
+        self.onRefusal = onRefusal
     }
 
     deinit {
@@ -191,7 +203,10 @@ public final class HTTPServer: Sendable {
             tlsCertificatePath: tls?.certificate,
             tlsPrivateKeyPath: tls?.key,
             protocols: protocols,
-            eventLoop: configuration.eventLoop
+            eventLoop: configuration.eventLoop,
+            requestLimits: configuration.requestLimits,
+            clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
+            onRefusal: onRefusal
         )
     }
 

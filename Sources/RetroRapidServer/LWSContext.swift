@@ -28,6 +28,26 @@ struct LWSContextOptions: Sendable {
     /// Protocols after the HTTP one (which is always `protocols[0]`): the WebSocket side.
     var protocols: [LWSProtocolDefinition] = []
     var eventLoop: EventLoop = .libev
+    /// What every request's head is held to before a handler or the file mount sees it.
+    var requestLimits = HTTPRequestLimits()
+    /// Who a request counts as coming from, for `requestLimits.maxConnectionsPerIP`.
+    var clientAddresses = ClientAddressResolver(trustedProxies: [])
+    /// Told of each request refused before any handler ran (for the log and metrics). Called on
+    /// the service thread; must not block.
+    var onRefusal: @Sendable (HTTPRefusalRecord) -> Void = { _ in }
+}
+
+/// A request answered by the HTTP layer itself, before any route or file: what the log says.
+public struct HTTPRefusalRecord: Sendable, Equatable {
+    /// As sent, also when it is no method this server knows ("TRACE").
+    public var method: String
+    public var path: String
+    public var peerAddress: String
+    public var clientAddress: String
+    public var refusal: HTTPRequestRefusal
+    /// False when libwebsockets had already closed the connection without an answer (a head it
+    /// could not parse): then `refusal` is what it would have been, for the log.
+    public var answered = true
 }
 
 /// A libwebsockets protocol added to the vhost after the HTTP one. Its callback runs on the
@@ -116,6 +136,16 @@ final class LWSContext: @unchecked Sendable {
     private var lastExchangeID: UInt64 = 0
     /// Answers that came for an exchange already gone (its client left): for tests and logs.
     private(set) var droppedAnswerCount = 0
+    /// Service thread only: per-address connection counts and request clocks, by connection.
+    var connectionTracker: HTTPConnectionTracker<OpaquePointer>
+    /// Service thread only: requests whose head `LWS_CALLBACK_FILTER_HTTP_CONNECTION` admitted,
+    /// until LWS_CALLBACK_HTTP takes them (file requests never come for theirs; the next
+    /// request or the connection's end replaces them).
+    var admittedRequests: [OpaquePointer: (request: HTTPRequest, bodyLength: Int)] = [:]
+    /// Fires at the deadline of each request still receiving its body (ids are exchange ids).
+    /// Kept armed at most a second ahead (see `TickScheduler.maximumSleep`): an idle server
+    /// wakes once a second for it.
+    private let requestDeadlines = TickScheduler(granularityMicroseconds: 100_000, maximumSleepMicroseconds: 1_000_000)
 
     private struct SharedState {
         var phase = Phase.idle
@@ -140,6 +170,7 @@ final class LWSContext: @unchecked Sendable {
     init(options: LWSContextOptions, mailbox: ServiceMailbox = ServiceMailbox()) {
         self.options = options
         self.mailbox = mailbox
+        connectionTracker = HTTPConnectionTracker(maxConnectionsPerAddress: options.requestLimits.maxConnectionsPerIP)
     }
 
     /// Creates the service thread and blocks until the vhost is listening or has failed.
@@ -260,6 +291,32 @@ final class LWSContext: @unchecked Sendable {
         exchangesByWSI[wsi]
     }
 
+    /// The exchange's body must be in by `deadline` (monotonic microseconds), or it is
+    /// answered 408 (`requestDeadlinePassed`).
+    func scheduleBodyDeadline(_ exchange: HTTPExchange, at deadline: Int64) {
+        requestDeadlines.schedule(Int(exchange.id), at: deadline)
+    }
+
+    /// Service thread, from the deadline timer: a request still receiving its body is answered
+    /// 408 and its connection closed once the answer is out (on the next WRITEABLE).
+    private func requestDeadlinePassed(_ id: Int) {
+        guard let exchange = exchangesByID[UInt64(id)], exchange.expectsBody,
+              !exchange.responseStarted, exchange.answer == nil else { return }
+        let limit = options.requestLimits.requestTimeoutSeconds
+        let refusal = HTTPRequestRefusal(status: 408, code: "request_timeout",
+            message: "The request did not arrive whole within \(limit) seconds; send it again, faster.")
+        exchange.expectsBody = false  // what still comes is not read
+        exchange.closesAfterResponse = true
+        exchange.answer = refusal.response
+        options.onRefusal(HTTPRefusalRecord(
+            method: exchange.request.method.rawValue, path: exchange.request.path,
+            peerAddress: exchange.request.remoteAddress,
+            clientAddress: options.clientAddresses.clientAddress(
+                peer: exchange.request.remoteAddress, forwardedFor: exchange.request[header: "x-forwarded-for"]),
+            refusal: refusal))
+        lws_callback_on_writable(exchange.wsi)
+    }
+
     /// Forgets the exchange on `wsi`, if any: its response is written, or the connection is
     /// going. An answer that comes for it later finds nothing.
     func releaseExchange(of wsi: OpaquePointer) {
@@ -344,6 +401,7 @@ final class LWSContext: @unchecked Sendable {
         // next context (a restart) and are dropped with the mailbox otherwise.
         mailbox.detach()
         mailbox.drainAll()
+        requestDeadlines.detach()  // before the context frees its timer lists
         lws_context_destroy(context)
         eventLoop = nil  // after the context: it may touch the loop while closing
     }
@@ -370,6 +428,9 @@ final class LWSContext: @unchecked Sendable {
         }
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.port = CONTEXT_PORT_NO_LISTEN
+        // Room for a head above our own limits, so a client meets those, with their answers
+        // (LWSHTTPConnection.swift), rather than libwebsockets' silent drop at 4096 bytes.
+        info.max_http_header_data = UInt16(options.requestLimits.headerBufferBytes)
         guard let context = lws_create_context(&info) else {
             return .failure(.contextCreationFailed)
         }
@@ -390,6 +451,16 @@ final class LWSContext: @unchecked Sendable {
         info.retry_and_idle_policy = makeKeepalivePolicy()  // WebSocket side: nil unless asked
         info.mounts = makeMounts()
         info.headers = makeNameValueList(options.responseHeaders)
+        // A head still incomplete this long after it began is dropped (libwebsockets 4.1.6
+        // does not restart this clock as bytes come; the default is 10 s).
+        info.timeout_secs_ah_idle = UInt32(options.requestLimits.headerTimeoutSeconds)
+        // A request line with a method libwebsockets does not know (TRACE, anything made up)
+        // would get its HTML 403 page; CONNECT would become a raw socket no one reads, never
+        // timed out. With this option both come to our HTTP protocol as a raw socket, which
+        // answers the API's JSON 405 (LWSHTTPConnection.swift, LWS_CALLBACK_RAW_RX).
+        info.options |= UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
+        info.listen_accept_role = allocations.string("raw-skt")
+        info.listen_accept_protocol = allocations.string(Self.httpProtocolName)
         if let certificate = options.tlsCertificatePath, let key = options.tlsPrivateKeyPath {
             info.ssl_cert_filepath = allocations.string(certificate)
             info.ssl_private_key_filepath = allocations.string(key)
@@ -403,6 +474,8 @@ final class LWSContext: @unchecked Sendable {
             lws_context_destroy(context)
             return .failure(.listenFailed(errno: nil))
         }
+        requestDeadlines.onDue = { [unowned self] id, _ in requestDeadlinePassed(id) }
+        requestDeadlines.attach(context: context)
         return .success((context, port))
     }
 

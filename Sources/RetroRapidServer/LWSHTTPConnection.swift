@@ -4,11 +4,13 @@ import Glibc
 import Darwin
 #endif
 import CLibWebSockets
+import RetroRapidLWS
 
 /// The callback of `protocols[0]`: every HTTP connection of the vhost, and the context-wide
-/// reasons libwebsockets gives only to the first protocol. Requests on callback mounts go to
-/// `LWSContextOptions.httpHandler`; everything else (static files, keep-alive bookkeeping)
-/// goes on to libwebsockets' own `lws_callback_http_dummy`.
+/// reasons libwebsockets gives only to the first protocol. Every request's head is first held
+/// to `HTTPRequestLimits` and the framing rules (`admit`), files and routes alike; requests on
+/// callback mounts then go to `LWSContextOptions.httpHandler`; everything else (static files,
+/// keep-alive bookkeeping) goes on to libwebsockets' own `lws_callback_http_dummy`.
 ///
 /// Threading rule: runs on the service thread, like every libwebsockets callback. It owns the
 /// context's table of live HTTP exchanges and never blocks: a handler answers from memory or
@@ -33,10 +35,28 @@ func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
         return context.isAccepting ? 0 : -1
     case LWS_CALLBACK_WSI_CREATE:
         context.connectionOpened()
+        context.connectionTracker.opened(wsi, now: MonotonicClock.now())
+    case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+        // The socket is attached now (not yet at WSI_CREATE); at the close it may be gone.
+        context.connectionTracker.accepted(wsi, peer: LWSHTTPConnection(wsi: wsi, context: context).peerAddress())
     case LWS_CALLBACK_WSI_DESTROY:
         // The last word on every connection, whatever protocol it ended on (WebSockets too).
         context.releaseExchange(of: wsi)
+        context.admittedRequests[wsi] = nil
+        context.connectionTracker.closed(wsi)
         context.connectionClosed()
+    case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
+        // Every request's head once complete, files and routes alike, before either is served
+        // (not WebSocket upgrades, which libwebsockets hands to CONFIRM_UPGRADE instead).
+        return LWSHTTPConnection(wsi: wsi, context: context).admit()
+    case LWS_CALLBACK_HTTP_FILE_COMPLETION:
+        // A file went out whole: a next request on this connection starts its clock now.
+        context.admittedRequests[wsi] = nil
+        context.connectionTracker.requestEnded(wsi, now: MonotonicClock.now(), bytes: LWSHTTPConnection.byteCounts(wsi))
+    case LWS_CALLBACK_RAW_ADOPT:
+        return 0  // a request line libwebsockets could not take as HTTP; its bytes come next
+    case LWS_CALLBACK_RAW_RX:
+        return LWSHTTPConnection(wsi: wsi, context: context).refuseUnknownMethod(input, length)
     case LWS_CALLBACK_HTTP:
         return LWSHTTPConnection(wsi: wsi, context: context).begin()
     case LWS_CALLBACK_HTTP_BODY:
@@ -51,9 +71,17 @@ func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
         if let exchange = context.exchange(of: wsi) {
             return LWSHTTPConnection(wsi: wsi, context: context).writeable(exchange)
         }
-    case LWS_CALLBACK_HTTP_DROP_PROTOCOL, LWS_CALLBACK_CLOSED_HTTP:
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
         // A connection that ends mid-exchange: a late answer must find nothing to write to.
         context.releaseExchange(of: wsi)
+    case LWS_CALLBACK_CLOSED_HTTP:
+        // The socket is still open here: a head libwebsockets dropped is logged, and answered
+        // where the socket still takes an answer.
+        LWSHTTPConnection(wsi: wsi, context: context).answerDroppedHead()
+        // As above; and an HTTP/2 stream ends here, with no WSI_DESTROY of its own to count on.
+        context.releaseExchange(of: wsi)
+        context.admittedRequests[wsi] = nil
+        context.connectionTracker.closed(wsi)
     default:
         break
     }
@@ -111,17 +139,55 @@ private struct LWSHTTPConnection {
 
     // MARK: - Request
 
-    /// LWS_CALLBACK_HTTP: the headers are in. Answers now, or waits for the body.
-    func begin() -> Int32 {
+    /// LWS_CALLBACK_FILTER_HTTP_CONNECTION: a request's head is complete. Refuses, with the
+    /// API's JSON error, one that breaks a limit or the framing rules (`HTTPFraming`,
+    /// `HTTPQueryParser`), and one from an address with too many connections open; what it
+    /// admits goes on to the file mount or to `begin`.
+    func admit() -> Int32 {
+        context.admittedRequests[wsi] = nil
+        context.connectionTracker.headArrived(wsi)
+        let limits = context.options.requestLimits
+        let peer = peerAddress()
         guard let (method, path) = requestLine() else {
+            // Over HTTP/1 libwebsockets knows every method it lets through (the others come
+            // to `refuseUnknownMethod`); over HTTP/2 `:method` may be anything.
+            let name = header(WSI_TOKEN_HTTP_COLON_METHOD) ?? "?"
+            return refuse(Self.unknownMethod(String(name.prefix(32))), method: nil, methodName: name,
+                          path: header(WSI_TOKEN_HTTP_COLON_PATH) ?? "", peer: peer, forwardedFor: nil)
+        }
+        let headers = headers()
+        let client = context.options.clientAddresses.clientAddress(peer: peer, forwardedFor: headers["x-forwarded-for"])
+        let network = lws_get_network_wsi(wsi) ?? wsi
+        guard context.connectionTracker.attribute(network, to: client) else {
+            return refuse(HTTPRequestRefusal(status: 429, code: "too_many_connections",
+                message: "Your address has \(limits.maxConnectionsPerIP) HTTP connections open, the most allowed; close one first."),
+                method: method, methodName: method.rawValue, path: path, peer: peer,
+                forwardedFor: headers["x-forwarded-for"])
+        }
+        let request: HTTPRequest
+        let bodyLength: Int
+        do throws(HTTPRequestRefusal) {
+            bodyLength = try HTTPFraming.bodyLength(of: requestHead(path: path), limits: limits)
+            request = HTTPRequest(method: method, path: path,
+                                  queryItems: try HTTPQueryParser.items(fromPieces: queryPieces(), limits: limits),
+                                  headers: headers, remoteAddress: peer)
+        } catch {
+            return refuse(error, method: method, methodName: method.rawValue, path: path, peer: peer,
+                          forwardedFor: headers["x-forwarded-for"])
+        }
+        context.admittedRequests[wsi] = (request, bodyLength)
+        return 0
+    }
+
+    /// LWS_CALLBACK_HTTP: a request `admit` let through reached a callback mount (a route, or a
+    /// file that does not exist). Answers now, or waits for the body.
+    func begin() -> Int32 {
+        guard let (request, bodyLength) = context.admittedRequests.removeValue(forKey: wsi) else {
+            // Not admitted: cannot happen (admit runs first for every request); refuse safely.
             let exchange = context.registerExchange(wsi: wsi, request: HTTPRequest(method: .get, path: "/"), expectsBody: false)
             exchange.closesAfterResponse = true
-            return respond(exchange, .error(status: 405, code: "method_not_allowed",
-                                            message: "This server does not handle that request method."))
+            return respond(exchange, .error(status: 400, code: "bad_request", message: "The request could not be read."))
         }
-        let bodyLength = contentLength()
-        let request = HTTPRequest(method: method, path: path, queryItems: queryItems(),
-                                  headers: headers(), remoteAddress: peerAddress())
         let exchange = context.registerExchange(wsi: wsi, request: request, expectsBody: bodyLength > 0)
         if bodyLength > HTTPRequest.maximumBodySize {
             exchange.closesAfterResponse = true
@@ -129,8 +195,131 @@ private struct LWSHTTPConnection {
                 status: 413, code: "payload_too_large",
                 message: "The request body is \(bodyLength) bytes; the limit is \(HTTPRequest.maximumBodySize)."))
         }
-        if exchange.expectsBody { return 0 }
+        if exchange.expectsBody {
+            // The whole request, head and body, must be in by the deadline; libwebsockets'
+            // own body timeout restarts with every byte, so a trickle would never end.
+            let start = context.connectionTracker.requestStart(wsi, now: MonotonicClock.now())
+            context.scheduleBodyDeadline(
+                exchange, at: start + Int64(context.options.requestLimits.requestTimeoutSeconds) * 1_000_000)
+            return 0
+        }
         return runHandler(exchange)
+    }
+
+    /// The answer to a method no route of this server takes, with the ones it does (`allow`).
+    static func unknownMethod(_ name: String) -> HTTPRequestRefusal {
+        HTTPRequestRefusal(status: 405, code: "method_not_allowed",
+            message: "This server does not handle the request method \(name); it answers \(allowedMethods).",
+            headers: [HTTPHeader("allow", allowedMethods)])
+    }
+
+    static let allowedMethods = HTTPMethod.allCases.map(\.rawValue).joined(separator: ", ")
+
+    /// Answers a refused request and closes the connection once the answer is out.
+    /// (`method` nil: one this server does not know; the answer then has a body, as for GET.)
+    private func refuse(_ refusal: HTTPRequestRefusal, method: HTTPMethod?, methodName: String, path: String,
+                        peer: String, forwardedFor: String?) -> Int32 {
+        context.options.onRefusal(HTTPRefusalRecord(
+            method: methodName, path: path, peerAddress: peer,
+            clientAddress: context.options.clientAddresses.clientAddress(peer: peer, forwardedFor: forwardedFor),
+            refusal: refusal))
+        let exchange = context.registerExchange(wsi: wsi, request: HTTPRequest(method: method ?? .get, path: path),
+                                                expectsBody: false)
+        exchange.closesAfterResponse = true
+        return respond(exchange, refusal.response)
+    }
+
+    /// LWS_CALLBACK_RAW_RX on a connection libwebsockets gave up parsing as HTTP: a request
+    /// line with a method it does not know (TRACE, anything made up) or CONNECT. Answers the
+    /// API's JSON 405, written raw since there is no HTTP state left, and closes.
+    func refuseUnknownMethod(_ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        let bytes = input.map { Array(UnsafeRawBufferPointer(start: $0, count: min(length, 512))) } ?? []
+        let line = bytes.prefix { $0 != 13 && $0 != 10 }.split(separator: UInt8(ascii: " "), maxSplits: 2)
+        let method = line.first.map { String(decoding: $0.prefix(32), as: UTF8.self) } ?? ""
+        let path = line.count > 1 ? String(decoding: line[1].prefix(256), as: UTF8.self) : ""
+        let refusal = Self.unknownMethod(method)
+        let peer = peerAddress()
+        context.options.onRefusal(HTTPRefusalRecord(method: method, path: path, peerAddress: peer,
+                                                    clientAddress: peer, refusal: refusal))
+        let raw = HTTPRawResponse.bytes(refusal.response, extraHeaders: context.options.responseHeaders)
+        var buffer = [UInt8](repeating: 0, count: Int(rr_lws_pre)) + raw
+        _ = buffer.withUnsafeMutableBufferPointer { buffer in
+            lws_write(wsi, buffer.baseAddress! + Int(rr_lws_pre), raw.count, LWS_WRITE_HTTP)  // LWS_WRITE_RAW is this, as a macro
+        }
+        return -1
+    }
+
+    /// LWS_CALLBACK_CLOSED_HTTP: libwebsockets 4.1.6 closes a connection whose head it cannot
+    /// take (a %00 in the query, a head past its buffer, more pieces than it keeps, its header
+    /// timeout) without an answer, a log line of ours or any callback before it. This is the
+    /// first word we get, and the socket's byte counts tell what happened: bytes came since the
+    /// request began, none went out, no head arrived whole. Then the refusal it would have been
+    /// is logged; and where the socket still takes an answer (the header timeout closes it
+    /// without shutting it down first; a parse failure has already sent a FIN, so there it
+    /// cannot) the answer is written straight to it, after reading whatever the client still
+    /// sent so the close that follows is a FIN rather than a reset that would destroy the answer.
+    /// Not over TLS (the socket carries records, not text) nor for HTTP/2 streams.
+    ///
+    /// The same goes for a body that stops coming: libwebsockets cuts it after
+    /// `HTTPRequestLimits.bodySilenceSeconds` without a byte, by the same kind of close, so that
+    /// exchange gets its 408 here too.
+    func answerDroppedHead() {
+        guard lws_is_ssl(wsi) == 0, lws_get_network_wsi(wsi) == wsi, let socket = Self.socketState(wsi) else { return }
+        let refusal: HTTPRequestRefusal
+        let peer = context.connectionTracker.peer(of: wsi) ?? ""
+        var method = "", path = "", client = peer
+        if let exchange = context.exchange(of: wsi) {
+            guard exchange.expectsBody, !exchange.responseStarted, socket.canSend else { return }
+            let limits = context.options.requestLimits
+            refusal = HTTPRequestRefusal(status: 408, code: "request_timeout",
+                message: "The request body stopped arriving for \(limits.bodySilenceSeconds) seconds; send it again, whole.")
+            method = exchange.request.method.rawValue
+            path = exchange.request.path
+            client = context.options.clientAddresses.clientAddress(
+                peer: peer, forwardedFor: exchange.request[header: "x-forwarded-for"])
+        } else {
+            guard context.connectionTracker.droppedHeadUnanswered(wsi, bytes: socket.bytes) else { return }
+            let now = MonotonicClock.now()
+            refusal = HTTPFraming.unparsedHeadRefusal(
+                bytesReceived: context.connectionTracker.bytesReceivedSinceRequestBegan(wsi, bytes: socket.bytes),
+                elapsedMicroseconds: now - context.connectionTracker.requestStart(wsi, now: now),
+                limits: context.options.requestLimits)
+        }
+        let fd = lws_get_socket_fd(wsi)
+        context.options.onRefusal(HTTPRefusalRecord(method: method, path: path, peerAddress: peer, clientAddress: client,
+                                                    refusal: refusal, answered: socket.canSend))
+        guard socket.canSend else { return }
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        for _ in 0..<16 where recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT)) > 0 {}
+        let raw = HTTPRawResponse.bytes(refusal.response, extraHeaders: context.options.responseHeaders)
+        _ = raw.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+    }
+
+    /// The connection's socket byte counts, when it has a TCP socket that can tell.
+    static func byteCounts(_ wsi: OpaquePointer) -> HTTPConnectionTracker<OpaquePointer>.ByteCounts? {
+        socketState(wsi)?.bytes
+    }
+
+    /// Data bytes received (the peer's FIN, which TCP counts as one, taken off) and sent, and
+    /// whether our side may still send (it has not shut down).
+    static func socketState(_ wsi: OpaquePointer)
+        -> (bytes: HTTPConnectionTracker<OpaquePointer>.ByteCounts, canSend: Bool)?
+    {
+        let fd = lws_get_socket_fd(wsi)
+        guard fd >= 0 else { return nil }
+        var received: UInt64 = 0
+        var sent: UInt64 = 0
+        var state: UInt8 = 0
+        guard rr_tcp_byte_counts(fd, &received, &sent, &state) == 0 else { return nil }
+        // Linux's TCP states (include/net/tcp_states.h). TCP counts the peer's FIN as a byte
+        // received: in any state but these three it may have come, so one byte is taken off
+        // (after a reset that undercounts by one, which only errs towards silence).
+        let established: UInt8 = 1, finWait1: UInt8 = 4, finWait2: UInt8 = 5, closeWait: UInt8 = 8
+        let noFINYet = [established, finWait1, finWait2].contains(state)
+        let bytes = HTTPConnectionTracker<OpaquePointer>.ByteCounts(
+            received: !noFINYet && received > 0 ? received - 1 : received, sent: sent)
+        // Our side may still send until it has sent its own FIN.
+        return (bytes, state == established || state == closeWait)
     }
 
     /// LWS_CALLBACK_HTTP_BODY: one piece of the body.
@@ -196,10 +385,6 @@ private struct LWSHTTPConnection {
         return (method, path)
     }
 
-    private func contentLength() -> Int {
-        header(WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0) } ?? 0
-    }
-
     private func headers() -> [String: String] {
         var headers: [String: String] = [:]
         for name in HTTPRequest.readHeaders {
@@ -235,26 +420,70 @@ private struct LWSHTTPConnection {
         return String(decoding: bytes.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The query string's pieces; libwebsockets splits them at '&' and percent-decodes them.
-    private func queryItems() -> [HTTPQueryItem] {
-        var items: [HTTPQueryItem] = []
-        var buffer = [CChar](repeating: 0, count: 1024)
+    /// Every piece of the query string, each copied at its exact size: libwebsockets splits
+    /// the query at '&' and ';' and percent-decodes it. `lws_hdr_copy_fragment` tells a piece
+    /// that is empty (0) from one that does not exist (-1).
+    private func queryPieces() -> [[UInt8]] {
+        var pieces: [[UInt8]] = []
         var index: Int32 = 0
-        while index < 32 {
-            let length = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
-            guard length > 0 else { break }
-            let text = String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if let equals = text.firstIndex(of: "=") {
-                items.append(HTTPQueryItem(String(text[..<equals]), String(text[text.index(after: equals)...])))
-            } else {
-                items.append(HTTPQueryItem(text, ""))
-            }
+        while true {
+            let length = Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, index))
+            var buffer = [CChar](repeating: 0, count: length + 1)
+            let copied = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
+            guard copied >= 0 else { break }
+            pieces.append(buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) })
             index += 1
         }
-        return items
+        return pieces
     }
 
-    private func peerAddress() -> String {
+    /// The head as `HTTPFraming` judges it.
+    private func requestHead(path: String) -> HTTPRequestHead {
+        let isHTTP2 = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_COLON_PATH) > 0
+        var uri: UnsafeMutablePointer<CChar>?
+        var uriLength: Int32 = 0
+        _ = lws_http_get_uri_and_method(wsi, &uri, &uriLength)
+        let rawPath = uri.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(uriLength))) } ?? []
+        let queryLength = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
+        return HTTPRequestHead(
+            isHTTP2: isHTTP2,
+            version: isHTTP2 ? nil : header(WSI_TOKEN_HTTP),
+            path: rawPath,
+            targetBytes: Int(uriLength) + (queryLength > 0 ? queryLength + 1 : 0),
+            headerBytes: headerBytes(),
+            host: isHTTP2 ? header(WSI_TOKEN_HTTP_COLON_AUTHORITY) : header(WSI_TOKEN_HOST),
+            contentLength: header(WSI_TOKEN_HTTP_CONTENT_LENGTH),
+            transferEncoding: header(WSI_TOKEN_HTTP_TRANSFER_ENCODING))
+    }
+
+    /// The header fields' names and values, for `HTTPRequestLimits.maxHeaderBytes`: every field
+    /// libwebsockets knows by name, and the unknown ones the server reads. (libwebsockets 4.1.6
+    /// cannot list the other unknown ones; they count only toward its own buffer.)
+    private func headerBytes() -> Int {
+        var total = 0
+        for index in 0..<Int(WSI_TOKEN_COUNT.rawValue) {
+            let token = lws_token_indexes(rawValue: UInt32(index))
+            if Self.requestLineTokens.contains(token) { continue }
+            let length = Int(lws_hdr_total_length(wsi, token))
+            guard length > 0 else { continue }
+            total += length + (lws_token_to_string(token).map { strlen($0) } ?? 0)
+        }
+        for name in HTTPRequest.readHeaders {
+            let key = name + ":"
+            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
+            if length > 0 { total += length + key.utf8.count }
+        }
+        return total
+    }
+
+    /// Tokens that hold the request line (method and path, query, version), not header fields.
+    private static let requestLineTokens: Set<lws_token_indexes> = [
+        WSI_TOKEN_GET_URI, WSI_TOKEN_POST_URI, WSI_TOKEN_OPTIONS_URI, WSI_TOKEN_PUT_URI, WSI_TOKEN_PATCH_URI,
+        WSI_TOKEN_DELETE_URI, WSI_TOKEN_CONNECT, WSI_TOKEN_HEAD_URI, WSI_TOKEN_HTTP, WSI_TOKEN_HTTP_URI_ARGS,
+        WSI_TOKEN_HTTP_COLON_PATH, WSI_TOKEN_HTTP_COLON_METHOD,
+    ]
+
+    func peerAddress() -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
         var address = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -343,6 +572,7 @@ private struct LWSHTTPConnection {
         }
         let closes = exchange.closesAfterResponse
         context.releaseExchange(of: wsi)
+        context.connectionTracker.requestEnded(wsi, now: MonotonicClock.now(), bytes: Self.byteCounts(wsi))
         if closes { return -1 }
         return lws_http_transaction_completed(wsi) == 0 ? 0 : -1
     }

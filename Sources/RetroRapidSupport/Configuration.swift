@@ -22,6 +22,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var disconnectGraceSeconds = 60
     public var maxMessageBytes = 4096
     public var maxConnectionsPerIP = 64
+    public var maxHTTPConnectionsPerIP = 128
+    public var httpRequestTimeoutSeconds = 30
     public var helloTimeoutSeconds = 10
     public var websocketIdleTimeoutSeconds = 900
     public var websocketMaxQueuedMessages = 100
@@ -319,6 +321,14 @@ extension ServerConfiguration {
                  help: "Largest WebSocket message accepted from a client."),
         .integer("maxConnectionsPerIP", "max-connections-per-ip", \.maxConnectionsPerIP, range: 1...100_000,
                  help: "Open game connections (/ws) allowed from one client IP address."),
+        .integer("maxHTTPConnectionsPerIP", "max-http-connections-per-ip", \.maxHTTPConnectionsPerIP, range: 1...100_000,
+                 help: "Open HTTP connections (files and API, not game connections) allowed from one client IP "
+                     + "address; a request on one more is answered 429. Behind --trusted-proxies the client is "
+                     + "the one X-Forwarded-For names, not the proxy. Room for a classroom behind one address."),
+        .integer("httpRequestTimeoutSeconds", "http-request-timeout-seconds", \.httpRequestTimeoutSeconds, range: 1...3600,
+                 help: "A request's head and body must both be in this long after the request began (its "
+                     + "connection opened, or the previous answer on it went out), or it is answered 408 and "
+                     + "closed; its head alone gets the smaller of this and 10 seconds."),
         .integer("helloTimeoutSeconds", "hello-timeout-seconds", \.helloTimeoutSeconds, range: 1...300,
                  help: "How long a new game connection has to send hello; then it is closed (4408)."),
         .integer("websocketIdleTimeoutSeconds", "websocket-idle-timeout-seconds", \.websocketIdleTimeoutSeconds,

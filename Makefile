@@ -9,7 +9,7 @@ VENV = .build/venv
 # fonts let screenshots show the LCD and readable faces (the page falls back without them).
 CLIENT_TEST_PACKAGES = chromium chromium-driver fonts-dseg fonts-inter
 
-.PHONY: all deps build run test bench bench-capacity sim clean python-test-deps
+.PHONY: all deps build run test fuzz fuzz-merge bench bench-capacity sim clean python-test-deps
 
 all: build
 
@@ -38,6 +38,17 @@ test: deps
 python-test-deps:
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
+
+# Every libFuzzer target with AddressSanitizer for FUZZ_SECONDS each, one after another
+# (FUZZ_TARGETS=input-log for one); new inputs and crash files stay under .build/fuzz.
+# `make test` replays the committed seed corpus (Tests/Fuzz/corpus) without the fuzzer.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh run
+
+# Adds to the committed seed corpus the inputs from `make fuzz` that reach new code.
+fuzz-merge: deps
+	scripts/fuzz.sh merge
 
 # A short version of every benchmark (under 5 minutes); the full capacity sweep behind
 # docs/BENCHMARKS.md is `make bench-capacity` (33 minutes measured).

@@ -9,10 +9,13 @@
 /// Unknown fields are checked and skipped, whatever they hold, so newer clients still work.
 ///
 /// What it accepts matches `JSONDecoder`: `null` is an absent field, a number for `step` must
-/// be integral (1.0 and 1e2 are integers, 1.5 is not) and fit in an `Int`, a repeated field
-/// keeps its last value, nesting stops at 512 levels. Pure.
-enum ClientMessageReader {
-    enum Failure: Error, Equatable {
+/// be integral (1.0 and 1e2 are integers, 1.5 is not) and fit in an `Int`, nesting stops at
+/// 512 levels. One difference: a repeated field keeps its last value, where JSONDecoder on
+/// Linux keeps the first (RFC 8259 leaves it open). Pure.
+///
+/// `package`, not internal: the fuzz target in Sources/RetroRapidFuzz feeds it raw bytes.
+package enum ClientMessageReader {
+    package enum Failure: Error, Equatable {
         /// Not valid JSON, or not one value.
         case notJSON
         /// Valid JSON, but not an object.
@@ -21,7 +24,7 @@ enum ClientMessageReader {
         case wrongType(field: String)
     }
 
-    static func read(_ bytes: [UInt8]) throws(Failure) -> RawClientMessage {
+    package static func read(_ bytes: [UInt8]) throws(Failure) -> RawClientMessage {
         let result: Result<RawClientMessage, Failure> = bytes.withUnsafeBufferPointer { buffer in
             var parser = JSONTextParser(buffer)
             do throws(Failure) {

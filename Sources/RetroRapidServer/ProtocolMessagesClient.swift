@@ -49,15 +49,15 @@ enum ClientMessage: Equatable, Sendable {
 
 /// Every field any message may have, all optional: the type decides which it needs, so a
 /// missing or wrong field gets a message that names it rather than a generic decoding error.
-/// Filled by `ClientMessageReader`.
-struct RawClientMessage {
-    var type: String?
-    var token: String?
-    var client: String?
-    var level: String?
-    var practice: Bool?
-    var direction: String?
-    var step: Int?
+/// Filled by `ClientMessageReader` (both `package` for its fuzz target, Sources/RetroRapidFuzz).
+package struct RawClientMessage: Equatable {
+    package var type: String?
+    package var token: String?
+    package var client: String?
+    package var level: String?
+    package var practice: Bool?
+    package var direction: String?
+    package var step: Int?
 
     func message() throws(ProtocolError) -> ClientMessage {
         guard let type else {

@@ -53,6 +53,13 @@ let package = Package(
                            "RetroRapidLoad"]
         ),
 
+        // MARK: - Fuzzing (docs/FUZZING.md)
+        // What each fuzz target feeds its input to and which properties it checks beyond "does
+        // not crash"; the corpus tests replay the seed corpus through it in every test run.
+        .target(name: "RetroRapidFuzz", dependencies: ["CLibFuzzer", "RetroRapidRules", "RetroRapidStorage", "RetroRapidServer"]),
+        // libFuzzer's driver, declared only: `-sanitize=fuzzer` links it (fuzz builds only).
+        .systemLibrary(name: "CLibFuzzer"),
+
         // MARK: - Tests (mirror the targets)
         .testTarget(name: "RetroRapidRulesTests", dependencies: ["RetroRapidRules"]),
         .testTarget(name: "RetroRapidBotsTests", dependencies: ["RetroRapidBots", "RetroRapidRules"]),
@@ -61,5 +68,19 @@ let package = Package(
         // The server's tests also run the load generator against a real server.
         .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidStorage", "RetroRapidRules", "RetroRapidSupport"]),
         .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad"]),
+        .testTarget(name: "RetroRapidFuzzTests", dependencies: ["RetroRapidFuzz"]),
     ]
 )
+
+// One small executable per fuzz target, `fuzz-<name>` from Sources/Fuzz/<name>. Built with
+// `-Xswiftc -DFUZZING -Xswiftc -sanitize=fuzzer,address` (scripts/fuzz.sh) its main runs
+// libFuzzer's driver on the target; built normally (plain `swift build`) it is a replay tool
+// that runs files or folders of inputs through the same checks, so the ordinary build needs
+// no fuzzer runtime. They live in this package, not in a package of their own, so
+// they reach the reader's `package` API without making it public and stay built and
+// type-checked by every `swift build`.
+// The HTTP query/framing parser's target joins this list as "http-query" (docs/FUZZING.md).
+let fuzzTargets = ["client-message", "settings", "promo-code", "input-log", "display-name"]
+package.targets += fuzzTargets.map { name in
+    .executableTarget(name: "fuzz-\(name)", dependencies: ["RetroRapidFuzz"], path: "Sources/Fuzz/\(name)")
+}

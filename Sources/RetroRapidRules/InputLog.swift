@@ -58,7 +58,7 @@ public struct InputLog: Hashable, Sendable {
     /// Reads `encoded` back, refusing anything that could not have been written.
     public init(encoded text: String) throws(DecodingError) {
         guard let colon = text.firstIndex(of: ":") else { throw .malformed("no ':' after the step count") }
-        guard let steps = Int(text[..<colon]), steps >= 0 else {
+        guard let steps = Self.wholeNumber(text[..<colon]) else {
             throw .malformed("the step count is not a whole number")
         }
         var moves: [Entry] = []
@@ -66,7 +66,7 @@ public struct InputLog: Hashable, Sendable {
         if !body.isEmpty {
             for (index, token) in body.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
                 guard let last = token.last, last == "L" || last == "R",
-                      let afterStep = Int(token.dropLast()), afterStep >= 0
+                      let afterStep = Self.wholeNumber(token.dropLast())
                 else { throw .malformed("move \(index) is '\(token)', expected a step number then L or R") }
                 if let previous = moves.last, previous.afterStep > afterStep { throw .outOfOrder(entry: index) }
                 if afterStep > steps { throw .beyondLastStep(entry: index) }
@@ -74,5 +74,14 @@ public struct InputLog: Hashable, Sendable {
             }
         }
         self.init(steps: steps, moves: moves)
+    }
+
+    /// A number as `encoded` writes one: ASCII digits, no sign, no leading zero. `Int(_:)`
+    /// alone also takes "+5" and "007", which would give one log two stored forms (found by
+    /// the input-log fuzz target, Sources/RetroRapidFuzz/InputLogFuzzTarget.swift).
+    private static func wholeNumber(_ text: Substring) -> Int? {
+        guard let first = text.utf8.first, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
+              first != UInt8(ascii: "0") || text.utf8.count == 1 else { return nil }
+        return Int(text)  // nil when it does not fit
     }
 }

@@ -11,17 +11,20 @@
 /// message type that uses the field refuses it (ProtocolMessagesClient.swift).
 ///
 /// What it accepts matches `JSONDecoder`: `null` is an absent field, a number for `step` must
-/// be integral (1.0 and 1e2 are integers, 1.5 is not) and fit in an `Int`, a repeated field
-/// keeps its last value, nesting stops at 512 levels. Pure.
-enum ClientMessageReader {
-    enum Failure: Error, Equatable {
+/// be integral (1.0 and 1e2 are integers, 1.5 is not) and fit in an `Int`, nesting stops at
+/// 512 levels. One difference: a repeated field keeps its last value, where JSONDecoder on
+/// Linux keeps the first (RFC 8259 leaves it open). Pure.
+///
+/// `package`, not internal: the fuzz target in Sources/RetroRapidFuzz feeds it raw bytes.
+package enum ClientMessageReader {
+    package enum Failure: Error, Equatable {
         /// Not valid JSON, or not one value.
         case notJSON
         /// Valid JSON, but not an object.
         case notAnObject
     }
 
-    static func read(_ bytes: [UInt8]) throws(Failure) -> RawClientMessage {
+    package static func read(_ bytes: [UInt8]) throws(Failure) -> RawClientMessage {
         let result: Result<RawClientMessage, Failure> = bytes.withUnsafeBufferPointer { buffer in
             var parser = JSONTextParser(buffer)
             do throws(Failure) {
@@ -322,9 +325,57 @@ private struct JSONTextParser {
             }
             return value
         }
-        guard let value = Double(String(decoding: text, as: UTF8.self)), value.rounded() == value,
-              value >= -0x1p63, value < 0x1p63 else { return nil }
-        return Int(value)
+        return Self.exactInteger(text)
+    }
+
+    /// A number written with a fraction or an exponent (`1.0`, `1e2`, `0.5e1`) as an `Int`, or
+    /// nil when it is not integral or does not fit, decided on the decimal digits: through a
+    /// `Double`, 922337203685477580.7 passed as 922337203685477632 (found by the
+    /// client-message fuzz target, Sources/RetroRapidFuzz/ClientMessageFuzzTarget.swift).
+    /// Rare in messages, so a small array is fine here.
+    private static func exactInteger(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
+        let negative = text[0] == UInt8(ascii: "-")
+        var position = negative ? 1 : 0
+        var digits: [Int] = []  // the integer part's digits, then the fraction's
+        var fractionDigits = 0
+        while position < text.count, isDigit(text[position]) {
+            digits.append(Int(text[position] - UInt8(ascii: "0")))
+            position += 1
+        }
+        if position < text.count, text[position] == UInt8(ascii: ".") {
+            position += 1
+            while position < text.count, isDigit(text[position]) {
+                digits.append(Int(text[position] - UInt8(ascii: "0")))
+                fractionDigits += 1
+                position += 1
+            }
+        }
+        var exponent = 0
+        if position < text.count {  // e or E, then an optional sign and digits (checked by `number`)
+            position += 1
+            let negativeExponent = text[position] == UInt8(ascii: "-")
+            if text[position] == UInt8(ascii: "-") || text[position] == UInt8(ascii: "+") { position += 1 }
+            while position < text.count {
+                // Capped far beyond the 19 digits an Int has, so that it cannot overflow.
+                exponent = min(exponent * 10 + Int(text[position] - UInt8(ascii: "0")), 100_000_000)
+                position += 1
+            }
+            if negativeExponent { exponent = -exponent }
+        }
+        guard let first = digits.firstIndex(where: { $0 != 0 }), let last = digits.lastIndex(where: { $0 != 0 }) else {
+            return 0  // only zeros: 0.0, -0e5
+        }
+        // The power of ten of the last non-zero digit: negative means a fraction remains.
+        let scale = exponent - fractionDigits + (digits.count - 1 - last)
+        guard scale >= 0, last - first + 1 + scale <= 19 else { return nil }
+        var value = 0
+        for digit in digits[first...last] + Array(repeating: 0, count: scale) {
+            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowB) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            if overflowA || overflowB { return nil }
+            value = next
+        }
+        return value
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool {

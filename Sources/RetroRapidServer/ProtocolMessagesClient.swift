@@ -47,28 +47,29 @@ enum ClientMessage: Equatable, Sendable {
 
 /// Every field any message may have, all optional: the type decides which it needs, so a
 /// missing or wrong field gets a message that names it rather than a generic decoding error.
-/// Filled by `ClientMessageReader`.
-struct RawClientMessage {
-    var type: String?
-    var token: String?
-    var client: String?
-    var level: String?
-    var practice: Bool?
-    var direction: String?
-    var step: Int?
+/// Filled by `ClientMessageReader` (both `package` for its fuzz target, Sources/RetroRapidFuzz).
+package struct RawClientMessage: Equatable {
+    package var type: String?
+    package var token: String?
+    package var client: String?
+    package var level: String?
+    package var practice: Bool?
+    package var direction: String?
+    package var step: Int?
     /// Known fields that held the wrong kind of value (left nil above). Only a type that uses
     /// one refuses the message: the others ignore it like any field they do not use.
-    var wrongFields: Fields = []
+    package var wrongFields: Fields = []
 
-    struct Fields: OptionSet {
-        let rawValue: UInt8
-        static let type = Fields(rawValue: 1 << 0)
-        static let token = Fields(rawValue: 1 << 1)
-        static let client = Fields(rawValue: 1 << 2)
-        static let level = Fields(rawValue: 1 << 3)
-        static let practice = Fields(rawValue: 1 << 4)
-        static let direction = Fields(rawValue: 1 << 5)
-        static let step = Fields(rawValue: 1 << 6)
+    package struct Fields: OptionSet, Sendable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        package static let type = Fields(rawValue: 1 << 0)
+        package static let token = Fields(rawValue: 1 << 1)
+        package static let client = Fields(rawValue: 1 << 2)
+        package static let level = Fields(rawValue: 1 << 3)
+        package static let practice = Fields(rawValue: 1 << 4)
+        package static let direction = Fields(rawValue: 1 << 5)
+        package static let step = Fields(rawValue: 1 << 6)
 
         /// Each field with its name and the kind of value it takes, in the order checked.
         static let described: [(field: Fields, name: String, kind: String)] = [

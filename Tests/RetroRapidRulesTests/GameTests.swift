@@ -123,6 +123,7 @@ struct InputLogTests {
         #expect(log.encoded == "57:3L,3L,10R")
         #expect(try InputLog(encoded: log.encoded) == log)
         #expect(try InputLog(encoded: "0:") == InputLog())
+        #expect(try InputLog(encoded: "10:0L,10R").moves.map(\.afterStep) == [0, 10])
     }
 
     @Test(arguments: [
@@ -133,6 +134,13 @@ struct InputLogTests {
         ("5:3L,", .malformed("move 1 is '', expected a step number then L or R")),
         ("5:4L,3R", .outOfOrder(entry: 1)),
         ("5:6L", .beyondLastStep(entry: 0)),
+        // Numbers `encoded` never writes (each was accepted before, as the same log as "5:3L").
+        ("+5:3L", .malformed("the step count is not a whole number")),
+        ("05:3L", .malformed("the step count is not a whole number")),
+        ("5:+3L", .malformed("move 0 is '+3L', expected a step number then L or R")),
+        ("5:03L", .malformed("move 0 is '03L', expected a step number then L or R")),
+        ("5:-0L", .malformed("move 0 is '-0L', expected a step number then L or R")),
+        ("9223372036854775808:", .malformed("the step count is not a whole number")),
     ])
     func malformedLogsAreRefused(text: String, error: InputLog.DecodingError) {
         #expect(throws: error) { try InputLog(encoded: text) }

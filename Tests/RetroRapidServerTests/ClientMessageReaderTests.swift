@@ -60,10 +60,28 @@ struct ClientMessageReaderTests {
         #expect(try read(#"{"step":1e2}"#).step == 100)
         #expect(try read(#"{"step":9223372036854775807}"#).step == Int.max)
         #expect(try read(#"{"step":-9223372036854775808}"#).step == Int.min)
-        for wrong in ["1.5", "9223372036854775808", "-9223372036854775809", "1e400", "\"12\"", "true", "[1]", "{}"] {
+        for wrong in ["1.5", "9223372036854775808", "-9223372036854775809", "1e400", "\"12\"", "true", "[1]", "{}",
+                      "9223372036854775808.0", "1e19", "1e-999999999999999999999"] {
             let raw = try read(#"{"step":\#(wrong)}"#)
             #expect(raw.wrongFields == .step && raw.step == nil, "step \(wrong)")
         }
+    }
+
+    /// Integrality and the value come from the decimal digits, not a Double (which rounds
+    /// beyond 2^53): 922337203685477580.7 is not an integer.
+    @Test func aStepWithAFractionOrExponentIsReadExactly() throws {
+        for wrong in ["922337203685477580.7", "1.0000000000000000001", "12345678901234567e-1"] {
+            let raw = try read(#"{"step":\#(wrong)}"#)
+            #expect(raw.wrongFields == .step && raw.step == nil, "step \(wrong)")
+        }
+        #expect(try read(#"{"step":9007199254740993.0}"#).step == 9_007_199_254_740_993)
+        #expect(try read(#"{"step":9223372036854775807.0}"#).step == Int.max)
+        #expect(try read(#"{"step":-9223372036854775808.0e0}"#).step == Int.min)
+        #expect(try read(#"{"step":0.5e1}"#).step == 5)
+        #expect(try read(#"{"step":100e-2}"#).step == 1)
+        #expect(try read(#"{"step":1E+18}"#).step == 1_000_000_000_000_000_000)
+        #expect(try read(#"{"step":-0.0}"#).step == 0)
+        #expect(try read(#"{"step":0e999999999999999999999}"#).step == 0)
     }
 
     @Test func knownFieldsOfTheWrongKindAreNotedNotRefused() throws {

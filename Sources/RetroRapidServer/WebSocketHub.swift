@@ -32,7 +32,7 @@ public final class WebSocketHub: @unchecked Sendable {
     let metrics: WebSocketMetrics
     /// Who a client is for the per-IP limit (trusted proxies), shared with the HTTP API.
     let clientAddresses: ClientAddressResolver
-    /// Steps every game (ids: game sessions, and `shutdownTimerID`). It wakes at least every
+    /// Steps every game (ids: game sessions, `shutdownTimerID` and `checkpointTimerID`). It wakes at least every
     /// 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be moved
     /// earlier from a socket callback in libwebsockets 4.1.6).
     let scheduler = TickScheduler(maximumSleepMicroseconds: 50_000)
@@ -66,6 +66,8 @@ public final class WebSocketHub: @unchecked Sendable {
     var shuttingDown = false
     /// Games handed to the storage thread and not saved yet.
     var savesInFlight = 0
+    /// A checkpoint of running games is queued or running on the storage thread.
+    var checkpointInFlight = false
     var shutdown: ShutdownProgress?
 
     struct ShutdownProgress {
@@ -157,6 +159,7 @@ public final class WebSocketHub: @unchecked Sendable {
         scheduler.attach(context: context)
         watchdog.attach(context: context)
         keepaliveTimer.attach(context: context)
+        scheduler.schedule(Self.checkpointTimerID, at: MonotonicClock.now() + checkpointInterval)
     }
 
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.

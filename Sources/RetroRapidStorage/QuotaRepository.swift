@@ -114,7 +114,7 @@ public struct QuotaRepository {
     }
 
     /// The body of ``consumePlay(playerID:gameID:now:)`` inside an open write transaction
-    /// (``RunningGameRepository/begin(_:consumingPlay:)`` starts a game in the same one).
+    /// (``RunningGameRepository/begin(_:)`` starts a game in the same one).
     /// `consumed` is false when no row was added (unlimited play, or the game already had one).
     func consumePlay(_ db: Database, playerID: Int64, gameID: String?, now: Date) throws -> (status: QuotaStatus, consumed: Bool) {
         try CommercePlayers.require(playerID, in: db)

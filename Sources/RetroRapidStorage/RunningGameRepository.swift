@@ -84,7 +84,7 @@ public struct RecoveredGame: Sendable, Equatable {
 
 /// Games while they run (table `running_games`), so a crash of the server does not lose them.
 ///
-/// The server calls ``begin(_:consumingPlay:)`` when a game starts (the row and the play it
+/// The server calls ``begin(_:)`` when a game starts (the row and the play it
 /// consumes in one transaction), ``checkpoint(_:now:)`` once an interval for every game whose
 /// log changed (one transaction for all of them), and `GameRepository.record` deletes the row
 /// in the transaction that stores the finished game. So a row left when the server starts is a
@@ -114,15 +114,15 @@ public struct RunningGameRepository {
         self.statements = ScoreStatements(database)
     }
 
-    /// Records that `game` runs, with an empty log, and (when `consumingPlay`) consumes one of
+    /// Records that `game` runs, with an empty log, and (unless it is practice) consumes one of
     /// the player's free plays for it, in one transaction: a game never runs without its play,
     /// nor is a play spent without a row that gives it back after a crash.
     ///
-    /// - Returns: the quota after the play, or nil when no play was asked for (practice).
+    /// - Returns: the quota after the play, or nil for practice (which takes no play).
     /// - Throws: `QuotaExhaustedError` when no free play is left (nothing changes);
     ///   `StoreError(.notFound)` for an unknown player, `.invalid` for an empty public id.
     @discardableResult
-    public func begin(_ game: RunningGameStart, consumingPlay: Bool) throws -> QuotaStatus? {
+    public func begin(_ game: RunningGameStart) throws -> QuotaStatus? {
         guard !game.publicID.isEmpty else {
             throw StoreError(.invalid, "must not be empty", field: "publicID")
         }
@@ -132,7 +132,7 @@ public struct RunningGameRepository {
         return try database.transaction(.immediate) { db in
             var status: QuotaStatus?
             var freePlay = false
-            if consumingPlay {
+            if !game.practice {
                 (status, freePlay) = try quota.consumePlay(db, playerID: game.playerID, gameID: game.publicID, now: game.startedAt)
             } else {
                 try CommercePlayers.require(game.playerID, in: db)
@@ -189,6 +189,12 @@ public struct RunningGameRepository {
     /// Every running game, oldest first.
     public func running() throws -> [RunningGameRecord] {
         try statements.prepare("SELECT \(Self.columns) FROM running_games ORDER BY started_at, public_id").query(Self.record)
+    }
+
+    /// The player's running games (a player has at most one at a time while a server runs).
+    public func running(playerID: Int64) throws -> [RunningGameRecord] {
+        try statements.prepare("SELECT \(Self.columns) FROM running_games WHERE player_id = ? ORDER BY started_at, public_id")
+            .query([playerID], Self.record)
     }
 
     /// The running game with this public id, or nil.

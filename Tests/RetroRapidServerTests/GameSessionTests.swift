@@ -291,6 +291,31 @@ struct GameSessionTests {
         let replayed = try Replay.run(seed: record.seed, level: record.level, log: record.inputLog)
         #expect(replayed.score == record.score && replayed.step == record.steps)
         #expect(record.durationMilliseconds <= 6000 + 1)
+        #expect(record.publicID == "g1")
+    }
+
+    @Test func aCheckpointIsOfferedOnlyWhenTheLogChangedSinceTheLastOneSaved() throws {
+        let game = session(seed: 11)
+        #expect(game.checkpoint(now: Self.start) == nil)  // nothing played yet: the row's '0:' stands
+        let (_, at) = stepOnce(game)
+        let (first, size) = try #require(game.checkpoint(now: at))
+        #expect(first.publicID == "g1" && first.inputLog.steps == 1 && first.durationMilliseconds == 600)
+        // Not confirmed yet: offered again, and then no more once it is.
+        #expect(game.checkpoint(now: at)?.0 == first)
+        game.checkpointSaved(size)
+        #expect(game.checkpoint(now: at + 100 * Self.ms) == nil)
+        // A pause changes no log: nothing to write however long it lasts.
+        stepOnce(game)
+        _ = try game.pause(now: Self.start + 1300 * Self.ms).get()
+        let (paused, pausedSize) = try #require(game.checkpoint(now: Self.start + 1300 * Self.ms))
+        #expect(paused.inputLog.steps == 2 && paused.durationMilliseconds == 1300)
+        game.checkpointSaved(pausedSize)
+        #expect(game.checkpoint(now: Self.start + 60_000 * Self.ms) == nil)
+        // An ended game is being saved whole: no checkpoint.
+        _ = try game.resume(now: Self.start + 61_000 * Self.ms).get()
+        stepOnce(game)
+        _ = game.end(.abandoned, now: Self.start + 62_000 * Self.ms)
+        #expect(game.checkpoint(now: Self.start + 62_000 * Self.ms) == nil)
     }
 }
 

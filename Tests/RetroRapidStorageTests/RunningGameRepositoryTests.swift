@@ -12,7 +12,7 @@ import Testing
     func begin(_ repository: RunningGameRepository, _ id: String, player: Int64, seed: UInt64 = 7, level: SpeedLevel = .fast,
                practice: Bool = false, at: Date? = nil) throws -> QuotaStatus? {
         try repository.begin(RunningGameStart(publicID: id, playerID: player, level: level, seed: seed, practice: practice,
-                                              startedAt: at ?? start), consumingPlay: !practice)
+                                              startedAt: at ?? start))
     }
 
     @Test func beginConsumesThePlayAndRecordsTheRunningGameInOneTransaction() throws {

@@ -149,7 +149,7 @@ public struct RecordedGame: Sendable, Equatable {
     }
 }
 
-/// A stored game whose replay disagrees with what was stored (``GameRepository/verifyAll(progress:)``).
+/// A stored game whose replay disagrees with what was stored (``GameRepository/verifyAll(progress:visiting:)``).
 public struct GameMismatch: Sendable, Equatable, CustomStringConvertible {
     public var gameID: Int64
     /// The game's public id (nil for games stored before migration 0005).

@@ -127,11 +127,13 @@ public struct GameRepository {
     /// (stored as a crash but the replay still runs, or the other way round), or which cannot
     /// be replayed at all (unreadable log, another rules version). `retrorapid verify` prints
     /// these; an empty list means every stored score is the one its inputs earn.
-    /// `progress` gets the number of games checked so far, every 1,000 games and at the end.
-    public func verifyAll(progress: (Int) -> Void = { _ in }) throws -> [Mismatch] {
+    /// `progress` gets the number of games checked so far, every 1,000 games and at the end;
+    /// `visiting` sees each game as it is checked (to count them by end, say).
+    public func verifyAll(progress: (Int) -> Void = { _ in }, visiting: (GameRecord) -> Void = { _ in }) throws -> [Mismatch] {
         var mismatches: [Mismatch] = []
         var checked = 0
         try forEachGame { game in
+            visiting(game)
             if let mismatch = Self.verify(game) { mismatches.append(mismatch) }
             checked += 1
             if checked % 1000 == 0 { progress(checked) }

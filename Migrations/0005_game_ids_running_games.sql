@@ -47,10 +47,9 @@ ALTER TABLE games_rebuilt RENAME TO games;
 CREATE INDEX games_by_player ON games(player_id, id DESC);
 
 -- A game while it runs: written when it starts (with the play its start consumed, in one
--- transaction), its input log rewritten by the server's checkpoint (one transaction for every
--- game that changed, once a second by default), and deleted in the transaction that stores the
--- finished game in `games`. A row still here when the server starts belongs to a game the
--- server lost by crashing: it is ended from its checkpoint (RunningGameRepository.recoverAll).
+-- transaction) and deleted in the transaction that stores the finished game in `games`. A row
+-- still here when the server starts belongs to a game the server lost by dying: it is ended
+-- from its checkpoints below (RunningGameRepository.recoverAll).
 CREATE TABLE running_games (
     -- The game's public id, as `games.public_id` will hold it.
     public_id TEXT PRIMARY KEY CHECK (public_id <> ''),
@@ -61,13 +60,31 @@ CREATE TABLE running_games (
     practice INTEGER NOT NULL CHECK (practice IN (0, 1)),
     -- 1 when its start consumed one of the day's free plays (the `plays` row with this game_id).
     free_play INTEGER NOT NULL CHECK (free_play IN (0, 1)),
-    started_at TEXT NOT NULL,
-    -- The last checkpoint: the input log so far ('0:' at the start), the play time so far, and
-    -- when it was taken.
-    input_log TEXT NOT NULL CHECK (input_log LIKE '%:%'),
-    duration_ms INTEGER NOT NULL CHECK (duration_ms >= 0),
-    checkpointed_at TEXT NOT NULL CHECK (checkpointed_at >= started_at)
+    started_at TEXT NOT NULL
 ) STRICT;
 
 -- Deleting a player cascades through it.
 CREATE INDEX running_games_by_player ON running_games(player_id);
+
+-- Running games' input logs as they grow, appended by the server's checkpoint: every interval
+-- (1 s by default) one row per game that changed, all in one transaction, holding only what
+-- changed since the game's previous row. Appending in id order writes a few new pages a second
+-- where rewriting every game's whole log would rewrite thousands. A game's log is its rows in
+-- id order from its latest full one (moves_before = 0). Once a minute every running game gets
+-- a full row and the rows before them go (RunningGameRepository.checkpoint, compacting), which
+-- also removes the rows of games that ended meanwhile.
+CREATE TABLE game_checkpoints (
+    id INTEGER PRIMARY KEY,
+    -- The game (running_games.public_id). No foreign key and no index: either would cost every
+    -- append a write at a random place; rows are only ever read all together, in id order.
+    public_id TEXT NOT NULL,
+    -- The game's step count at this checkpoint (InputLog.steps).
+    steps INTEGER NOT NULL CHECK (steps >= 0),
+    -- How many of the game's moves came before this row's: 0 for a full log.
+    moves_before INTEGER NOT NULL CHECK (moves_before >= 0),
+    -- The moves after those, as InputLog.encoded writes them after the colon: '3L,3L,10R', or ''.
+    moves TEXT NOT NULL,
+    -- Play time so far, pauses excluded.
+    duration_ms INTEGER NOT NULL CHECK (duration_ms >= 0),
+    at TEXT NOT NULL
+) STRICT;

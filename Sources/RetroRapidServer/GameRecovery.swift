@@ -27,9 +27,9 @@ enum GameRecovery {
                 "game.id": stored.displayID, "game.score": String(stored.score), "game.steps": String(stored.steps),
                 "game.end": stored.endReason.rawValue, "game.play_refunded": String(stored.playRefunded),
             ]
-            if let why = game.unreplayable {
-                metadata["error"] = why
-                logger.error("a game left running could not be re-simulated; stored with no steps", metadata: metadata)
+            if let problem = game.problem {
+                metadata["error"] = problem
+                logger.error("a game left running had damaged checkpoints; saved from what could be read", metadata: metadata)
             } else {
                 logger.info("game left running by the last run saved", metadata: metadata)
             }

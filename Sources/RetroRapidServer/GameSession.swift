@@ -331,16 +331,22 @@ final class GameSession {
 
     // MARK: - Saving
 
-    /// Where the game stands, for the periodic checkpoint; nil when nothing changed since the
-    /// last one confirmed (a paused game costs nothing) or the game is over (it is being saved).
-    func checkpoint(now: Int64) -> (GameCheckpoint, LogSize)? {
+    /// What changed since the last checkpoint the database confirmed, for the periodic one:
+    /// the step count and the moves made since. Nil when nothing changed (a paused game costs
+    /// nothing) or the game is over (it is being saved whole). `full` asks for the whole log,
+    /// changed or not (the compaction, `WebSocketHubCheckpoints.swift`).
+    func checkpoint(now: Int64, full: Bool = false) -> (GameCheckpoint, LogSize)? {
         guard !isOver else { return nil }
         let log = game.log
         let size = LogSize(steps: log.steps, moves: log.moves.count)
-        guard size != checkpointed else { return nil }
+        guard full || size != checkpointed else { return nil }
         var played = playedMicroseconds
         if let since = runningSince { played += max(0, now - since) }
-        return (GameCheckpoint(publicID: gameID, inputLog: log, durationMilliseconds: Int(played / 1000)), size)
+        // Moves are only ever appended, so those since the last checkpoint are the log's tail.
+        let movesBefore = full ? 0 : checkpointed.moves
+        let checkpoint = GameCheckpoint(publicID: gameID, steps: log.steps, movesBefore: movesBefore,
+                                        moves: Array(log.moves[movesBefore...]), durationMilliseconds: Int(played / 1000))
+        return (checkpoint, size)
     }
 
     /// The database has the checkpoint of this size.

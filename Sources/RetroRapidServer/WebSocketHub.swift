@@ -68,6 +68,8 @@ public final class WebSocketHub: @unchecked Sendable {
     var savesInFlight = 0
     /// A checkpoint of running games is queued or running on the storage thread.
     var checkpointInFlight = false
+    /// Checkpoints saved since the last compacting one.
+    var checkpointsSinceCompaction = 0
     var shutdown: ShutdownProgress?
 
     struct ShutdownProgress {

@@ -45,7 +45,7 @@ import Testing
             let repository = RunningGameRepository(database: db)
             #expect(try begin(repository, "00000000000000aa", player: player)?.unlimited == true)
             #expect(try repository.running(publicID: "00000000000000aa")?.freePlay == false)
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", inputLog: InputLog(steps: 5, moves: []),
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: InputLog(steps: 5, moves: []),
                                                       durationMilliseconds: 4000)], now: start.addingTimeInterval(5))
             let recovered = try repository.recoverAll(now: start.addingTimeInterval(60))
             #expect(recovered.map(\.recorded.game.endReason) == [.serverCrash])
@@ -74,22 +74,81 @@ import Testing
         }
     }
 
-    @Test func aCheckpointSavesEveryGameOfTheBatchAndSkipsGamesNoLongerRunning() throws {
+    @Test func checkpointsAppendWhatChangedAndJoinIntoEachGamesLog() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
             let repository = RunningGameRepository(database: db)
             for id in ["00000000000000a1", "00000000000000a2"] { try begin(repository, id, player: player, practice: true) }
-            let log = InputLog(steps: 9, moves: [.init(afterStep: 3, direction: .left)])
-            let updated = try repository.checkpoint([
-                GameCheckpoint(publicID: "00000000000000a1", inputLog: log, durationMilliseconds: 3600),
-                GameCheckpoint(publicID: "00000000000000a2", inputLog: log, durationMilliseconds: 3700),
-                GameCheckpoint(publicID: "00000000000000a3", inputLog: log, durationMilliseconds: 3800),
+            try repository.checkpoint([
+                GameCheckpoint(publicID: "00000000000000a1", steps: 4, movesBefore: 0, moves: [.init(afterStep: 3, direction: .left)],
+                               durationMilliseconds: 3600),
+                GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1700),
+                // A game no longer running (stored meanwhile): its row is harmless and ignored.
+                GameCheckpoint(publicID: "00000000000000a3", steps: 9, movesBefore: 0, moves: [], durationMilliseconds: 3800),
             ], now: start.addingTimeInterval(4))
-            #expect(updated == 2)
+            try repository.checkpoint([
+                GameCheckpoint(publicID: "00000000000000a1", steps: 9, movesBefore: 1,
+                               moves: [.init(afterStep: 5, direction: .right), .init(afterStep: 9, direction: .right)],
+                               durationMilliseconds: 8600),
+            ], now: start.addingTimeInterval(9))
+            // Only the new moves were written: rows are appended, never rewritten.
+            #expect(try db.column("SELECT moves FROM game_checkpoints ORDER BY id") == [.text("3L"), .text(""), .text(""), .text("5R,9R")])
             let rows = try repository.running()
-            #expect(rows.map(\.inputLog) == ["9:3L", "9:3L"])
-            #expect(rows.map(\.durationMilliseconds) == [3600, 3700])
-            #expect(rows.allSatisfy { $0.checkpointedAt == start.addingTimeInterval(4) })
+            #expect(rows.map(\.inputLog) == ["9:3L,5R,9R", "2:"])
+            #expect(rows.map(\.durationMilliseconds) == [8600, 1700])
+            #expect(rows.map(\.checkpointedAt) == [start.addingTimeInterval(9), start.addingTimeInterval(4)])
+            #expect(try repository.running(publicID: "00000000000000a1") == rows[0])
+            #expect(try repository.running(playerID: player) == rows)
+        }
+    }
+
+    @Test func aCompactingCheckpointLeavesOnlyTheLatestFullLogsAndWhatItDidNotCover() throws {
+        try withMigratedDatabase(named: "running.sqlite") { db in
+            let player = try insertPlayer(db)
+            let repository = RunningGameRepository(database: db)
+            for id in ["00000000000000a1", "00000000000000a2", "00000000000000a3"] {
+                try begin(repository, id, player: player, practice: true)
+            }
+            let move = InputLog.Entry(afterStep: 1, direction: .left)
+            try repository.checkpoint([
+                GameCheckpoint(publicID: "00000000000000a1", steps: 3, movesBefore: 0, moves: [move], durationMilliseconds: 1),
+                GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1),
+                GameCheckpoint(publicID: "00000000000000a3", steps: 5, movesBefore: 0, moves: [], durationMilliseconds: 1),
+            ], now: start.addingTimeInterval(1))
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 6, movesBefore: 1,
+                                                      moves: [.init(afterStep: 4, direction: .right)], durationMilliseconds: 2)],
+                                      now: start.addingTimeInterval(2))
+            // a3 ends and is stored; a2's save failed, so the server no longer has it but its row stays.
+            var ended = scoredGame(player: player, score: 0, endedAt: start.addingTimeInterval(3))
+            ended.publicID = "00000000000000a3"
+            ended.practice = true
+            try GameRepository(database: db).record(ended)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", log: InputLog(steps: 7, moves: [
+                move, .init(afterStep: 4, direction: .right)]), durationMilliseconds: 3)], compacting: true, now: start.addingTimeInterval(3))
+
+            let left = try db.prepare("SELECT public_id, moves_before, moves FROM game_checkpoints ORDER BY id")
+                .query { [$0.value(at: 0), $0.value(at: 1), $0.value(at: 2)] }
+            #expect(left == [[.text("00000000000000a2"), .integer(0), .text("")],
+                             [.text("00000000000000a1"), .integer(0), .text("1L,4R")]])
+            #expect(try repository.running().map(\.inputLog) == ["7:1L,4R", "2:"])
+        }
+    }
+
+    @Test func checkpointsThatBreakOffEndTheGameAtTheLastOneThatFollowsOn() throws {
+        try withMigratedDatabase(named: "running.sqlite") { db in
+            let player = try insertPlayer(db)
+            let repository = RunningGameRepository(database: db)
+            try begin(repository, "00000000000000aa", player: player, seed: 5)
+            let (early, earlyState) = RunningPlay.dodge(seed: 5, level: .fast, steps: 10)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: early, durationMilliseconds: 6000)],
+                                      now: start.addingTimeInterval(6))
+            // Claims moves the table never had.
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", steps: 12, movesBefore: early.moves.count + 3,
+                                                      moves: [], durationMilliseconds: 7000)], now: start.addingTimeInterval(7))
+            let recovered = try #require(try repository.recoverAll(now: start.addingTimeInterval(60)).first)
+            #expect(recovered.problem?.contains("break off") == true)
+            #expect(recovered.recorded.game.steps == 10 && recovered.recorded.game.score == earlyState.score)
+            #expect(recovered.recorded.game.endedAt == start.addingTimeInterval(6))
         }
     }
 
@@ -102,15 +161,17 @@ import Testing
             let (early, _) = RunningPlay.dodge(seed: seed, level: .rapid, steps: 20)
             let (log, state) = RunningPlay.dodge(seed: seed, level: .rapid, steps: 60)
             #expect(!state.isOver && state.score > 0)
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", inputLog: early, durationMilliseconds: 9000)],
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: early, durationMilliseconds: 9000)],
                                       now: start.addingTimeInterval(10))
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", inputLog: log, durationMilliseconds: 25_500)],
+            #expect(Array(log.moves.prefix(early.moves.count)) == early.moves)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", steps: 60, movesBefore: early.moves.count,
+                                                      moves: Array(log.moves.dropFirst(early.moves.count)), durationMilliseconds: 25_500)],
                                       now: start.addingTimeInterval(26))
 
             let recovered = try repository.recoverAll(now: start.addingTimeInterval(300))
             #expect(recovered.count == 1)
             let game = try #require(recovered.first?.recorded.game)
-            #expect(recovered.first?.unreplayable == nil)
+            #expect(recovered.first?.problem == nil)
             #expect(game.publicID == "00000000000000aa")
             #expect(game.endReason == .serverCrash)
             #expect(game.score == state.score && game.steps == 60 && game.inputLog == log.encoded)
@@ -120,6 +181,7 @@ import Testing
             // The play is back, the running row gone, the score on the boards, and the replay agrees.
             #expect(try QuotaRepository(database: db).status(playerID: player, now: start.addingTimeInterval(300)).playsUsed == 0)
             #expect(try repository.running().isEmpty)
+            #expect(try db.scalar("SELECT count(*) FROM game_checkpoints") == .integer(0))
             #expect(try db.scalar("SELECT max(score) FROM best_scores WHERE level = 'rapid'") == .integer(Int64(state.score)))
             let stored = try #require(try GameRepository(database: db).game(publicID: "00000000000000aa"))
             #expect(stored == game)
@@ -137,7 +199,7 @@ import Testing
             try begin(repository, "00000000000000aa", player: player, seed: 99, level: .cruise)
             let (log, state) = RunningPlay.crash(seed: 99, level: .cruise)
             #expect(state.isOver)
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", inputLog: log, durationMilliseconds: 5000)],
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: log, durationMilliseconds: 5000)],
                                       now: start.addingTimeInterval(6))
             let game = try #require(try repository.recoverAll(now: start.addingTimeInterval(60)).first?.recorded.game)
             #expect(game.endReason == .crash && game.score == state.score && !game.playRefunded)
@@ -152,7 +214,7 @@ import Testing
             let repository = RunningGameRepository(database: db, dailyFreePlays: 2)
             let late = utc("2026-01-15T23:59:30Z")
             try begin(repository, "00000000000000aa", player: player, at: late)
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", inputLog: InputLog(steps: 3, moves: []),
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: InputLog(steps: 3, moves: []),
                                                       durationMilliseconds: 2000)], now: utc("2026-01-15T23:59:33Z"))
             // The next day the player already used one of that day's plays.
             try QuotaRepository(database: db, dailyFreePlays: 2).consumePlay(playerID: player, now: utc("2026-01-16T08:00:00Z"))
@@ -172,10 +234,11 @@ import Testing
             let player = try insertPlayer(db)
             let repository = RunningGameRepository(database: db)
             try begin(repository, "00000000000000aa", player: player)
-            // Moves into a car and on past the crash: a log no game could have written.
-            try db.prepare("UPDATE running_games SET input_log = '500:0L,0L,0L,0L'").execute()
+            // Goes on for 500 steps without a move: past its crash, a log no game could have written.
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", steps: 500, movesBefore: 0, moves: [],
+                                                      durationMilliseconds: 1000)], now: start.addingTimeInterval(1))
             let recovered = try repository.recoverAll(now: start.addingTimeInterval(60))
-            #expect(recovered.first?.unreplayable != nil)
+            #expect(recovered.first?.problem?.contains("cannot be re-simulated") == true)
             let game = try #require(recovered.first?.recorded.game)
             #expect(game.endReason == .serverCrash && game.steps == 0 && game.score == 0 && game.playRefunded)
             #expect(GameRepository.verify(game) == nil)

@@ -62,6 +62,8 @@ def test_a_game_cut_by_sigkill_is_saved_as_server_crash_at_restart_and_its_play_
     time.sleep(1.0)  # five checkpoint intervals
     with sqlite3.connect(first.database) as db:
         assert db.execute("SELECT public_id, free_play FROM running_games").fetchall() == [(game_id, 1)]
+        # Appended as the game went: the last row holds the step the client saw last.
+        assert db.execute("SELECT max(steps) FROM game_checkpoints WHERE public_id = ?", (game_id,)).fetchone() == (last["step"],)
     first.process.send_signal(signal.SIGKILL)
     assert first.process.wait(timeout=10) == -signal.SIGKILL
 

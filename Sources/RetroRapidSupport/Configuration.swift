@@ -308,9 +308,9 @@ extension ServerConfiguration {
                  help: "How long a dropped player's game waits for them to reconnect."),
         .integer("checkpointIntervalMilliseconds", "checkpoint-interval-milliseconds", \.checkpointIntervalMilliseconds,
                  range: 100...60_000,
-                 help: "How often the input logs of running games are saved (one transaction for every game that "
-                     + "changed). A crash of the server loses at most this much of each game; at the next start "
-                     + "every game it left running is ended as server_crash from its last save."),
+                 help: "How often what changed in running games (steps, moves) is saved, in one transaction for "
+                     + "all of them. A crash of the server loses at most this much of each game; at the next start "
+                     + "every game it left running is saved as server_crash from its last checkpoint."),
         .integer("maxMessageBytes", "max-message-bytes", \.maxMessageBytes, range: 256...1_048_576,
                  help: "Largest WebSocket message accepted from a client."),
         .integer("maxConnectionsPerIP", "max-connections-per-ip", \.maxConnectionsPerIP, range: 1...100_000,

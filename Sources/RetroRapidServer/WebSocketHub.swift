@@ -32,9 +32,9 @@ public final class WebSocketHub: @unchecked Sendable {
     let metrics: WebSocketMetrics
     /// Who a client is for the per-IP limit (trusted proxies), shared with the HTTP API.
     let clientAddresses: ClientAddressResolver
-    /// Steps every game (ids: game sessions, `shutdownTimerID` and `checkpointTimerID`). It wakes at least every
-    /// 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be moved
-    /// earlier from a socket callback in libwebsockets 4.1.6).
+    /// Steps every game (ids: game sessions, `shutdownTimerID`, `checkpointTimerID`). It wakes at
+    /// least every 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be
+    /// moved earlier from a socket callback in libwebsockets 4.1.6).
     let scheduler = TickScheduler(maximumSleepMicroseconds: 50_000)
     /// Checks connections for silence (ids: connections). A coarse grain: its deadlines are
     /// seconds long, and a tenth of a second late is close enough.

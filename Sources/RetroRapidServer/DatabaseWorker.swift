@@ -94,6 +94,20 @@ public final class DatabaseWorker: Sendable {
         }
     }
 
+    /// Runs `work` on the storage thread, after everything submitted before it, and waits for
+    /// its result. Start-up only (`GameServer.init` on the main thread, before the server
+    /// listens): the service thread must never wait on SQLite, so it uses `perform`.
+    public func performAndWait<T: Sendable>(_ work: @escaping @Sendable (StorageContext) throws -> T) throws -> T {
+        let answer = WaitedAnswer<T>()
+        let accepted = queue.append { storage in
+            answer.result = Result { try work(storage) }
+            answer.done.signal()
+        }
+        guard accepted else { throw DatabaseWorkerError.shutDown }
+        answer.done.wait()
+        return try answer.result!.get()
+    }
+
     /// Jobs waiting for the storage thread (not counting the one running): for /metrics.
     public var queueDepth: Int {
         queue.depth
@@ -114,6 +128,13 @@ public final class DatabaseWorker: Sendable {
         }
         queue.waitUntilFinished()
     }
+}
+
+/// The result `performAndWait` waits for: written by the storage thread before it signals
+/// `done`, read by the waiting thread after, so the semaphore orders the two.
+private final class WaitedAnswer<T: Sendable>: @unchecked Sendable {
+    let done = DispatchSemaphore(value: 0)
+    var result: Result<T, any Error>?
 }
 
 /// The jobs waiting for the storage thread. Any thread appends; the storage thread takes.

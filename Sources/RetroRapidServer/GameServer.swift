@@ -74,6 +74,13 @@ public final class GameServer: Sendable {
                                              metrics: metrics, events: events, logger: logger,
                                              clientAddresses: clientAddresses, rateLimits: rateLimits)
         components = makeComponents(context)
+        // Before the server listens: no player can start a game while the last run's are ended.
+        do {
+            try GameRecovery.run(worker: worker, metrics: metrics, logger: logger)
+        } catch {
+            worker.shutdown()
+            throw error
+        }
 
         var router = HTTPRouter()
         let stopping = self.stopping

@@ -63,6 +63,15 @@ final class GameSession {
     /// Play time so far, pauses excluded, and since when it is running.
     private var playedMicroseconds: Int64 = 0
     private var runningSince: Int64?
+    /// The log's size (steps, moves) at the last checkpoint the database confirmed.
+    private var checkpointed: LogSize = LogSize(steps: 0, moves: 0)
+
+    /// Enough of an input log to tell whether it changed: it only grows, but for the grace
+    /// rule taking back a step, which always comes with a move.
+    struct LogSize: Equatable {
+        var steps: Int
+        var moves: Int
+    }
 
     init(id: Int, gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool,
          graceLimitMilliseconds: Int, startedAt: Date, now: Int64) {
@@ -322,13 +331,36 @@ final class GameSession {
 
     // MARK: - Saving
 
+    /// What changed since the last checkpoint the database confirmed, for the periodic one:
+    /// the step count and the moves made since. Nil when nothing changed (a paused game costs
+    /// nothing) or the game is over (it is being saved whole). `full` asks for the whole log,
+    /// changed or not (the compaction, `WebSocketHubCheckpoints.swift`).
+    func checkpoint(now: Int64, full: Bool = false) -> (GameCheckpoint, LogSize)? {
+        guard !isOver else { return nil }
+        let log = game.log
+        let size = LogSize(steps: log.steps, moves: log.moves.count)
+        guard full || size != checkpointed else { return nil }
+        var played = playedMicroseconds
+        if let since = runningSince { played += max(0, now - since) }
+        // Moves are only ever appended, so those since the last checkpoint are the log's tail.
+        let movesBefore = full ? 0 : checkpointed.moves
+        let checkpoint = GameCheckpoint(publicID: gameID, steps: log.steps, movesBefore: movesBefore,
+                                        moves: Array(log.moves[movesBefore...]), durationMilliseconds: Int(played / 1000))
+        return (checkpoint, size)
+    }
+
+    /// The database has the checkpoint of this size.
+    func checkpointSaved(_ size: LogSize) {
+        checkpointed = size
+    }
+
     /// The finished game as `GameRepository.record` takes it.
     func record(endedAt: Date) -> NewGame {
         let reason: GameEndReason = if case .over(let reason) = phase { reason } else { .abandoned }
         // Monotonic play time can exceed the wall-clock span by a hair; the store checks it.
         let wall = max(0, Int(endedAt.timeIntervalSince(startedAt) * 1000))
         return NewGame(
-            playerID: playerID, level: game.state.level, seed: game.seed, inputLog: game.log,
+            publicID: gameID, playerID: playerID, level: game.state.level, seed: game.seed, inputLog: game.log,
             score: game.state.score, steps: game.state.step, endReason: reason, practice: practice,
             startedAt: startedAt, endedAt: endedAt,
             durationMilliseconds: min(Int(playedMicroseconds / 1000), wall))

@@ -25,6 +25,7 @@ public final class StorageContext {
     public let webhook: PaymentWebhook
     public let settings: SettingsRepository
     public let games: GameRepository
+    public let runningGames: RunningGameRepository
     public let leaderboards: LeaderboardRepository
 
     /// The time the work should act at; tests move it.
@@ -46,6 +47,7 @@ public final class StorageContext {
         webhook = PaymentWebhook(database: database, secret: configuration.webhookSecret ?? "")
         settings = SettingsRepository(database: database)
         games = GameRepository(database: database)
+        runningGames = RunningGameRepository(database: database, dailyFreePlays: configuration.dailyFreePlays)
         leaderboards = LeaderboardRepository(database: database)
     }
 

@@ -36,9 +36,9 @@ public final class WebSocketHub: @unchecked Sendable {
     let clientAddresses: ClientAddressResolver
     /// The limit on tokens that sign nobody in, shared with the HTTP API (`hello`).
     let rateLimits: RateLimits
-    /// Steps every game (ids: game sessions, and `shutdownTimerID`). It wakes at least every
-    /// 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be moved
-    /// earlier from a socket callback in libwebsockets 4.1.6).
+    /// Steps every game (ids: game sessions, `shutdownTimerID`, `checkpointTimerID`). It wakes at
+    /// least every 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be
+    /// moved earlier from a socket callback in libwebsockets 4.1.6).
     let scheduler = TickScheduler(maximumSleepMicroseconds: 50_000)
     /// Checks connections for silence (ids: connections). A coarse grain: its deadlines are
     /// seconds long, and a tenth of a second late is close enough.
@@ -70,6 +70,10 @@ public final class WebSocketHub: @unchecked Sendable {
     var shuttingDown = false
     /// Games handed to the storage thread and not saved yet.
     var savesInFlight = 0
+    /// A checkpoint of running games is queued or running on the storage thread.
+    var checkpointInFlight = false
+    /// Checkpoints saved since the last compacting one.
+    var checkpointsSinceCompaction = 0
     var shutdown: ShutdownProgress?
 
     struct ShutdownProgress {
@@ -165,6 +169,7 @@ public final class WebSocketHub: @unchecked Sendable {
         scheduler.attach(context: context)
         watchdog.attach(context: context)
         keepaliveTimer.attach(context: context)
+        scheduler.schedule(Self.checkpointTimerID, at: MonotonicClock.now() + checkpointInterval)
     }
 
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.

@@ -7,10 +7,12 @@ import RetroRapidStorage
 /// The hub's games: starting them, stepping them on the tick timer, delivering what they say,
 /// saving them when they end, and ending them all on shutdown. Service thread.
 extension WebSocketHub {
-    func startSession(gameID: String, playerID: Int64, level: SpeedLevel, practice: Bool) -> GameSession {
+    /// The game's seed is chosen before it starts: its `running_games` row, written with the
+    /// play it consumes, holds it (`newGameSeed`).
+    func startSession(gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool) -> GameSession {
         let session = GameSession(
             id: nextID(), gameID: gameID, playerID: playerID, level: level,
-            seed: UInt64.random(in: .min ... .max), practice: practice,
+            seed: seed, practice: practice,
             graceLimitMilliseconds: limits.latencyGraceMilliseconds, startedAt: Date(), now: MonotonicClock.now())
         sessions[session.id] = session
         sessionByPlayer[playerID] = session.id
@@ -19,6 +21,40 @@ extension WebSocketHub {
         logger.info("game started", metadata: [
             "game.id": gameID, "game.level": level.rawValue, "game.practice": String(practice)])
         return session
+    }
+
+    /// A game's seed: any of the 2^64 roads.
+    static func newGameSeed() -> UInt64 {
+        UInt64.random(in: .min ... .max)
+    }
+
+    /// A practice game's `running_games` row (a ranked game's is written with its play before
+    /// it starts). The game does not wait for it: queued first, it is written before any
+    /// checkpoint or save of the game.
+    func recordPracticeStart(_ session: GameSession) {
+        let start = (gameID: session.gameID, playerID: session.playerID, level: session.game.state.level,
+                     seed: session.game.seed)
+        worker.perform({ storage in
+            try storage.runningGames.begin(RunningGameStart(
+                publicID: start.gameID, playerID: start.playerID, level: start.level, seed: start.seed, practice: true,
+                startedAt: storage.now))
+        }, then: { [self] result in
+            if case .failure(let error) = result {
+                logger.warning("could not record a practice game as running; a crash would lose it", metadata: [
+                    "game.id": start.gameID, "error": "\(error)"])
+            }
+        })
+    }
+
+    /// A game whose play was taken but which never started (the server began stopping
+    /// meanwhile): its row goes and its play comes back.
+    func cancelStart(gameID: String) {
+        worker.perform({ storage in try storage.runningGames.cancel(publicID: gameID) }, then: { [self] result in
+            if case .failure(let error) = result {
+                logger.error("could not give back the play of a game that never started", metadata: [
+                    "game.id": gameID, "error": "\(error)"])
+            }
+        })
     }
 
     func attach(_ session: GameSession, to connection: WebSocketConnection) {
@@ -41,6 +77,10 @@ extension WebSocketHub {
     func timerDue(_ id: Int, now: Int64) {
         if id == Self.shutdownTimerID {
             completeShutdown()
+            return
+        }
+        if id == Self.checkpointTimerID {
+            checkpointDue(now: now)
             return
         }
         guard let session = sessions[id] else { return }
@@ -76,7 +116,8 @@ extension WebSocketHub {
     // MARK: - The end of a game
 
     /// Forgets the game and saves it on the storage thread; its `gameOver` goes to the player
-    /// once the database has answered (with the personal best, rank and plays left).
+    /// once the database has answered (with the personal best, rank and plays left). The same
+    /// transaction deletes its `running_games` row, so the crash recovery never stores it again.
     private func finish(_ session: GameSession, reason: GameEndReason, connection: WebSocketConnection?) {
         scheduler.cancel(session.id)
         sessions[session.id] = nil

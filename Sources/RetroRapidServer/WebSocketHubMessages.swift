@@ -181,9 +181,11 @@ extension WebSocketHub {
             return refuse(connection, ProtocolError(.startPending, "A game is already starting for you.", inReplyTo: "start"))
         }
         let gameID = Self.newGameID()
+        let seed = Self.newGameSeed()
         if practice {
-            // Practice consumes no play and scores nothing: nothing to ask the database.
-            let session = startSession(gameID: gameID, playerID: identity.playerID, level: level, practice: true)
+            // Practice consumes no play and scores nothing: no need to wait for the database.
+            let session = startSession(gameID: gameID, playerID: identity.playerID, level: level, seed: seed, practice: true)
+            recordPracticeStart(session)
             attach(session, to: connection)
             send(.started(session.snapshot, quota: nil), to: connection)
             return
@@ -192,24 +194,27 @@ extension WebSocketHub {
         let connectionID = connection.id
         let playerID = identity.playerID
         worker.perform({ storage in
-            try storage.quota.consumePlay(playerID: playerID, gameID: gameID, now: storage.now)
+            // The play and the game's running_games row, in one transaction.
+            try storage.runningGames.begin(RunningGameStart(
+                publicID: gameID, playerID: playerID, level: level, seed: seed, practice: false, startedAt: storage.now))
         }, then: { [self] result in
-            startAnswered(result, gameID: gameID, playerID: playerID, level: level, connectionID: connectionID)
+            startAnswered(result, gameID: gameID, playerID: playerID, level: level, seed: seed, connectionID: connectionID)
         })
     }
 
-    private func startAnswered(_ result: Result<QuotaStatus, any Error>, gameID: String, playerID: Int64,
-                               level: SpeedLevel, connectionID: Int) {
+    private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64,
+                               level: SpeedLevel, seed: UInt64, connectionID: Int) {
         defer { metrics.flush() }
         startingPlayers.remove(playerID)
         let connection = connections[connectionID]
         switch result {
         case .success(let quota):
             if shuttingDown {
+                cancelStart(gameID: gameID)
                 if let connection { refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start")) }
                 return
             }
-            let session = startSession(gameID: gameID, playerID: playerID, level: level, practice: false)
+            let session = startSession(gameID: gameID, playerID: playerID, level: level, seed: seed, practice: false)
             guard let connection, connection.closing == nil else {
                 // The play is spent and the player gone: the game waits for them, paused,
                 // like any game whose connection dropped.

@@ -39,6 +39,8 @@ struct WebSocketLimits: Equatable, Sendable {
     var idleTimeoutSeconds = 900
     /// How long a game whose connection dropped waits, paused, for the player to come back.
     var disconnectGraceSeconds = 60
+    /// How often running games' logs are saved (`WebSocketHubCheckpoints.swift`).
+    var checkpointIntervalMilliseconds = 1000
     /// The grace rule's window as configured; the engine caps it at half a step.
     var latencyGraceMilliseconds = 150
     /// A PING goes out when nothing (no message, no PONG) came for this long…
@@ -55,6 +57,7 @@ struct WebSocketLimits: Equatable, Sendable {
         helloTimeoutSeconds = configuration.helloTimeoutSeconds
         idleTimeoutSeconds = configuration.websocketIdleTimeoutSeconds
         disconnectGraceSeconds = configuration.disconnectGraceSeconds
+        checkpointIntervalMilliseconds = configuration.checkpointIntervalMilliseconds
         latencyGraceMilliseconds = configuration.latencyGraceMilliseconds
         keepalivePingSeconds = configuration.keepalivePingSeconds
         keepaliveHangupSeconds = configuration.keepaliveHangupSeconds

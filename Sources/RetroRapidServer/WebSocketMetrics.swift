@@ -11,6 +11,7 @@ final class WebSocketMetrics {
     /// Connections the server ended because the client did not keep up its side, by reason.
     let dropped: Counter
     private let steps: Counter
+    private let checkpoints: Counter
     private let stepLateness: Histogram
     private let received: Counter
     private let sentTotal: Counter
@@ -37,6 +38,8 @@ final class WebSocketMetrics {
         errors = metrics.counter("retrorapid_websocket_errors_total", help: "Error messages sent to game clients, by code.",
                                  labelNames: ["code"])
         gamesEnded = metrics.counter("retrorapid_games_ended_total", help: "Games ended, by reason.", labelNames: ["reason"])
+        checkpoints = metrics.counter("retrorapid_game_checkpoints_total",
+                                      help: "Running games' input logs saved by the periodic checkpoint (one per game that changed, per interval).")
         dropped = metrics.counter("retrorapid_websocket_clients_dropped_total",
                                   help: "Game connections closed because the client did not read (slow_reader) or said nothing in time (hello_timeout, idle_timeout).",
                                   labelNames: ["reason"])
@@ -48,6 +51,10 @@ final class WebSocketMetrics {
     /// From half a millisecond (the tick timer's own grain) to a quarter second (a step
     /// interval at Rapid is 420 ms or less).
     static let latenessBucketsMicroseconds: [Int64] = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 250_000]
+
+    func checkpointed(games: Int) {
+        checkpoints.increment(by: Double(games))
+    }
 
     func stepTaken(lateMicroseconds: Int64) {
         lateness.record(lateMicroseconds)

@@ -9,15 +9,22 @@ public enum GameEndReason: String, CaseIterable, Sendable, Codable {
     case abandoned
     /// The server shut down while it ran; it is stored as it stood.
     case shutdown
+    /// The server died (a crash, SIGKILL, power loss) while it ran; it was ended when the server
+    /// started again, with the score its last checkpoint reached (``RunningGameRepository``).
+    case serverCrash = "server_crash"
 }
 
 /// A finished game as the server hands it to ``GameRepository/record(_:)``.
 ///
 /// Everything needed to re-simulate it (seed, level, rules version, input log) and what it
-/// ended as (score, steps). Abandoned and shutdown games keep the score they reached and count
-/// on the leaderboards like crashed ones: the points were earned. Practice games (the
-/// tutorial's road) are stored for replay but score nothing: no personal best, no leaderboard.
+/// ended as (score, steps). Abandoned, shutdown and server_crash games keep the score they
+/// reached and count on the leaderboards like crashed ones: the points were earned. Practice
+/// games (the tutorial's road) are stored for replay but score nothing: no personal best, no
+/// leaderboard.
 public struct NewGame: Sendable, Equatable {
+    /// The id the player was shown (`gameId`); its `running_games` row goes in the same
+    /// transaction. Nil only for games made without one (tools, older tests).
+    public var publicID: String?
     public var playerID: Int64
     public var level: SpeedLevel
     public var seed: UInt64
@@ -34,12 +41,15 @@ public struct NewGame: Sendable, Equatable {
     public var endedAt: Date
     /// Time actually played, pauses excluded; at most the time from start to end.
     public var durationMilliseconds: Int
+    /// The free play its start consumed was given back (a `server_crash` game only).
+    public var playRefunded: Bool
 
     public init(
-        playerID: Int64, level: SpeedLevel, seed: UInt64, rulesVersion: Int = GameRules.version,
+        publicID: String? = nil, playerID: Int64, level: SpeedLevel, seed: UInt64, rulesVersion: Int = GameRules.version,
         inputLog: InputLog, score: Int, steps: Int, endReason: GameEndReason, practice: Bool = false,
-        startedAt: Date, endedAt: Date, durationMilliseconds: Int
+        startedAt: Date, endedAt: Date, durationMilliseconds: Int, playRefunded: Bool = false
     ) {
+        self.publicID = publicID
         self.playerID = playerID
         self.level = level
         self.seed = seed
@@ -52,12 +62,15 @@ public struct NewGame: Sendable, Equatable {
         self.startedAt = startedAt
         self.endedAt = endedAt
         self.durationMilliseconds = durationMilliseconds
+        self.playRefunded = playRefunded
     }
 }
 
 /// A stored game (a row of `games`).
 public struct GameRecord: Sendable, Equatable {
     public var id: Int64
+    /// The id the player was shown; nil for games stored before migration 0005.
+    public var publicID: String?
     public var playerID: Int64
     public var level: SpeedLevel
     public var seed: UInt64
@@ -72,13 +85,16 @@ public struct GameRecord: Sendable, Equatable {
     public var startedAt: Date
     public var endedAt: Date
     public var durationMilliseconds: Int
+    /// A `server_crash` game whose free play was given back.
+    public var playRefunded: Bool
 
     public init(
-        id: Int64, playerID: Int64, level: SpeedLevel, seed: UInt64, rulesVersion: Int, inputLog: String,
-        score: Int, steps: Int, endReason: GameEndReason, practice: Bool, startedAt: Date, endedAt: Date,
-        durationMilliseconds: Int
+        id: Int64, publicID: String? = nil, playerID: Int64, level: SpeedLevel, seed: UInt64, rulesVersion: Int,
+        inputLog: String, score: Int, steps: Int, endReason: GameEndReason, practice: Bool, startedAt: Date,
+        endedAt: Date, durationMilliseconds: Int, playRefunded: Bool = false
     ) {
         self.id = id
+        self.publicID = publicID
         self.playerID = playerID
         self.level = level
         self.seed = seed
@@ -91,7 +107,11 @@ public struct GameRecord: Sendable, Equatable {
         self.startedAt = startedAt
         self.endedAt = endedAt
         self.durationMilliseconds = durationMilliseconds
+        self.playRefunded = playRefunded
     }
+
+    /// How people name it: the public id, or `#` and the row id for a game stored before 0005.
+    public var displayID: String { publicID ?? "#\(id)" }
 }
 
 /// A player's standing on one leaderboard after a game, for the game-over message.
@@ -129,9 +149,11 @@ public struct RecordedGame: Sendable, Equatable {
     }
 }
 
-/// A stored game whose replay disagrees with what was stored (``GameRepository/verifyAll(progress:)``).
+/// A stored game whose replay disagrees with what was stored (``GameRepository/verifyAll(progress:visiting:)``).
 public struct GameMismatch: Sendable, Equatable, CustomStringConvertible {
     public var gameID: Int64
+    /// The game's public id (nil for games stored before migration 0005).
+    public var publicID: String?
     public var playerID: Int64
     public var storedScore: Int
     public var storedSteps: Int
@@ -141,8 +163,10 @@ public struct GameMismatch: Sendable, Equatable, CustomStringConvertible {
     /// In words: which values differ, or why the replay failed.
     public var reason: String
 
-    public init(gameID: Int64, playerID: Int64, storedScore: Int, storedSteps: Int, replayedScore: Int?, replayedSteps: Int?, reason: String) {
+    public init(gameID: Int64, publicID: String? = nil, playerID: Int64, storedScore: Int, storedSteps: Int,
+                replayedScore: Int?, replayedSteps: Int?, reason: String) {
         self.gameID = gameID
+        self.publicID = publicID
         self.playerID = playerID
         self.storedScore = storedScore
         self.storedSteps = storedSteps
@@ -153,7 +177,7 @@ public struct GameMismatch: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let replayed = replayedScore.map { "replayed score \($0) steps \(replayedSteps ?? 0)" } ?? "not replayable"
-        return "game \(gameID) (player \(playerID)): stored score \(storedScore) steps \(storedSteps), \(replayed): \(reason)"
+        return "game \(publicID ?? "#\(gameID)") (player \(playerID)): stored score \(storedScore) steps \(storedSteps), \(replayed): \(reason)"
     }
 }
 

@@ -26,51 +26,66 @@ public struct GameRepository {
 
     public static let pageSizeRange = 1...500
 
-    /// Stores a finished game and updates the leaderboards, in one transaction.
+    /// Stores a finished game and updates the leaderboards, in one transaction. A game with a
+    /// public id also leaves `running_games` in it, so it is never both stored and running.
     @discardableResult
     public func record(_ game: NewGame) throws -> RecordedGame {
         try Self.validate(game)
+        return try database.transaction(.immediate) { _ in
+            try Self.insert(game, statements)
+        }
+    }
+
+    /// The body of ``record(_:)`` inside an open write transaction (also used by
+    /// ``RunningGameRepository/recoverAll(now:)``). `game` must have been validated.
+    static func insert(_ game: NewGame, _ statements: ScoreStatements) throws -> RecordedGame {
         let startedAt = UTCCivilTime.text(game.startedAt)
         let endedAt = UTCCivilTime.text(game.endedAt)
-        return try database.transaction(.immediate) { db in
-            let statements = self.statements
-            try LeaderboardRepository.requirePlayer(statements, game.playerID)
-            try statements.prepare("""
-                INSERT INTO games (player_id, level, seed, rules_version, input_log, score, steps, end_reason,
-                                   practice, started_at, ended_at, duration_ms)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute([
-                    game.playerID, game.level.rawValue, Int64(bitPattern: game.seed), game.rulesVersion,
-                    game.inputLog.encoded, game.score, game.steps, game.endReason.rawValue,
-                    game.practice, startedAt, endedAt, game.durationMilliseconds,
-                ])
-            let id = db.lastInsertRowID
-            let stored = GameRecord(
-                id: id, playerID: game.playerID, level: game.level, seed: game.seed, rulesVersion: game.rulesVersion,
-                inputLog: game.inputLog.encoded, score: game.score, steps: game.steps, endReason: game.endReason,
-                practice: game.practice, startedAt: UTCCivilTime.parse(startedAt) ?? game.startedAt,
-                endedAt: UTCCivilTime.parse(endedAt) ?? game.endedAt, durationMilliseconds: game.durationMilliseconds)
-            guard !game.practice else { return RecordedGame(game: stored, standings: []) }
-
-            var standings: [LeaderboardStanding] = []
-            for period in LeaderboardPeriod.allCases {
-                let board = LeaderboardRepository.Board(level: game.level, period: period, key: period.key(containing: game.endedAt))
-                let isNewBest = try LeaderboardRepository.offer(
-                    statements, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
-                guard let best = try LeaderboardRepository.best(statements, board, playerID: game.playerID) else {
-                    throw DatabaseError(extendedCode: SQLITE_INTERNAL, message: "best_scores lost the row just written for game \(id)")
-                }
-                standings.append(LeaderboardStanding(
-                    level: game.level, period: period, periodKey: board.key, personalBest: best.score,
-                    isNewBest: isNewBest, rank: try LeaderboardRepository.rank(statements, board, of: best.position)))
-            }
-            return RecordedGame(game: stored, standings: standings)
+        try LeaderboardRepository.requirePlayer(statements, game.playerID)
+        try statements.prepare("""
+            INSERT INTO games (public_id, player_id, level, seed, rules_version, input_log, score, steps, end_reason,
+                               practice, started_at, ended_at, duration_ms, play_refunded)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute([
+                game.publicID, game.playerID, game.level.rawValue, Int64(bitPattern: game.seed), game.rulesVersion,
+                game.inputLog.encoded, game.score, game.steps, game.endReason.rawValue,
+                game.practice, startedAt, endedAt, game.durationMilliseconds, game.playRefunded,
+            ])
+        let id = statements.database.lastInsertRowID
+        if let publicID = game.publicID {
+            try statements.prepare("DELETE FROM running_games WHERE public_id = ?").execute([publicID])
         }
+        let stored = GameRecord(
+            id: id, publicID: game.publicID, playerID: game.playerID, level: game.level, seed: game.seed,
+            rulesVersion: game.rulesVersion, inputLog: game.inputLog.encoded, score: game.score, steps: game.steps,
+            endReason: game.endReason, practice: game.practice, startedAt: UTCCivilTime.parse(startedAt) ?? game.startedAt,
+            endedAt: UTCCivilTime.parse(endedAt) ?? game.endedAt, durationMilliseconds: game.durationMilliseconds,
+            playRefunded: game.playRefunded)
+        guard !game.practice else { return RecordedGame(game: stored, standings: []) }
+
+        var standings: [LeaderboardStanding] = []
+        for period in LeaderboardPeriod.allCases {
+            let board = LeaderboardRepository.Board(level: game.level, period: period, key: period.key(containing: game.endedAt))
+            let isNewBest = try LeaderboardRepository.offer(
+                statements, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
+            guard let best = try LeaderboardRepository.best(statements, board, playerID: game.playerID) else {
+                throw DatabaseError(extendedCode: SQLITE_INTERNAL, message: "best_scores lost the row just written for game \(id)")
+            }
+            standings.append(LeaderboardStanding(
+                level: game.level, period: period, periodKey: board.key, personalBest: best.score,
+                isNewBest: isNewBest, rank: try LeaderboardRepository.rank(statements, board, of: best.position)))
+        }
+        return RecordedGame(game: stored, standings: standings)
     }
 
     /// The game with this id, or nil.
     public func game(id: Int64) throws -> GameRecord? {
         try statements.prepare("SELECT \(Self.columns) FROM games WHERE id = ?").query([id], Self.record).first
+    }
+
+    /// The game the player was shown as `publicID` (its `gameId`), or nil.
+    public func game(publicID: String) throws -> GameRecord? {
+        try statements.prepare("SELECT \(Self.columns) FROM games WHERE public_id = ?").query([publicID], Self.record).first
     }
 
     /// The player's games, newest first: `limit` of them, before the game `before` when given
@@ -112,11 +127,13 @@ public struct GameRepository {
     /// (stored as a crash but the replay still runs, or the other way round), or which cannot
     /// be replayed at all (unreadable log, another rules version). `retrorapid verify` prints
     /// these; an empty list means every stored score is the one its inputs earn.
-    /// `progress` gets the number of games checked so far, every 1,000 games and at the end.
-    public func verifyAll(progress: (Int) -> Void = { _ in }) throws -> [Mismatch] {
+    /// `progress` gets the number of games checked so far, every 1,000 games and at the end;
+    /// `visiting` sees each game as it is checked (to count them by end, say).
+    public func verifyAll(progress: (Int) -> Void = { _ in }, visiting: (GameRecord) -> Void = { _ in }) throws -> [Mismatch] {
         var mismatches: [Mismatch] = []
         var checked = 0
         try forEachGame { game in
+            visiting(game)
             if let mismatch = Self.verify(game) { mismatches.append(mismatch) }
             checked += 1
             if checked % 1000 == 0 { progress(checked) }
@@ -128,7 +145,7 @@ public struct GameRepository {
     /// The mismatch for one game, or nil when its replay agrees with what was stored.
     public static func verify(_ game: GameRecord) -> Mismatch? {
         func mismatch(_ reason: String, _ state: GameState? = nil) -> Mismatch {
-            Mismatch(gameID: game.id, playerID: game.playerID, storedScore: game.score, storedSteps: game.steps,
+            Mismatch(gameID: game.id, publicID: game.publicID, playerID: game.playerID, storedScore: game.score, storedSteps: game.steps,
                      replayedScore: state?.score, replayedSteps: state?.step, reason: reason)
         }
         let log: InputLog
@@ -153,7 +170,13 @@ public struct GameRepository {
 
     // MARK: - Private
 
-    private static func validate(_ game: NewGame) throws(StoreError) {
+    static func validate(_ game: NewGame) throws(StoreError) {
+        if let publicID = game.publicID, publicID.isEmpty {
+            throw StoreError(.invalid, "must not be empty; pass nil for a game without one", field: "publicID")
+        }
+        guard !game.playRefunded || game.endReason == .serverCrash else {
+            throw StoreError(.invalid, "only a server_crash game has its play refunded", field: "playRefunded")
+        }
         guard game.rulesVersion >= 1 else {
             throw StoreError(.invalid, "must be 1 or more, got \(game.rulesVersion)", field: "rulesVersion")
         }
@@ -180,7 +203,7 @@ public struct GameRepository {
 
     private static let columns = """
         id, player_id, level, seed, rules_version, input_log, score, steps, end_reason, practice,
-        started_at, ended_at, duration_ms
+        started_at, ended_at, duration_ms, public_id, play_refunded
         """
 
     private static func record(_ row: Statement) throws -> GameRecord {
@@ -193,9 +216,9 @@ public struct GameRepository {
             throw DatabaseError(extendedCode: SQLITE_CORRUPT, message: "games row \(id) holds a value this build cannot read")
         }
         return GameRecord(
-            id: id, playerID: row.int64(at: 1), level: level, seed: UInt64(bitPattern: row.int64(at: 3)),
+            id: id, publicID: row.isNull(at: 13) ? nil : row.string(at: 13), playerID: row.int64(at: 1), level: level, seed: UInt64(bitPattern: row.int64(at: 3)),
             rulesVersion: row.int(at: 4), inputLog: row.string(at: 5), score: row.int(at: 6), steps: row.int(at: 7),
             endReason: endReason, practice: row.bool(at: 9), startedAt: startedAt, endedAt: endedAt,
-            durationMilliseconds: row.int(at: 12))
+            durationMilliseconds: row.int(at: 12), playRefunded: row.bool(at: 14))
     }
 }

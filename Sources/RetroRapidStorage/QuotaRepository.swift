@@ -109,30 +109,37 @@ public struct QuotaRepository {
             throw StoreError(.invalid, "The game id is empty; pass nil when there is no game id.", field: "gameID")
         }
         return try database.transaction(.immediate) { db in
-            try CommercePlayers.require(playerID, in: db)
-            if try EntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
-                return try currentStatus(db, playerID: playerID, now: now)
-            }
-            if let gameID {
-                let alreadyCounted = try db.prepare("SELECT 1 FROM plays WHERE player_id = ? AND game_id = ?")
-                    .query([playerID, gameID]) { _ in true }
-                if !alreadyCounted.isEmpty { return try currentStatus(db, playerID: playerID, now: now) }
-            }
-            let day = UTCCivilTime.day(now)
-            try db.prepare("""
-                INSERT INTO plays (player_id, day, game_id, consumed_at)
-                SELECT ?1, ?2, ?3, ?4
-                WHERE (SELECT count(*) FROM plays WHERE player_id = ?1 AND day = ?2) < ?5
-                """).execute([playerID, day, gameID, UTCCivilTime.text(now), dailyFreePlays])
-            let consumed = db.changes == 1
-            let status = try currentStatus(db, playerID: playerID, now: now)
-            guard consumed else { throw QuotaExhaustedError(status: status, now: now) }
-            return status
+            try consumePlay(db, playerID: playerID, gameID: gameID, now: now).status
         }
     }
 
+    /// The body of ``consumePlay(playerID:gameID:now:)`` inside an open write transaction
+    /// (``RunningGameRepository/begin(_:)`` starts a game in the same one).
+    /// `consumed` is false when no row was added (unlimited play, or the game already had one).
+    func consumePlay(_ db: Database, playerID: Int64, gameID: String?, now: Date) throws -> (status: QuotaStatus, consumed: Bool) {
+        try CommercePlayers.require(playerID, in: db)
+        if try EntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            return (try currentStatus(db, playerID: playerID, now: now), false)
+        }
+        if let gameID {
+            let alreadyCounted = try db.prepare("SELECT 1 FROM plays WHERE player_id = ? AND game_id = ?")
+                .query([playerID, gameID]) { _ in true }
+            if !alreadyCounted.isEmpty { return (try currentStatus(db, playerID: playerID, now: now), false) }
+        }
+        let day = UTCCivilTime.day(now)
+        try db.prepare("""
+            INSERT INTO plays (player_id, day, game_id, consumed_at)
+            SELECT ?1, ?2, ?3, ?4
+            WHERE (SELECT count(*) FROM plays WHERE player_id = ?1 AND day = ?2) < ?5
+            """).execute([playerID, day, gameID, UTCCivilTime.text(now), dailyFreePlays])
+        let consumed = db.changes == 1
+        let status = try currentStatus(db, playerID: playerID, now: now)
+        guard consumed else { throw QuotaExhaustedError(status: status, now: now) }
+        return (status, true)
+    }
+
     /// The status inside an open transaction.
-    private func currentStatus(_ db: Database, playerID: Int64, now: Date) throws -> QuotaStatus {
+    func currentStatus(_ db: Database, playerID: Int64, now: Date) throws -> QuotaStatus {
         let day = UTCCivilTime.day(now)
         let used = try db.prepare("SELECT count(*) FROM plays WHERE player_id = ? AND day = ?")
             .query([playerID, day]) { $0.int(at: 0) }.first ?? 0

@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var currency = "GBP"
     public var latencyGraceMilliseconds = 150
     public var disconnectGraceSeconds = 60
+    /// How often running games' input logs are saved: what a crash of the server can lose.
+    public var checkpointIntervalMilliseconds = 1000
     public var maxMessageBytes = 4096
     public var maxConnectionsPerIP = 64
     public var maxHTTPConnectionsPerIP = 128
@@ -317,6 +319,11 @@ extension ServerConfiguration {
                  help: "How late a move may arrive and still count, to forgive network delay."),
         .integer("disconnectGraceSeconds", "disconnect-grace-seconds", \.disconnectGraceSeconds, range: 0...3600,
                  help: "How long a dropped player's game waits for them to reconnect."),
+        .integer("checkpointIntervalMilliseconds", "checkpoint-interval-milliseconds", \.checkpointIntervalMilliseconds,
+                 range: 100...60_000,
+                 help: "How often what changed in running games (steps, moves) is saved, in one transaction for "
+                     + "all of them. A crash of the server loses at most this much of each game; at the next start "
+                     + "every game it left running is saved as server_crash from its last checkpoint."),
         .integer("maxMessageBytes", "max-message-bytes", \.maxMessageBytes, range: 256...1_048_576,
                  help: "Largest WebSocket message accepted from a client."),
         .integer("maxConnectionsPerIP", "max-connections-per-ip", \.maxConnectionsPerIP, range: 1...100_000,

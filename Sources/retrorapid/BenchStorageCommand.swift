@@ -17,15 +17,19 @@ import RetroRapidSupport
 /// 3. Latency over `--queries` random queries: the top-20 page, a top-20 page at a random
 ///    depth (after a random player's neighbourhood), around-me with 5 neighbours each side,
 ///    and `record` on the full board (it ranks the player on three boards).
+/// 4. Checkpoints of `--running-games` running games, and their recovery (`CheckpointBench`).
 enum BenchStorageCommand: Command {
     static let name = "bench-storage"
     static let summary = "measure games stored per second and leaderboard latency"
     static let usage = """
-        usage: retrorapid bench-storage [--scores N] [--games N] [--queries N] [--migrations DIR] [--dir DIR]
+        usage: retrorapid bench-storage [--scores N] [--games N] [--queries N] [--running-games N]
+                                        [--migrations DIR] [--dir DIR]
 
           --scores      best scores on the big leaderboard (default: 1000000)
           --games       finished games to record for the games-per-second figure (default: 20000)
           --queries     random queries per leaderboard measurement (default: 2000)
+          --running-games  running games checkpointed once a simulated second for 120 s, then
+                        recovered as after a crash (default: 12000; 0 skips it)
           --migrations  the folder of NNNN_name.sql files (default: Migrations)
           --dir         where to make the temporary folder (default: the system's temporary folder);
                         put it on the disk the server would use, since FULL waits for that disk
@@ -38,14 +42,16 @@ enum BenchStorageCommand: Command {
         let scores: Int
         let games: Int
         let queries: Int
+        let runningGames: Int
         let migrations: URL
         let parent: URL
         do {
-            let parsed = try ParsedArguments(arguments, valueOptions: ["scores", "games", "queries", "migrations", "dir"])
+            let parsed = try ParsedArguments(arguments, valueOptions: ["scores", "games", "queries", "running-games", "migrations", "dir"])
             guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
             scores = try parsed.int("scores", default: 1_000_000, range: 100...100_000_000)
             games = try parsed.int("games", default: 20_000, range: 1...10_000_000)
             queries = try parsed.int("queries", default: 2_000, range: 10...10_000_000)
+            runningGames = try parsed.int("running-games", default: 12_000, range: 0...1_000_000)
             migrations = URL(fileURLWithPath: parsed.value("migrations") ?? "Migrations", isDirectory: true)
             parent = parsed.value("dir").map { URL(fileURLWithPath: $0, isDirectory: true) } ?? FileManager.default.temporaryDirectory
         } catch let error as ArgumentError {
@@ -143,6 +149,13 @@ enum BenchStorageCommand: Command {
         let onBoard = try StorageBench.recordGames(
             db, count: min(games, 2000), players: players, pool: pool, random: &random, level: .fast)
         print("record_on_full_board synchronous=FULL \(onBoard)")
+
+        if runningGames > 0 {
+            let games = pool.map { CheckpointBench.Game(seed: $0.seed, level: $0.level, log: $0.log) }
+            for line in try CheckpointBench.run(folder: folder, migrations: migrations, games: runningGames, pool: games) {
+                print(line)
+            }
+        }
         return 0
     }
 }

@@ -18,7 +18,9 @@ enum PlayersCommand: Command {
 
         show             The player's name, when they joined, their devices (last seen,
                          revoked), free plays left today, unlimited play, redeemed codes,
-                         orders, best scores with ranks, and latest games.
+                         orders, best scores with ranks, and latest games by the id the
+                         player was shown (gameId; 'retrorapid games show GAME_ID' has one
+                         in full), a game running now first.
         grant-unlimited  Grants unlimited play, recorded as granted by the operator with the
                          reason (default: "granted with the operator CLI"). A player who
                          already has it keeps their first grant.
@@ -64,6 +66,7 @@ enum PlayersCommand: Command {
         let redemptions = try CodeRepository(database: database).redemptions(playerID: player.id)
         let devices = try PlayerRepository(database: database).devices(playerID: player.id)
         let games = try GameRepository(database: database).games(playerID: player.id, limit: 5)
+        let running = try RunningGameRepository(database: database).running(playerID: player.id)
         let leaderboards = LeaderboardRepository(database: database)
 
         var facts = TextTable(["player", player.publicID])
@@ -124,13 +127,21 @@ enum PlayersCommand: Command {
 
         print("\nlatest games")
         var gameTable = TextTable(["GAME", "LEVEL", "SCORE", "STEPS", "ENDED", "END", "PRACTICE"])
-        for game in games {
+        for game in running {
+            // What its last checkpoint holds; the score comes with the end.
+            let steps = (try? InputLog(encoded: game.inputLog).steps).map(String.init) ?? "?"
             gameTable.append([
-                String(game.id), game.level.rawValue, String(game.score), String(game.steps),
-                OperatorTime.text(game.endedAt), game.endReason.rawValue, game.practice ? "yes" : "no",
+                game.publicID, game.level.rawValue, "-", steps, "-",
+                "running (checkpoint \(OperatorTime.text(game.checkpointedAt)))", game.practice ? "yes" : "no",
             ])
         }
-        print(games.isEmpty ? "  none" : gameTable.render(indent: "  "))
+        for game in games {
+            gameTable.append([
+                game.displayID, game.level.rawValue, String(game.score), String(game.steps),
+                OperatorTime.text(game.endedAt), GamesCommand.endText(game), game.practice ? "yes" : "no",
+            ])
+        }
+        print(games.isEmpty && running.isEmpty ? "  none" : gameTable.render(indent: "  "))
         return 0
     }
 

@@ -14,6 +14,7 @@ enum RetroRapidMain {
             CodesCommand.self,
             PlayersCommand.self,
             OrdersCommand.self,
+            GamesCommand.self,
             BackupCommand.self,
             VerifyCommand.self,
             CrashWriterCommand.self,

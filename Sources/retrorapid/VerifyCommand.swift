@@ -13,9 +13,12 @@ enum VerifyCommand: Command {
 
         Replays every stored game from its seed, level, rules version and input log, and
         lists each game whose stored score or steps differ from the replay's, whose end
-        disagrees with it, or which cannot be replayed. A mismatch means the row was changed
-        after the game (or the rules changed without a new rules version). Safe while the
-        server runs: it reads in short batches and writes nothing.
+        disagrees with it, or which cannot be replayed, by the id its player was shown
+        (gameId; #ROW for a game stored before ids were kept). A mismatch means the row was
+        changed after the game (or the rules changed without a new rules version). Games
+        ended by a server crash (server_crash) are replayed to their last checkpoint, where
+        their log ends, like a quit game. Safe while the server runs: it reads in short
+        batches and writes nothing. One game in full: 'retrorapid games show GAME_ID'.
 
         \(OperatorDatabase.optionsUsage)
 
@@ -34,28 +37,32 @@ enum VerifyCommand: Command {
 
         let started = Date()
         var checked = 0
+        var serverCrashes = 0
         let isTerminal = isatty(STDERR_FILENO) != 0
-        let mismatches = try games.verifyAll { count in
-            checked = count
-            // Progress for a person watching; a log or a pipe gets only the result.
-            if isTerminal, count > 0, count % 10_000 == 0 { OperatorOutput.note("checked \(count) games…") }
-        }
+        let mismatches = try games.verifyAll(
+            progress: { count in
+                checked = count
+                // Progress for a person watching; a log or a pipe gets only the result.
+                if isTerminal, count > 0, count % 10_000 == 0 { OperatorOutput.note("checked \(count) games…") }
+            },
+            visiting: { game in if game.endReason == .serverCrash { serverCrashes += 1 } })
         let seconds = Date().timeIntervalSince(started)
+        let crashes = serverCrashes == 0 ? "" : " (\(serverCrashes) ended by a server crash, replayed to their last checkpoint)"
 
         if mismatches.isEmpty {
-            print("verified \(checked) games in \(String(format: "%.1f", seconds)) s: every stored score matches its replay")
+            print("verified \(checked) games\(crashes) in \(String(format: "%.1f", seconds)) s: every stored score matches its replay")
             return 0
         }
         var table = TextTable(["GAME", "PLAYER", "STORED SCORE", "STORED STEPS", "REPLAYED SCORE", "REPLAYED STEPS", "WHY"])
         for mismatch in mismatches {
             let player = (try? players.player(id: mismatch.playerID).publicID) ?? "#\(mismatch.playerID)"
             table.append([
-                String(mismatch.gameID), player, String(mismatch.storedScore), String(mismatch.storedSteps),
+                mismatch.publicID ?? "#\(mismatch.gameID)", player, String(mismatch.storedScore), String(mismatch.storedSteps),
                 mismatch.replayedScore.map(String.init) ?? "-", mismatch.replayedSteps.map(String.init) ?? "-", mismatch.reason,
             ])
         }
         print(table.render())
-        print("\(mismatches.count) of \(checked) games do not match their replay")
+        print("\(mismatches.count) of \(checked) games\(crashes) do not match their replay")
         return 1
     }
 }

@@ -104,6 +104,24 @@ struct DatabaseWorkerTests {
         #expect(error.withLock { $0 }?.code == .notFound)
     }
 
+    @Test func performAndWaitRunsOnTheStorageThreadAfterQueuedWorkAndReturnsOrThrows() throws {
+        let harness = try WorkerHarness()
+        let context = harness.context
+        let worked = Mutex<[Int]>([])
+        harness.worker.perform({ _ in worked.withLock { $0.append(1) } }, then: { _ in })
+        let answer = try harness.worker.performAndWait { storage -> Bool in
+            storage.assertOnStorageThread()
+            worked.withLock { $0.append(2) }
+            return context.isServiceThread
+        }
+        #expect(answer == false)
+        #expect(worked.withLock { $0 } == [1, 2])
+        let error = #expect(throws: StoreError.self) { try harness.worker.performAndWait { storage in try storage.players.player(id: 4242) } }
+        #expect(error?.code == .notFound)
+        harness.worker.shutdown()
+        #expect(throws: DatabaseWorkerError.shutDown) { try harness.worker.performAndWait { _ in 1 } }
+    }
+
     @Test func jobsAndCompletionsKeepTheOrderTheyWereSubmittedIn() throws {
         let harness = try WorkerHarness()
         let worked = Mutex<[Int]>([])

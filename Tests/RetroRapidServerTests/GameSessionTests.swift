@@ -291,6 +291,42 @@ struct GameSessionTests {
         let replayed = try Replay.run(seed: record.seed, level: record.level, log: record.inputLog)
         #expect(replayed.score == record.score && replayed.step == record.steps)
         #expect(record.durationMilliseconds <= 6000 + 1)
+        #expect(record.publicID == "g1")
+    }
+
+    @Test func aCheckpointIsOfferedOnlyWhenTheLogChangedSinceTheLastOneSaved() throws {
+        let game = session(seed: 11)
+        #expect(game.checkpoint(now: Self.start) == nil)  // nothing played yet: the row's '0:' stands
+        let (_, at) = stepOnce(game)
+        let (first, size) = try #require(game.checkpoint(now: at))
+        #expect(first.publicID == "g1" && first.steps == 1 && first.movesBefore == 0 && first.durationMilliseconds == 600)
+        // Not confirmed yet: offered again, and then no more once it is.
+        #expect(game.checkpoint(now: at)?.0 == first)
+        game.checkpointSaved(size)
+        #expect(game.checkpoint(now: at + 100 * Self.ms) == nil)
+        // Moves: only those since the confirmed checkpoint go, after the count it holds.
+        _ = try game.move(.left, seenStep: 1, now: at + 100 * Self.ms).get()
+        let (one, oneSize) = try #require(game.checkpoint(now: at + 100 * Self.ms))
+        game.checkpointSaved(oneSize)
+        _ = try game.move(.right, seenStep: 1, now: at + 200 * Self.ms).get()
+        let (delta, deltaSize) = try #require(game.checkpoint(now: at + 200 * Self.ms))
+        #expect(one.moves.map(\.direction) == [.left] && delta.movesBefore == 1 && delta.moves.map(\.direction) == [.right])
+        let (whole, _) = try #require(game.checkpoint(now: at + 200 * Self.ms, full: true))
+        #expect(whole.movesBefore == 0 && whole.moves == game.game.log.moves && whole.steps == 1)
+        game.checkpointSaved(deltaSize)
+        #expect(game.checkpoint(now: at + 200 * Self.ms) == nil)
+        // A pause changes no log: nothing to write however long it lasts.
+        stepOnce(game)
+        _ = try game.pause(now: Self.start + 1300 * Self.ms).get()
+        let (paused, pausedSize) = try #require(game.checkpoint(now: Self.start + 1300 * Self.ms))
+        #expect(paused.steps == 2 && paused.durationMilliseconds == 1300)
+        game.checkpointSaved(pausedSize)
+        #expect(game.checkpoint(now: Self.start + 60_000 * Self.ms) == nil)
+        // An ended game is being saved whole: no checkpoint.
+        _ = try game.resume(now: Self.start + 61_000 * Self.ms).get()
+        stepOnce(game)
+        _ = game.end(.abandoned, now: Self.start + 62_000 * Self.ms)
+        #expect(game.checkpoint(now: Self.start + 62_000 * Self.ms) == nil)
     }
 }
 

@@ -1,0 +1,145 @@
+"""A running game survives a crash of the server (issue 11): the real binary is killed with
+SIGKILL mid-game and started again on the same database. The game must come back as a stored
+`server_crash` game under the id its player was shown, with the score its last checkpoint
+reached, its free play given back, and the operator's commands must find it."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import REPO, start_server
+from ws_client import GameClient, create_player, nearest_safe_move, run
+
+BINARY = str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
+# Small, so the test waits little for a checkpoint; the default is 1000 ms.
+CHECKPOINT = ["--checkpoint-interval-milliseconds", "200"]
+
+
+def retrorapid(server, *args):
+    return subprocess.run([BINARY, *args, "--database", str(server.database),
+                           "--migrations", str(REPO / "Migrations")],
+                          capture_output=True, text=True, timeout=60, cwd=REPO)
+
+
+async def play_until(client, score):
+    """Follows the safe-lane cue until a step shows `score` points; returns that step."""
+    while True:
+        message = await client.recv(timeout=10)
+        assert message["type"] != "gameOver", f"crashed before {score} points: {message}"
+        if message["type"] != "step":
+            continue
+        if message["score"] >= score:
+            return message
+        direction = nearest_safe_move(message)
+        if direction:
+            goal = min(message["safeLanes"], key=lambda lane: abs(lane - message["lane"]))
+            for _ in range(abs(goal - message["lane"])):
+                await client.send(type="move", direction=direction, step=message["step"])
+
+
+def test_a_game_cut_by_sigkill_is_saved_as_server_crash_at_restart_and_its_play_refunded(tmp_path):
+    folder = tmp_path / "server"
+    first = start_server(folder, *CHECKPOINT)
+    token = create_player(first, "Crash Test")
+
+    async def before_the_crash():
+        client = await GameClient.signed_in(first, token)
+        started = await client.start("rapid")
+        last = await play_until(client, 3)
+        # Paused, the game stands still: what the client saw is what the next checkpoint holds.
+        await client.send(type="pause")
+        while (message := await client.recv(timeout=5))["type"] != "paused":
+            if message["type"] == "step":
+                last = message
+        return client.welcome["player"]["id"], started, last
+
+    player_id, started, last = run(before_the_crash())
+    game_id = started["game"]["gameId"]
+    assert started["quota"]["playsUsed"] == 1
+    time.sleep(1.0)  # five checkpoint intervals
+    with sqlite3.connect(first.database) as db:
+        assert db.execute("SELECT public_id, free_play FROM running_games").fetchall() == [(game_id, 1)]
+        # Appended as the game went: the last row holds the step the client saw last.
+        assert db.execute("SELECT max(steps) FROM game_checkpoints WHERE public_id = ?", (game_id,)).fetchone() == (last["step"],)
+    first.process.send_signal(signal.SIGKILL)
+    assert first.process.wait(timeout=10) == -signal.SIGKILL
+
+    second = start_server(folder, *CHECKPOINT)
+    try:
+        assert second.database == first.database
+        assert "game left running by the last run saved" in second.log()
+        with sqlite3.connect(second.database) as db:
+            rows = db.execute("""SELECT public_id, end_reason, score, steps, play_refunded, practice
+                                 FROM games""").fetchall()
+            running = db.execute("SELECT count(*) FROM running_games").fetchone()[0]
+            best = db.execute("SELECT score FROM best_scores WHERE level = 'rapid' AND period = 'all'").fetchall()
+        assert rows == [(game_id, "server_crash", last["score"], last["step"], 1, 0)]
+        assert last["score"] > 0 and running == 0
+        assert best == [(last["score"],)]
+
+        # The play is back, over HTTP and in the welcome; nothing is left to resume.
+        quota = second.request("GET", "/api/v1/quota", token=token).json()
+        assert quota["playsUsed"] == 0 and quota["playsLeft"] == quota["dailyFreePlays"]
+
+        async def after_the_restart():
+            client = await GameClient.signed_in(second, token)
+            welcome = client.welcome
+            await client.send(type="resume")
+            refusal = await client.expect_error("no_game")
+            await client.close()
+            return welcome, refusal
+
+        welcome, _ = run(after_the_restart())
+        assert welcome["quota"]["playsUsed"] == 0 and welcome.get("resumable") is None
+
+        # The operator finds it by the id the player was shown.
+        shown = retrorapid(second, "players", "show", player_id)
+        assert shown.returncode == 0, shown.stderr
+        line = next(line for line in shown.stdout.splitlines() if game_id in line)
+        assert "server_crash (play refunded)" in line and f" {last['score']} " in line
+        game = retrorapid(second, "games", "show", game_id)
+        assert game.returncode == 0, game.stderr
+        assert "server_crash (play refunded)" in game.stdout and "replay" in game.stdout
+        assert f"matches (score {last['score']}, {last['step']} steps)" in game.stdout
+        verified = retrorapid(second, "verify")
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        assert "verified 1 games (1 ended by a server crash" in verified.stdout
+
+        # A tampered score is reported under the same id.
+        with sqlite3.connect(second.database) as db:
+            db.execute("UPDATE games SET score = score + 1 WHERE public_id = ?", (game_id,))
+        tampered = retrorapid(second, "verify")
+        assert tampered.returncode == 1 and game_id in tampered.stdout, tampered.stdout
+        with sqlite3.connect(second.database) as db:
+            db.execute("UPDATE games SET score = score - 1 WHERE public_id = ?", (game_id,))
+        unknown = retrorapid(second, "games", "show", "00000000000000ff")
+        assert unknown.returncode == 1 and "no game has the id" in unknown.stderr
+
+        # A graceful stop saves its game itself; the next start has nothing to recover.
+        async def a_game_then_sigterm():
+            client = await GameClient.signed_in(second, token)
+            again = await client.start("cruise")
+            await client.expect("step")
+            second.process.send_signal(signal.SIGTERM)
+            over, _ = await client.until(lambda message: message["type"] == "gameOver", timeout=10)
+            return again["game"]["gameId"], over
+
+        second_game, over = run(a_game_then_sigterm())
+        assert over["reason"] == "shutdown" and over["saved"] is True
+        assert second.process.wait(timeout=15) == 0
+    finally:
+        if second.process.poll() is None:
+            second.process.kill()
+
+    third = start_server(folder, *CHECKPOINT)
+    try:
+        assert "left running" not in third.log()
+        with sqlite3.connect(third.database) as db:
+            ends = db.execute("SELECT public_id, end_reason FROM games ORDER BY id").fetchall()
+            running = db.execute("SELECT count(*) FROM running_games").fetchone()[0]
+        assert ends == [(game_id, "server_crash"), (second_game, "shutdown")] and running == 0
+    finally:
+        third.stop()

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CLibWebSockets
+import RetroRapidSupport
 import RetroRapidLWS
 
 /// The callback of `protocols[0]`: every HTTP connection of the vhost, and the context-wide
@@ -307,10 +308,8 @@ private struct LWSHTTPConnection {
     {
         let fd = lws_get_socket_fd(wsi)
         guard fd >= 0 else { return nil }
-        var received: UInt64 = 0
-        var sent: UInt64 = 0
-        var state: UInt8 = 0
-        guard rr_tcp_byte_counts(fd, &received, &sent, &state) == 0 else { return nil }
+        guard let counts = TCPByteCounts(socket: fd) else { return nil }
+        let (received, sent, state) = (counts.received, counts.sent, counts.state)
         // Linux's TCP states (include/net/tcp_states.h). TCP counts the peer's FIN as a byte
         // received: in any state but these three it may have come, so one byte is taken off
         // (after a reset that undercounts by one, which only errs towards silence).

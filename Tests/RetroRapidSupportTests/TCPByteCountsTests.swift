@@ -1,12 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLibWebSockets
+import RetroRapidSupport
 import Testing
 
-/// `rr_tcp_byte_counts` (Sources/CLibWebSockets/shim.h) reads the kernel's TCP_INFO at fixed
+/// `TCPByteCounts` (Sources/RetroRapidSupport/TCPByteCounts.swift) reads the kernel's TCP_INFO at fixed
 /// offsets; this holds them to what a real loopback connection carried.
-@Suite struct TCPByteCountTests {
+@Suite struct TCPByteCountsTests {
     @Test func theCountsAreTheBytesEachWayAndTheStateIsEstablished() throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
@@ -36,11 +36,10 @@ import Testing
         #expect(send(server, answer, answer.count, 0) == answer.count)
         usleep(50_000)
 
-        var received: UInt64 = 0, sent: UInt64 = 0, state: UInt8 = 0
-        #expect(rr_tcp_byte_counts(server, &received, &sent, &state) == 0)
-        #expect(received == 1234)
-        #expect(sent == 321)
-        #expect(state == 1)  // TCP_ESTABLISHED
-        #expect(rr_tcp_byte_counts(-1, &received, &sent, &state) == -1)
+        let counts = try #require(TCPByteCounts(socket: server))
+        #expect(counts.received == 1234)
+        #expect(counts.sent == 321)
+        #expect(counts.state == 1)  // TCP_ESTABLISHED
+        #expect(TCPByteCounts(socket: -1) == nil)
     }
 }

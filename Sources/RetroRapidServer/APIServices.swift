@@ -73,6 +73,18 @@ struct APIServices: Sendable {
     /// (`RateLimits.signIn`): asked here first, so such a client costs no database job.
     func runSignedIn(_ request: HTTPRequest, _ responder: HTTPResponder,
                      _ work: @escaping @Sendable (StorageContext, AuthenticatedDevice, Date) throws -> HTTPResponse) {
+        runSignedIn(request, responder, publishing: { (_: Never) in }) { storage, device, now in
+            (try work(storage, device, now), nil)
+        }
+    }
+
+    /// Like `runSignedIn`, for a change other parts of the server must hear of: `work` returns
+    /// the answer and the event, and `publish` gets the event on the service thread right
+    /// after the answer is handed on (a device signed out closes its game connections).
+    func runSignedIn<Event: Sendable>(
+        _ request: HTTPRequest, _ responder: HTTPResponder, publishing publish: @escaping @Sendable (Event) -> Void,
+        _ work: @escaping @Sendable (StorageContext, AuthenticatedDevice, Date) throws -> (HTTPResponse, Event?)
+    ) {
         let token: String
         let address = clientAddress(request)
         do {
@@ -82,10 +94,14 @@ struct APIServices: Sendable {
             return responder.respond(APIError(error).response)
         }
         let rateLimits = self.rateLimits
-        run(responder) { storage, now in
-            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)
-            return try work(storage, device, now)
-        }
+        let logger = self.logger
+        worker.perform({ storage -> (HTTPResponse, Event?) in
+            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: storage.now)
+            return try work(storage, device, storage.now)
+        }, then: { result in
+            responder.respond(Self.response(result.map(\.0), logger: logger))
+            if case .success((_, let event?)) = result { publish(event) }
+        })
     }
 
     /// Like `runSignedIn`, with a JSON body: the token's presence is checked first (so a request

@@ -187,10 +187,15 @@ enum PlayerRoutes {
         } catch {
             return responder.respond(error.response)
         }
-        api.runSignedIn(request, responder) { storage, device, now in
+        let events = api.events
+        // Once revoked, the device's open game connections are closed too (a leaked token
+        // must stop working everywhere at once, not only at its next sign-in).
+        api.runSignedIn(request, responder, publishing: { (revoked: (playerID: Int64, deviceID: Int64)) in
+            events.publishDeviceRevoked(playerID: revoked.playerID, deviceID: revoked.deviceID)
+        }) { storage, device, now in
             try storage.players.revokeDevice(playerID: device.player.id, deviceID: deviceID, now: now)
             let list = try storage.players.devices(playerID: device.player.id, currentDeviceID: device.deviceID)
-            return try APIJSON.response(DevicesJSON(devices: list.map(DeviceJSON.init)))
+            return (try APIJSON.response(DevicesJSON(devices: list.map(DeviceJSON.init))), (device.player.id, deviceID))
         }
     }
 

@@ -120,6 +120,9 @@ public final class WebSocketHub: @unchecked Sendable {
         events?.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
             self.pushSettings(playerID: playerID, settings: settings, exceptDevice: deviceID)
         }
+        events?.subscribeToDeviceRevocations { [unowned self] playerID, deviceID in
+            self.closeConnections(playerID: playerID, deviceID: deviceID)
+        }
     }
 
     /// The game protocol for the vhost's protocol list (after the HTTP one).
@@ -300,6 +303,19 @@ public final class WebSocketHub: @unchecked Sendable {
         logger.info("game connection broke the WebSocket protocol", metadata: [
             "ws.connection.id": connection.map { String($0.id) } ?? "-", "ws.close.code": String(close.code),
             "ws.close.reason": close.reason])
+    }
+
+    /// Closes every game connection signed in with a device that was just signed out, as a
+    /// `hello` with its token would now be refused (4401). Its game waits for the player, as
+    /// after a lost connection: another of their devices can resume or quit it.
+    func closeConnections(playerID: Int64, deviceID: Int64) {
+        assertOnServiceThread()
+        for id in connectionsByPlayer[playerID] ?? [] {
+            guard let connection = connections[id], connection.identity?.deviceID == deviceID else { continue }
+            refuse(connection, ProtocolError(
+                .unauthorized, "This device was signed out. Sign in again to play on it.",
+                close: .init(code: ProtocolError.Close.unauthorizedCode, reason: "unauthorized: device signed out")))
+        }
     }
 
     /// Sends the new settings to every signed-in connection of the player but `exceptDevice`'s.

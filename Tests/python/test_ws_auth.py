@@ -87,6 +87,32 @@ def test_a_revoked_device_is_refused(server):
     run(scenario())
 
 
+def test_signing_a_device_out_closes_its_open_game_connection(server):
+    """A leaked token stops working at once: the game connection it opened is closed (4401),
+    not only its next hello; the game waits and the player's other device takes it back."""
+    first = create_player(server, "Owner")
+    second = link_second_device(server, first)
+    devices = server.request("GET", "/api/v1/devices", token=first).json()["devices"]
+    other = next(device for device in devices if not device["current"])
+
+    async def scenario():
+        thief = await GameClient.signed_in(server, second)
+        started = await thief.start(level="cruise")
+        owner = await GameClient.signed_in(server, first)
+        assert server.request("DELETE", f"/api/v1/devices/{other['id']}", token=first).status == 200
+        error = await thief.expect_error("unauthorized")
+        assert "signed out" in error["message"]
+        code, reason = await thief.closed()
+        assert code == 4401 and "signed out" in reason
+        # The owner's own connection stays open and can take the game back.
+        await owner.send(type="resume")
+        snapshot = await owner.expect("snapshot")
+        assert snapshot["game"]["gameId"] == started["game"]["gameId"]
+        await owner.close()
+
+    run(scenario())
+
+
 def test_nothing_but_hello_is_accepted_first(server):
     token = create_player(server)
 

@@ -6,6 +6,7 @@ import Foundation
 /// (`Unicode.Scalar.Properties`):
 /// - 1 to 24 characters after the spaces at both ends are trimmed. A character is a grapheme
 ///   cluster (what a reader sees as one letter), so "é" typed as `e` + U+0301 counts once.
+///   At most ``maximumScalars`` code points in all, so a name's size is bounded too.
 /// - Letters of any script (`L*`, so Arabic, Cyrillic, Devanagari, Han… all work), decimal
 ///   digits of any script (`Nd`), the plain space U+0020, `-` and `_`. Combining marks (`Mn`,
 ///   `Mc`) only inside a character that starts with a letter or digit, at most
@@ -32,6 +33,10 @@ public struct DisplayName: Sendable, Hashable, CustomStringConvertible {
 
     public static let maximumLength = 24
     public static let maximumMarksPerCharacter = 4
+    /// Code points in the whole name: 24 characters do not bound them (a run of Hangul
+    /// leading jamo is one character however long), so this does, generously (24 Devanagari
+    /// conjuncts with a vowel sign are 96).
+    public static let maximumScalars = 128
 
     /// What every refusal message ends with, so a player always learns what is allowed.
     public static let rules = "A display name is 1 to 24 characters: letters, digits, single spaces between words, '-' and '_' (no emoji, symbols or invisible characters)."
@@ -45,6 +50,9 @@ public struct DisplayName: Sendable, Hashable, CustomStringConvertible {
         }
         guard name.count <= Self.maximumLength else {
             throw Self.refusal("The display name is too long (\(name.count) characters).")
+        }
+        guard name.unicodeScalars.count <= Self.maximumScalars else {
+            throw Self.refusal("The display name is made of too many code points (\(name.unicodeScalars.count); at most \(Self.maximumScalars)).")
         }
         var hasLetterOrDigit = false
         var previousWasSpace = false

@@ -46,6 +46,18 @@ import Testing
         #expect(try DisplayName(String(repeating: "क्षि", count: 24)).value.count == 24)
     }
 
+    @Test func codePointsAreBoundedWhereCharactersAreNot() throws {
+        // Leading jamo join into one character however many there are: 129 of them are one
+        // "character", and refused for their size.
+        let jamo = String(repeating: "\u{1100}", count: 129)
+        #expect(jamo.count == 1)
+        #expect {
+            try DisplayName(jamo)
+        } throws: { error in
+            (error as? StoreError)?.message.contains("too many code points (129; at most 128)") == true
+        }
+    }
+
     @Test(arguments: [
         ("", "empty"),
         ("     ", "empty"),

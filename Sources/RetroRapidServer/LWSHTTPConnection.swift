@@ -457,7 +457,7 @@ private struct LWSHTTPConnection {
 
     /// A header the framing rules judge: "" when it was sent empty. libwebsockets gives an
     /// empty header length 0, as if it were absent, and would take `Content-Length:` as no
-    /// body and `Transfer-Encoding:` as none (found by fuzz-http-query); only
+    /// body and `Transfer-Encoding:` as none (seen writing fuzz-http-query, which reads heads so); only
     /// `lws_hdr_copy_fragment` tells an empty one (0) from a missing one (-1).
     private func framingHeader(_ token: lws_token_indexes) -> String? {
         if let value = header(token) { return value }

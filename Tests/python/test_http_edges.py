@@ -77,7 +77,7 @@ def post_players(headers: str, body: bytes = PLAYER) -> bytes:
     f"Content-Length: +{len(PLAYER)}\r\n",
     f"Content-Length: {len(PLAYER)} \r\nContent-Length: {len(PLAYER)}\r\n",
     "Transfer-Encoding: gzip\r\n",
-    # Present but empty: libwebsockets counts them as length 0, as if absent (fuzz-http-query).
+    # Present but empty: libwebsockets gives them length 0, as if absent.
     "Content-Length:\r\n",
     f"Transfer-Encoding:\r\nContent-Length: {len(PLAYER)}\r\n",
 ], ids=["te-and-cl", "xchunked-and-cl", "two-lengths", "plus-sign", "two-equal-lengths", "te-gzip",

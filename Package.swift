@@ -79,8 +79,7 @@ let package = Package(
 // no fuzzer runtime. They live in this package, not in a package of their own, so
 // they reach the reader's `package` API without making it public and stay built and
 // type-checked by every `swift build`.
-// The HTTP query/framing parser's target joins this list as "http-query" (docs/FUZZING.md).
-let fuzzTargets = ["client-message", "settings", "promo-code", "input-log", "display-name"]
+let fuzzTargets = ["client-message", "settings", "promo-code", "input-log", "display-name", "http-query"]
 package.targets += fuzzTargets.map { name in
     .executableTarget(name: "fuzz-\(name)", dependencies: ["RetroRapidFuzz"], path: "Sources/Fuzz/\(name)")
 }

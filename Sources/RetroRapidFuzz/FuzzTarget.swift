@@ -25,12 +25,12 @@ public struct PropertyViolation: Error, CustomStringConvertible {
     public var description: String { "property violated: \(property)" }
 }
 
-/// The targets `make fuzz` runs, in order. The HTTP query/framing parser's target
-/// (`HTTPQueryFuzzTarget`, "http-query") belongs here and in Package.swift's `fuzzTargets`.
+/// The targets `make fuzz` runs, in order; each is also named in Package.swift's `fuzzTargets`.
 public let allFuzzTargets: [any FuzzTarget.Type] = [
     ClientMessageFuzzTarget.self,
     SettingsFuzzTarget.self,
     PromoCodeFuzzTarget.self,
     InputLogFuzzTarget.self,
     DisplayNameFuzzTarget.self,
+    HTTPQueryFuzzTarget.self,
 ]

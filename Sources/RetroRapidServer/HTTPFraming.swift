@@ -1,5 +1,6 @@
 /// The head of one request as the framing rules see it: the values as libwebsockets kept
-/// them (a repeated header's values joined by a space), before any handler or file mount.
+/// them (a repeated header's values joined by ", ": `lws_hdr_copy` puts a comma between the
+/// fragments, the second of which starts with a space), before any handler or file mount.
 public struct HTTPRequestHead: Sendable, Equatable {
     /// HTTP/2 streams carry their framing in frames: no Host (it is `:authority`), no
     /// Transfer-Encoding.
@@ -60,7 +61,9 @@ public enum HTTPFraming {
                 guard let host = head.host, !host.isEmpty else {
                     throw badRequest("An HTTP/1.1 request needs a Host header (RFC 9112 §3.2).", field: "host")
                 }
-                guard !host.contains(where: { $0 == " " || $0 == "," || $0 == "\t" }) else {
+                // Bytes, not Characters: a combining mark after a space or comma joins it into
+                // one Character that is neither (found by fuzz-http-query).
+                guard !host.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\t") }) else {
                     throw badRequest("The request has more than one Host header, or a Host with spaces.", field: "host")
                 }
             }
@@ -90,7 +93,7 @@ public enum HTTPFraming {
     }
 
     /// Content-Length is `1*DIGIT` (RFC 9110 §8.6): no sign, no spaces, one value. Two
-    /// headers (which libwebsockets joins with a space) are refused even when they agree.
+    /// headers (which libwebsockets joins with ", ") are refused even when they agree.
     public static func contentLength(_ text: String) throws(HTTPRequestRefusal) -> Int {
         let digits = text.utf8
         guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {

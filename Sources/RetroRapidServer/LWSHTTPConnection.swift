@@ -450,9 +450,19 @@ private struct LWSHTTPConnection {
             path: rawPath,
             targetBytes: Int(uriLength) + (queryLength > 0 ? queryLength + 1 : 0),
             headerBytes: headerBytes(),
-            host: isHTTP2 ? header(WSI_TOKEN_HTTP_COLON_AUTHORITY) : header(WSI_TOKEN_HOST),
-            contentLength: header(WSI_TOKEN_HTTP_CONTENT_LENGTH),
-            transferEncoding: header(WSI_TOKEN_HTTP_TRANSFER_ENCODING))
+            host: isHTTP2 ? framingHeader(WSI_TOKEN_HTTP_COLON_AUTHORITY) : framingHeader(WSI_TOKEN_HOST),
+            contentLength: framingHeader(WSI_TOKEN_HTTP_CONTENT_LENGTH),
+            transferEncoding: framingHeader(WSI_TOKEN_HTTP_TRANSFER_ENCODING))
+    }
+
+    /// A header the framing rules judge: "" when it was sent empty. libwebsockets gives an
+    /// empty header length 0, as if it were absent, and would take `Content-Length:` as no
+    /// body and `Transfer-Encoding:` as none (seen writing fuzz-http-query, which reads heads so); only
+    /// `lws_hdr_copy_fragment` tells an empty one (0) from a missing one (-1).
+    private func framingHeader(_ token: lws_token_indexes) -> String? {
+        if let value = header(token) { return value }
+        var terminator: CChar = 0
+        return lws_hdr_copy_fragment(wsi, &terminator, 1, token, 0) == 0 ? "" : nil
     }
 
     /// The header fields' names and values, for `HTTPRequestLimits.maxHeaderBytes`: every field

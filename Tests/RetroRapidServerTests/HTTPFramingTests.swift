@@ -55,6 +55,10 @@ import Testing
         #expect(refusal(HTTPRequestHead(host: nil))?.field == "host")
         #expect(refusal(HTTPRequestHead(host: ""))?.field == "host")
         #expect(refusal(HTTPRequestHead(host: "a b"))?.field == "host")
+        // A combining mark after the separator makes one Character of both (fuzz-http-query).
+        for host in ["a \u{301}b", "a,\u{301}b", "a \u{65A}"] {
+            #expect(refusal(HTTPRequestHead(host: host))?.field == "host", "\(host.unicodeScalars.map(\.value))")
+        }
         #expect(refusal(HTTPRequestHead(version: "HTTP/1.0", host: nil)) == nil)
         #expect(refusal(HTTPRequestHead(isHTTP2: true, version: nil, host: nil)) == nil)
     }

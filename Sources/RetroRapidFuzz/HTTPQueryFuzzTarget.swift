@@ -228,7 +228,7 @@ public enum HTTPQueryFuzzTarget: FuzzTarget {
     }
 
     /// The outcome of a framing refusal, or the violation when it is none of the documented ones.
-    static func outcome(of refusal: HTTPRequestRefusal, head: HTTPRequestHead, limits: HTTPRequestLimits) throws(PropertyViolation) -> String {
+    static func outcome(of refusal: APIError, head: HTTPRequestHead, limits: HTTPRequestLimits) throws(PropertyViolation) -> String {
         guard !refusal.message.isEmpty else { throw PropertyViolation("a refusal without a message: \(refusal)") }
         switch (refusal.status, refusal.code, refusal.field) {
         case (414, "uri_too_long", nil):

@@ -40,13 +40,13 @@ public struct HTTPRequestHead: Sendable, Equatable {
 public enum HTTPFraming {
     /// The body's length in bytes (0 without one; `Int.max` for a number too large to hold,
     /// which the body limit then refuses), or the refusal.
-    public static func bodyLength(of head: HTTPRequestHead, limits: HTTPRequestLimits) throws(HTTPRequestRefusal) -> Int {
+    public static func bodyLength(of head: HTTPRequestHead, limits: HTTPRequestLimits) throws(APIError) -> Int {
         if head.targetBytes > limits.maxTargetBytes {
-            throw HTTPRequestRefusal(status: 414, code: "uri_too_long",
+            throw APIError(status: 414, code: "uri_too_long",
                 message: "The request's path and query are \(head.targetBytes) bytes; the limit is \(limits.maxTargetBytes).")
         }
         if head.headerBytes > limits.maxHeaderBytes {
-            throw HTTPRequestRefusal(status: 431, code: "headers_too_large",
+            throw APIError(status: 431, code: "headers_too_large",
                 message: "The request's header fields are \(head.headerBytes) bytes; the limit is \(limits.maxHeaderBytes).")
         }
         if head.path.contains(0) {
@@ -54,7 +54,7 @@ public enum HTTPFraming {
         }
         if !head.isHTTP2 {
             guard let version = head.version, version == "HTTP/1.1" || version == "HTTP/1.0" else {
-                throw HTTPRequestRefusal(status: 505, code: "http_version_not_supported",
+                throw APIError(status: 505, code: "http_version_not_supported",
                     message: "This server speaks HTTP/1.0, HTTP/1.1 and HTTP/2; the request said \(head.version ?? "nothing").")
             }
             if version == "HTTP/1.1" {
@@ -84,7 +84,7 @@ public enum HTTPFraming {
                 throw badRequest("The request's Transfer-Encoding '\(transferEncoding)' does not end in chunked, so its "
                                      + "length cannot be known (RFC 9112 §6.3).", field: "transfer-encoding")
             }
-            throw HTTPRequestRefusal(status: 411, code: "length_required",
+            throw APIError(status: 411, code: "length_required",
                 message: "This server does not read chunked request bodies; send the body with a Content-Length.",
                 field: "transfer-encoding")
         }
@@ -94,7 +94,7 @@ public enum HTTPFraming {
 
     /// Content-Length is `1*DIGIT` (RFC 9110 §8.6): no sign, no spaces, one value. Two
     /// headers (which libwebsockets joins with ", ") are refused even when they agree.
-    public static func contentLength(_ text: String) throws(HTTPRequestRefusal) -> Int {
+    public static func contentLength(_ text: String) throws(APIError) -> Int {
         let digits = text.utf8
         guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
             throw badRequest("Content-Length must be one decimal number, got '\(text.prefix(64))'.", field: "content-length")
@@ -107,22 +107,22 @@ public enum HTTPFraming {
     /// 408; one that filled libwebsockets' buffer, 431; anything else it cannot take (a %00 in
     /// the query, a byte it does not allow, more pieces than it keeps), 400.
     public static func unparsedHeadRefusal(bytesReceived: UInt64, elapsedMicroseconds: Int64,
-                                           limits: HTTPRequestLimits) -> HTTPRequestRefusal {
+                                           limits: HTTPRequestLimits) -> APIError {
         // libwebsockets' clock runs from when it took the connection: a little slack.
         if elapsedMicroseconds >= Int64(limits.headerTimeoutSeconds) * 1_000_000 - 500_000 {
-            return HTTPRequestRefusal(status: 408, code: "request_timeout",
+            return APIError(status: 408, code: "request_timeout",
                 message: "The request's head did not arrive whole within \(limits.headerTimeoutSeconds) seconds.")
         }
         if bytesReceived >= UInt64(limits.headerBufferBytes) - 1 {
-            return HTTPRequestRefusal(status: 431, code: "headers_too_large",
+            return APIError(status: 431, code: "headers_too_large",
                 message: "The request's head (request line and header fields) is larger than \(limits.headerBufferBytes) bytes.")
         }
-        return HTTPRequestRefusal(status: 400, code: "bad_request",
+        return APIError(status: 400, code: "bad_request",
             message: "The request could not be read as HTTP: a %00 in its query or after a letter of its path, a "
                 + "malformed %-escape, or more query parameters and header lines than the server keeps.")
     }
 
-    static func badRequest(_ message: String, field: String) -> HTTPRequestRefusal {
-        HTTPRequestRefusal(status: 400, code: "bad_request", message: message, field: field)
+    static func badRequest(_ message: String, field: String) -> APIError {
+        APIError(status: 400, code: "bad_request", message: message, field: field)
     }
 }

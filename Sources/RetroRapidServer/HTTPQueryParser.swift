@@ -9,17 +9,17 @@
 public enum HTTPQueryParser {
     /// The items, in order, from the decoded pieces. An empty piece (`a=1&&b=2`) is skipped:
     /// it names nothing.
-    public static func items(fromPieces pieces: [[UInt8]], limits: HTTPRequestLimits) throws(HTTPRequestRefusal) -> [HTTPQueryItem] {
+    public static func items(fromPieces pieces: [[UInt8]], limits: HTTPRequestLimits) throws(APIError) -> [HTTPQueryItem] {
         let named = pieces.filter { !$0.isEmpty }
         if named.count > limits.maxQueryParameters {
-            throw HTTPRequestRefusal(status: 400, code: "bad_request",
+            throw APIError(status: 400, code: "bad_request",
                 message: "The query has \(named.count) parameters; the limit is \(limits.maxQueryParameters).", field: "query")
         }
         var items: [HTTPQueryItem] = []
         items.reserveCapacity(named.count)
         for piece in named {
             if piece.contains(0) {
-                throw HTTPRequestRefusal(status: 400, code: "bad_request",
+                throw APIError(status: 400, code: "bad_request",
                     message: "The query contains a NUL character (%00).", field: "query")
             }
             if let equals = piece.firstIndex(of: UInt8(ascii: "=")) {

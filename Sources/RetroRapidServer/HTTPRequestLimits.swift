@@ -35,25 +35,3 @@ public struct HTTPRequestLimits: Sendable, Equatable {
         maxConnectionsPerIP = configuration.maxHTTPConnectionsPerIP
     }
 }
-
-/// Why a request is refused before any handler runs: the status and the API error it is
-/// answered with. Pure.
-public struct HTTPRequestRefusal: Error, Sendable, Equatable {
-    public var status: Int
-    public var code: String
-    public var message: String
-    public var field: String?
-    public var headers: [HTTPHeader]
-
-    public init(status: Int, code: String, message: String, field: String? = nil, headers: [HTTPHeader] = []) {
-        self.status = status
-        self.code = code
-        self.message = message
-        self.field = field
-        self.headers = headers
-    }
-
-    public var response: HTTPResponse {
-        .error(status: status, code: code, message: message, field: field, headers: headers)
-    }
-}

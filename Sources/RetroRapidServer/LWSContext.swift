@@ -44,7 +44,7 @@ public struct HTTPRefusalRecord: Sendable, Equatable {
     public var path: String
     public var peerAddress: String
     public var clientAddress: String
-    public var refusal: HTTPRequestRefusal
+    public var refusal: APIError
     /// False when libwebsockets had already closed the connection without an answer (a head it
     /// could not parse): then `refusal` is what it would have been, for the log.
     public var answered = true
@@ -303,7 +303,7 @@ final class LWSContext: @unchecked Sendable {
         guard let exchange = exchangesByID[UInt64(id)], exchange.expectsBody,
               !exchange.responseStarted, exchange.answer == nil else { return }
         let limit = options.requestLimits.requestTimeoutSeconds
-        let refusal = HTTPRequestRefusal(status: 408, code: "request_timeout",
+        let refusal = APIError(status: 408, code: "request_timeout",
             message: "The request did not arrive whole within \(limit) seconds; send it again, faster.")
         exchange.expectsBody = false  // what still comes is not read
         exchange.closesAfterResponse = true

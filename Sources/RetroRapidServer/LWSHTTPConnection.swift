@@ -160,14 +160,14 @@ private struct LWSHTTPConnection {
         let client = context.options.clientAddresses.clientAddress(peer: peer, forwardedFor: headers["x-forwarded-for"])
         let network = lws_get_network_wsi(wsi) ?? wsi
         guard context.connectionTracker.attribute(network, to: client) else {
-            return refuse(HTTPRequestRefusal(status: 429, code: "too_many_connections",
+            return refuse(APIError(status: 429, code: "too_many_connections",
                 message: "Your address has \(limits.maxConnectionsPerIP) HTTP connections open, the most allowed; close one first."),
                 method: method, methodName: method.rawValue, path: path, peer: peer,
                 forwardedFor: headers["x-forwarded-for"])
         }
         let request: HTTPRequest
         let bodyLength: Int
-        do throws(HTTPRequestRefusal) {
+        do throws(APIError) {
             bodyLength = try HTTPFraming.bodyLength(of: requestHead(path: path), limits: limits)
             request = HTTPRequest(method: method, path: path,
                                   queryItems: try HTTPQueryParser.items(fromPieces: queryPieces(), limits: limits),
@@ -208,8 +208,8 @@ private struct LWSHTTPConnection {
     }
 
     /// The answer to a method no route of this server takes, with the ones it does (`allow`).
-    static func unknownMethod(_ name: String) -> HTTPRequestRefusal {
-        HTTPRequestRefusal(status: 405, code: "method_not_allowed",
+    static func unknownMethod(_ name: String) -> APIError {
+        APIError(status: 405, code: "method_not_allowed",
             message: "This server does not handle the request method \(name); it answers \(allowedMethods).",
             headers: [HTTPHeader("allow", allowedMethods)])
     }
@@ -218,7 +218,7 @@ private struct LWSHTTPConnection {
 
     /// Answers a refused request and closes the connection once the answer is out.
     /// (`method` nil: one this server does not know; the answer then has a body, as for GET.)
-    private func refuse(_ refusal: HTTPRequestRefusal, method: HTTPMethod?, methodName: String, path: String,
+    private func refuse(_ refusal: APIError, method: HTTPMethod?, methodName: String, path: String,
                         peer: String, forwardedFor: String?) -> Int32 {
         context.options.onRefusal(HTTPRefusalRecord(
             method: methodName, path: path, peerAddress: peer,
@@ -266,13 +266,13 @@ private struct LWSHTTPConnection {
     /// exchange gets its 408 here too.
     func answerDroppedHead() {
         guard lws_is_ssl(wsi) == 0, lws_get_network_wsi(wsi) == wsi, let socket = Self.socketState(wsi) else { return }
-        let refusal: HTTPRequestRefusal
+        let refusal: APIError
         let peer = context.connectionTracker.peer(of: wsi) ?? ""
         var method = "", path = "", client = peer
         if let exchange = context.exchange(of: wsi) {
             guard exchange.expectsBody, !exchange.responseStarted, socket.canSend else { return }
             let limits = context.options.requestLimits
-            refusal = HTTPRequestRefusal(status: 408, code: "request_timeout",
+            refusal = APIError(status: 408, code: "request_timeout",
                 message: "The request body stopped arriving for \(limits.bodySilenceSeconds) seconds; send it again, whole.")
             method = exchange.request.method.rawValue
             path = exchange.request.path

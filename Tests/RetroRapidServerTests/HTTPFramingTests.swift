@@ -6,8 +6,8 @@ import Testing
 @Suite struct HTTPFramingTests {
     let limits = HTTPRequestLimits()
 
-    func refusal(_ head: HTTPRequestHead) -> HTTPRequestRefusal? {
-        do throws(HTTPRequestRefusal) {
+    func refusal(_ head: HTTPRequestHead) -> APIError? {
+        do throws(APIError) {
             _ = try HTTPFraming.bodyLength(of: head, limits: limits)
             return nil
         } catch {
@@ -94,7 +94,7 @@ import Testing
 @Suite struct HTTPQueryParserTests {
     let limits = HTTPRequestLimits()
 
-    func items(_ pieces: [String]) throws(HTTPRequestRefusal) -> [HTTPQueryItem] {
+    func items(_ pieces: [String]) throws(APIError) -> [HTTPQueryItem] {
         try HTTPQueryParser.items(fromPieces: pieces.map { Array($0.utf8) }, limits: limits)
     }
 
@@ -112,13 +112,13 @@ import Testing
     @Test func tooManyParametersAreRefusedNotDropped() throws {
         let pieces = (0..<limits.maxQueryParameters).map { "p\($0)=1" }
         #expect(try items(pieces).count == limits.maxQueryParameters)
-        #expect(throws: HTTPRequestRefusal.self) { try items(pieces + ["one=more"]) }
+        #expect(throws: APIError.self) { try items(pieces + ["one=more"]) }
         // Empty pieces (a&&b) name nothing and do not count.
         #expect(try items(pieces + ["", ""]).count == limits.maxQueryParameters)
     }
 
     @Test func aNULIsRefused() {
-        #expect(throws: HTTPRequestRefusal.self) { try items(["a=\0"]) }
+        #expect(throws: APIError.self) { try items(["a=\0"]) }
     }
 }
 

@@ -1,7 +1,7 @@
 import Foundation
 import RetroRapidStorage
 
-/// Unlimited play (DESIGN §4, "Unlimited play and codes"): the price due, redeeming a code,
+/// Unlimited play (docs/API.md, "Unlimited play"): the price due, redeeming a code,
 /// orders, and the payment provider's webhook, the only way (besides the operator's CLI) an
 /// order becomes paid. No card data reaches this server.
 enum CommerceRoutes {

@@ -19,7 +19,7 @@ public struct DatabaseWorkerError: Error, Equatable, Sendable, CustomStringConve
     public static let threadFailed = DatabaseWorkerError(description: "Could not start the storage thread.")
 }
 
-/// Owns the server's one SQLite connection on a dedicated thread (DESIGN §6).
+/// Owns the server's one SQLite connection on a dedicated thread (docs/ARCHITECTURE.md).
 ///
 /// Threading rule: the storage thread, created by `init`, opens the database, migrates it, runs
 /// every job in the order `perform` received them, and closes it. No other thread touches the

@@ -8,7 +8,7 @@ import Synchronization
 /// thread), the HTTP server (files, the JSON API, /healthz, /metrics) and the parts that share
 /// its service thread (the WebSocket game side), wired together.
 ///
-/// Threads (DESIGN §6): the libwebsockets service thread owns every socket, HTTP exchange and
+/// Threads (docs/ARCHITECTURE.md): the libwebsockets service thread owns every socket, HTTP exchange and
 /// running game; the storage thread owns the SQLite connection; they meet only through the
 /// worker's queue (service → storage) and the `ServiceMailbox` + `lws_cancel_service`
 /// (storage → service). `start`/`stop` are called from the main thread.

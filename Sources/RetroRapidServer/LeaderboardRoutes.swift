@@ -2,7 +2,7 @@ import Foundation
 import RetroRapidRules
 import RetroRapidStorage
 
-/// Leaderboards per speed level for today (UTC), this week and all time (DESIGN §4): the top
+/// Leaderboards per speed level for today (UTC), this week and all time (docs/API.md): the top
 /// with keyset paging (`cursor` from the previous page), and the signed-in player's own rank
 /// with the lines around it. Both say when the board resets.
 enum LeaderboardRoutes {

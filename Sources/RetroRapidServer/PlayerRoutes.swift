@@ -1,7 +1,7 @@
 import Foundation
 import RetroRapidStorage
 
-/// Players and their devices (DESIGN §4, "Identity without passwords"): creating a player,
+/// Players and their devices (docs/API.md, "Players and devices"): creating a player,
 /// link codes for a second device, the device list, the signed-in player ("me") and today's
 /// free plays. Every route but creation and claiming needs `Authorization: Bearer <token>`.
 enum PlayerRoutes {

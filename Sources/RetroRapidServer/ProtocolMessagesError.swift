@@ -1,6 +1,6 @@
 /// A refusal sent to a WebSocket client as `{"type":"error","code":…,"message":…}`.
 ///
-/// Every refusal changes nothing on the server (DESIGN §7): the error names what was wrong and
+/// Every refusal changes nothing on the server (docs/PROTOCOL.md): the error names what was wrong and
 /// what to do. Those that end the connection also carry the close code and a short close
 /// reason (a WebSocket close reason must fit in 123 bytes). A struct over a code rather than an
 /// enum, so adding a code breaks no caller's `switch` (as `StoreError` does).

@@ -2,7 +2,7 @@ import Foundation
 import RetroRapidRules
 import RetroRapidStorage
 
-/// What the server sends on `/ws`: semantic events, not presentation (DESIGN §3). Each is one
+/// What the server sends on `/ws`: semantic events, not presentation (docs/PROTOCOL.md). Each is one
 /// JSON object with a `type`; docs/PROTOCOL.md shows an example of each. Haptic moments ride
 /// on the message they belong to (`"haptic":"step"`), so a step is still one message.
 enum ServerMessage: Equatable, Sendable {

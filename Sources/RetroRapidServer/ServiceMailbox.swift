@@ -3,7 +3,7 @@ import Synchronization
 
 /// The one way into the libwebsockets service thread from any other thread.
 ///
-/// Threading rule (DESIGN §6): every socket, every HTTP exchange and every running game belongs
+/// Threading rule (docs/ARCHITECTURE.md): every socket, every HTTP exchange and every running game belongs
 /// to the service thread, and only that thread may call libwebsockets, with one exception:
 /// `lws_cancel_service`, which wakes the thread from `lws_service`. So another thread (the
 /// storage thread with a query's result, a signal handler asking to shut down) never touches a

@@ -1,7 +1,7 @@
 import Foundation
 import RetroRapidStorage
 
-/// The player's settings document (DESIGN §4, "Settings that follow the player").
+/// The player's settings document (docs/API.md, "Settings").
 ///
 /// GET answers `{"settings":{…},"updatedAt":…,"version":n}` with `ETag: "n"`. A write sends
 /// `If-Match: "n"`, the version it was based on: PUT replaces the whole document (fields left

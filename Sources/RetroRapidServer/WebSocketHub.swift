@@ -12,7 +12,7 @@ import RetroRapidSupport
 
 /// The WebSocket game side of the server: every connection on `/ws`, every running game, the
 /// one timer that steps them all and the one that watches for silent clients
-/// (`WebSocketHubWatchdog.swift`) (DESIGN §3, §6; docs/PROTOCOL.md).
+/// (`WebSocketHubWatchdog.swift`) (docs/PROTOCOL.md, docs/ARCHITECTURE.md).
 ///
 /// Threading rule: everything mutable here belongs to the libwebsockets service thread. The
 /// protocol callback (`webSocketProtocolCallback`), the two timers (game ticks; the watchdog
@@ -132,7 +132,7 @@ public final class WebSocketHub: @unchecked Sendable {
             callback: webSocketProtocolCallback,
             perSessionDataSize: MemoryLayout<UnsafeMutableRawPointer?>.size,
             // Per connection: 1 KiB instead of 4 costs a few RECEIVE calls for the rare long
-            // message and saves ~3 KB of every connection (LIBWEBSOCKETS.md, issue 6's budget).
+            // message and saves ~3 KB of every connection (docs/LIBWEBSOCKETS.md, issue 6's budget).
             rxBufferSize: 1024,
             owner: self,
             // Not the vhost's default: libwebsockets would then bind every new connection,

@@ -1,6 +1,6 @@
 import RetroRapidSupport
 
-/// The game protocol's names and every limit it enforces (DESIGN §7: size, rate, connections,
+/// The game protocol's names and every limit it enforces (docs/PROTOCOL.md: size, rate, connections,
 /// idle time), in one place so the welcome message, docs/PROTOCOL.md and the code agree.
 struct WebSocketLimits: Equatable, Sendable {
     /// The WebSocket subprotocol; a client must offer it (`Sec-WebSocket-Protocol`).

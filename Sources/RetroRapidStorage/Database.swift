@@ -13,7 +13,7 @@ public final class Database {
     /// `PRAGMA synchronous` levels.
     ///
     /// `.full` (the default) syncs the WAL on every commit, so a transaction that returned is on
-    /// disk even after a power loss: DESIGN §7, "nothing acknowledged is lost". `.normal` under
+    /// disk even after a power loss: nothing acknowledged is lost (docs/OPERATIONS.md). `.normal` under
     /// WAL is still safe from corruption and from an application crash, and commits faster, but
     /// a power loss or OS crash can lose the last transactions before a checkpoint. Choose it
     /// only where that loss is acceptable (benchmarks, throwaway data).

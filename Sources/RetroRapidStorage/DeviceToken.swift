@@ -1,4 +1,4 @@
-/// The secret that signs a device in as its player (DESIGN §4, "Identity without passwords").
+/// The secret that signs a device in as its player (docs/API.md, "Players and devices").
 ///
 /// 256 random bits, given to the client once as 43 characters of URL-safe base64 without
 /// padding (RFC 4648 §5: `A–Z a–z 0–9 - _`), so it fits a header, a cookie or a URL without

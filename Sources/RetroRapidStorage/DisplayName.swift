@@ -1,6 +1,6 @@
 import Foundation
 
-/// A player's name as shown on leaderboards and in announcements (DESIGN §4).
+/// A player's name as shown on leaderboards and in announcements (docs/API.md).
 ///
 /// The rules, checked on the Unicode general category of every scalar
 /// (`Unicode.Scalar.Properties`):

@@ -1,7 +1,7 @@
 import CSQLite3
 import Foundation
 
-/// Unlimited play held by a player: no daily quota (DESIGN §4, "Unlimited play and codes").
+/// Unlimited play held by a player: no daily quota (docs/API.md, "Unlimited play").
 public struct UnlimitedEntitlement: Sendable, Equatable {
     /// What granted it.
     public enum Source: String, Sendable, CaseIterable {

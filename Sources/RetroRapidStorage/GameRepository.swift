@@ -9,7 +9,7 @@ import RetroRapidRules
 /// transaction, so a game is never stored without its scores or scores without their game,
 /// and what it returns (personal bests, ranks) is what was committed. With the connection's
 /// default `synchronous=FULL`, a game whose `record` returned survives a crash or power loss
-/// right after (DESIGN §7).
+/// right after (docs/OPERATIONS.md, "Durability").
 ///
 /// Refusals are `StoreError` (`invalid` with the field, `notFound` for an unknown player) and
 /// change nothing; `DatabaseError` means a real failure.

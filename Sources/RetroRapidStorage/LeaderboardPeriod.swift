@@ -1,6 +1,6 @@
 import Foundation
 
-/// The three leaderboards each speed level has: today, this week and all time (DESIGN §4).
+/// The three leaderboards each speed level has: today, this week and all time (docs/API.md).
 ///
 /// Periods are UTC: a day starts at 00:00 UTC, a week at Monday 00:00 UTC (ISO 8601 weeks).
 /// A score belongs to the periods containing the moment its game ended, so a game started at

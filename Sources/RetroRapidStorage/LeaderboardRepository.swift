@@ -113,7 +113,7 @@ public struct LeaderboardNeighbourhood: Sendable, Equatable {
     public var resetsAt: Date?
 }
 
-/// Leaderboards per speed level for today (UTC), this ISO week and all time (DESIGN §4).
+/// Leaderboards per speed level for today (UTC), this ISO week and all time (docs/API.md).
 ///
 /// Table `best_scores` keeps each player's best per board, written by `GameRepository.record`
 /// in the same transaction as the game. Reading walks the index

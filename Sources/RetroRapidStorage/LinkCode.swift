@@ -1,4 +1,4 @@
-/// A short code that joins a new device to a player (DESIGN §4): 8 symbols of Crockford's
+/// A short code that joins a new device to a player (docs/API.md): 8 symbols of Crockford's
 /// base32 alphabet, shown grouped as `K7Q4-M2XD`.
 ///
 /// The alphabet has no I, L, O or U, so nothing reads as another symbol (or spells a word).

@@ -7,7 +7,7 @@ public struct IssuedLinkCode: Sendable, Hashable {
     public let expiresAt: Date
 }
 
-/// Link codes: how a player's second device joins them (DESIGN §4).
+/// Link codes: how a player's second device joins them (docs/API.md, "Players and devices").
 ///
 /// A signed-in device creates a code; another device enters it and gets a device token of its
 /// own for the same player. A code works once and only for ``Policy/lifetime``; a player may

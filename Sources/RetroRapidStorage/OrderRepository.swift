@@ -5,7 +5,7 @@ import Foundation
 public struct PriceDue: Sendable, Equatable {
     /// What to charge: the base price, or the best live discount the player redeemed.
     public let amount: Money
-    /// The base price (DESIGN §4: £2.99, configurable).
+    /// The base price (£2.99, configurable: docs/API.md, "Unlimited play").
     public let base: Money
     /// The discount code that set `amount`; nil when the base price applies.
     public let discountCode: String?
@@ -57,7 +57,7 @@ public struct Order: Sendable, Equatable {
     }
 }
 
-/// Orders for unlimited play (DESIGN §4, "Unlimited play and codes").
+/// Orders for unlimited play (docs/API.md, "Unlimited play").
 ///
 /// An order records the price due when it is made. It becomes paid only through the payment
 /// provider's verified webhook (``PaymentWebhook``) or the operator's CLI, both through

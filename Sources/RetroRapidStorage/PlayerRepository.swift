@@ -2,7 +2,7 @@ import CSQLite3
 import Foundation
 
 /// Someone who plays: owns the plays, settings and scores. No password, no e-mail: a player is
-/// reached only through the tokens of their devices (DESIGN §4).
+/// reached only through the tokens of their devices (docs/API.md, "Players and devices").
 public struct Player: Sendable, Hashable, Identifiable {
     /// The row id: used inside the server only, never shown.
     public let id: Int64

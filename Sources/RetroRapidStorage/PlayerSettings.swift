@@ -2,7 +2,7 @@ import Foundation
 import RetroRapidRules
 
 /// One player's settings: the typed document that follows them from device to device
-/// (DESIGN §4, "Settings that follow the player"). The client turns the game's semantic events
+/// (docs/API.md, "Settings"). The client turns the game's semantic events
 /// into sound, haptics, visuals and speech according to it.
 ///
 /// A plain value: build it, change it, then hand it to ``SettingsRepository``, which validates
@@ -57,13 +57,13 @@ public struct PlayerSettings: Equatable, Sendable {
 
     // MARK: - Choices
 
-    /// DESIGN §3: a note for each safe lane (silence for an unsafe one), the safe notes in
+    /// docs/GAME_RULES.md: a note for each safe lane (silence for an unsafe one), the safe notes in
     /// sequence, the safe notes together, or no cue.
     public enum AudioCueMode: String, CaseIterable, Sendable, Codable {
         case lanePulse, arpeggio, chord, off
     }
 
-    /// DESIGN §3: the new lane's note, a safe/unsafe sound, both, or nothing.
+    /// docs/API.md, "Settings": the new lane's note, a safe/unsafe sound, both, or nothing.
     public enum LaneChangeCue: String, CaseIterable, Sendable, Codable {
         case confirmation, success, both, off
     }
@@ -92,7 +92,7 @@ public struct PlayerSettings: Equatable, Sendable {
         case en, es
     }
 
-    /// Vibration where the device has it: a master switch and one per moment of DESIGN §3.
+    /// Vibration where the device has it: a master switch and one per moment (docs/PROTOCOL.md).
     public struct Haptics: Equatable, Sendable {
         public var enabled = true
         public var crash = true
@@ -107,7 +107,7 @@ public struct PlayerSettings: Equatable, Sendable {
         }
     }
 
-    /// Which inputs drive the game (DESIGN §5), and how.
+    /// Which inputs drive the game (docs/API.md, "Settings"), and how.
     public struct Controls: Equatable, Sendable {
         /// The bound keys (``keyBindings``): arrows by default.
         public var keyboard = true

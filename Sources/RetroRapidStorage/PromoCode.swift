@@ -12,7 +12,7 @@ public struct Money: Sendable, Hashable, CustomStringConvertible {
         self.currency = currency
     }
 
-    /// Unlimited play's default price (DESIGN §4): £2.99.
+    /// Unlimited play's default price (docs/API.md, "Unlimited play"): £2.99.
     public static let defaultUnlimitedPrice = Money(minorUnits: 299, currency: "GBP")
 
     /// Parses a decimal amount as people write it (`"0.99"`, `"2"`, `"1.5"`) into minor units,
@@ -78,7 +78,7 @@ public struct Money: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A code the operator creates (DESIGN §4): a *discount* code sets the price of unlimited play
+/// A code the operator creates (docs/API.md): a *discount* code sets the price of unlimited play
 /// while it is live; an *unlock* code grants unlimited play outright.
 ///
 /// Codes are case-, dash- and space-insensitive: `arctic-conf`, ` ArcticConf ` and `ARCTICCONF`

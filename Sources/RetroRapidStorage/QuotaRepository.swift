@@ -1,7 +1,7 @@
 import CSQLite3
 import Foundation
 
-/// Where a player stands with today's free plays (DESIGN §4, "Daily free plays").
+/// Where a player stands with today's free plays (docs/API.md, "Players and devices").
 public struct QuotaStatus: Sendable, Equatable, CustomStringConvertible {
     /// The UTC day the counts are for, `YYYY-MM-DD`.
     public let day: String

@@ -2,8 +2,8 @@ import Foundation
 import RetroRapidStorage
 import RetroRapidSupport
 
-/// `retrorapid codes create|list|disable`: the operator's promo codes (DESIGN §4, "Unlimited
-/// play and codes"). The rules (normalising, prices, windows, caps) live in
+/// `retrorapid codes create|list|disable`: the operator's promo codes (docs/OPERATIONS.md,
+/// "Codes"). The rules (normalising, prices, windows, caps) live in
 /// `RetroRapidStorage.CodeRepository`; this parses, calls it and prints.
 enum CodesCommand: Command {
     static let name = "codes"

@@ -3,8 +3,8 @@ import RetroRapidRules
 import RetroRapidStorage
 import RetroRapidSupport
 
-/// `retrorapid crash-writer`: a test aid for the durability proof (DESIGN §7, "nothing
-/// acknowledged is lost"). Not for production databases: it needs `--database` spelled out
+/// `retrorapid crash-writer`: a test aid for the durability proof (nothing
+/// acknowledged is lost: docs/OPERATIONS.md). Not for production databases: it needs `--database` spelled out
 /// and never falls back to the server's configured path.
 ///
 /// It stores finished games in a loop exactly as the server will: each through

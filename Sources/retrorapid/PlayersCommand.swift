@@ -4,7 +4,7 @@ import RetroRapidStorage
 import RetroRapidSupport
 
 /// `retrorapid players show|grant-unlimited|revoke-device`: what support needs about one player
-/// (DESIGN §4). Players are named by their public id, the 12 characters shown on leaderboards;
+/// (docs/OPERATIONS.md). Players are named by their public id, the 12 characters shown on leaderboards;
 /// the row ids stay inside the server. The rules live in the repositories; this parses, calls
 /// them and prints.
 enum PlayersCommand: Command {
@@ -231,7 +231,7 @@ enum PlayersCommand: Command {
     }
 }
 
-/// `retrorapid orders mark-paid`: the operator's way to pay an order (DESIGN §4: an order
+/// `retrorapid orders mark-paid`: the operator's way to pay an order (docs/OPERATIONS.md: an order
 /// becomes paid through the provider's webhook or the operator's CLI), e.g. after a payment
 /// the provider confirmed by other means. Kept beside `players` because an order is always
 /// one player's, and `players show` lists its ids.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RetroRapidServer
 
-/// DESIGN §7: bad input gets a clear error with the right status, and changes nothing.
+/// docs/API.md: bad input gets a clear error with the right status, and changes nothing.
 @Suite("Bad input to the API")
 struct BadInputAPITests {
     struct Case: Sendable, CustomStringConvertible {

@@ -3,7 +3,7 @@ import RetroRapidRules
 import RetroRapidStorage
 import Testing
 
-/// DESIGN §7, "nothing acknowledged is lost": a process that stores games the way the server
+/// Nothing acknowledged is lost (docs/OPERATIONS.md): a process that stores games the way the server
 /// does (`retrorapid crash-writer`: `GameRepository.record`, one transaction per game,
 /// `synchronous=FULL`, the id printed only after the commit returned) is killed with SIGKILL in
 /// the middle of its stream. The database is reopened and must be intact, hold every game

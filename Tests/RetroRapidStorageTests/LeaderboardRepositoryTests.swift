@@ -3,7 +3,7 @@ import RetroRapidRules
 @testable import RetroRapidStorage
 import Testing
 
-/// Leaderboards per level for today, this ISO week and all time (DESIGN §4), filled through
+/// Leaderboards per level for today, this ISO week and all time (docs/API.md), filled through
 /// `GameRepository.record` on real database files migrated with the product's `Migrations/`.
 @Suite struct LeaderboardRepositoryTests {
     // MARK: Periods

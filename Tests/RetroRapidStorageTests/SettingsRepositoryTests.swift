@@ -3,7 +3,7 @@ import RetroRapidRules
 import RetroRapidStorage
 import Testing
 
-/// Settings that follow the player (DESIGN §4), against a real database file migrated with
+/// Settings that follow the player (docs/API.md), against a real database file migrated with
 /// the product's own `Migrations/` folder.
 @Suite struct SettingsRepositoryTests {
     let now = utc("2026-01-15T10:23:45Z")

@@ -69,7 +69,7 @@ func scoredGame(player: Int64, level: SpeedLevel = .fast, score: Int, endedAt: D
                    endedAt: endedAt, durationMilliseconds: Int(playedSeconds * 1000))
 }
 
-/// The launch offer (DESIGN §4): £0.99 until the end of 28 February 2026, created on 1 January.
+/// The launch offer (docs/API.md): £0.99 until the end of 28 February 2026, created on 1 January.
 @discardableResult
 func createArcticConf(_ codes: CodeRepository, maxRedemptions: Int? = nil) throws -> PromoCode {
     try codes.create(

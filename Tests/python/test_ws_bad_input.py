@@ -1,5 +1,5 @@
 """Bad input on /ws: each gets a clear error (and a close code where the connection must end)
-and changes nothing (DESIGN §7, docs/PROTOCOL.md)."""
+and changes nothing (docs/PROTOCOL.md, `error`)."""
 
 import asyncio
 

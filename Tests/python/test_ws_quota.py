@@ -1,5 +1,5 @@
 """Daily free plays over /ws: a start consumes one atomically; the sixth of the day is refused
-saying when plays reset and how to unlock; an unlock code lifts the limit (DESIGN §4)."""
+saying when plays reset and how to unlock; an unlock code lifts the limit (docs/API.md)."""
 
 import datetime
 import subprocess

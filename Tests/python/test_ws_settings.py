@@ -1,5 +1,5 @@
 """A settings change made on one device reaches the player's other connected devices live,
-over /ws (DESIGN §4, "Settings that follow the player")."""
+over /ws (docs/API.md, "Settings"; docs/PROTOCOL.md, `settings`)."""
 
 import asyncio
 

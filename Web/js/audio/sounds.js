@@ -1,4 +1,4 @@
-// What each game moment sounds like (DESIGN §3): the safe-lane cue in its four modes, the
+// What each game moment sounds like (docs/PROTOCOL.md): the safe-lane cue in its four modes, the
 // lane-change cue in its four styles, and short distinct effects. Every sound is also emitted
 // as a "sound" event so something on screen shows it (ACCESSIBILITY #27).
 import { Emitter } from "../app/emitter.js";

@@ -25,6 +25,7 @@ run: build
 	.build/release/retrorapid serve
 
 test: deps
+	scripts/check-repo-citations.sh
 	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES)
 	scripts/install-fonts.sh data/fonts
 	$(SWIFT) build $(TEST_FLAGS) --build-tests

@@ -68,7 +68,7 @@ for n in $games; do [ "$n" -gt "$most" ] && most=$n; done
 "$binary" migrate --database "$work/db.sqlite" >/dev/null
 "$binary" seed-players --count "$most" --tokens-file "$work/tokens" --database "$work/db.sqlite"
 
-# Each source address carries at most 5,000 connections (docs/LIBWEBSOCKETS.md).
+# Each source address carries at most 5,000 connections (docs/LIBWEBSOCKETS-4.1.6.md).
 sources="127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5"
 port=18490
 results=$work/runs.jsonl

@@ -16,7 +16,7 @@ public enum MonotonicClock {
 }
 
 /// Which games are due when: absolute deadlines grouped in buckets of `granularity`
-/// microseconds, so thousands of games cost one timer, not one each (docs/LIBWEBSOCKETS.md: 4.1.6
+/// microseconds, so thousands of games cost one timer, not one each (docs/LIBWEBSOCKETS-4.1.6.md: 4.1.6
 /// keeps its timers in a sorted list and walks it on every insert).
 ///
 /// Each id has at most one deadline; scheduling it again replaces the old one, which is left

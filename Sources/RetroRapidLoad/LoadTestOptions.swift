@@ -18,7 +18,7 @@ public struct LoadTestOptions: Sendable, Equatable {
     /// Length of the measured window, seconds.
     public var holdSeconds = 20
     /// Local addresses to connect from, round robin (127.0.0.x), so that no address needs more
-    /// than ~10,000 ephemeral ports (docs/LIBWEBSOCKETS.md). Empty: let the kernel choose.
+    /// than ~10,000 ephemeral ports (docs/LIBWEBSOCKETS-4.1.6.md). Empty: let the kernel choose.
     public var sourceAddresses: [String] = []
     /// The server's pid, to sample its CPU and memory (Linux /proc); nil skips that.
     public var serverPID: Int32? = nil

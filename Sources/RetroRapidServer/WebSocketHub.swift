@@ -132,7 +132,7 @@ public final class WebSocketHub: @unchecked Sendable {
             callback: webSocketProtocolCallback,
             perSessionDataSize: MemoryLayout<UnsafeMutableRawPointer?>.size,
             // Per connection: 1 KiB instead of 4 costs a few RECEIVE calls for the rare long
-            // message and saves ~3 KB of every connection (docs/LIBWEBSOCKETS.md, issue 6's budget).
+            // message and saves ~3 KB of every connection (docs/LIBWEBSOCKETS-4.1.6.md, issue 6's budget).
             rxBufferSize: 1024,
             owner: self,
             // Not the vhost's default: libwebsockets would then bind every new connection,

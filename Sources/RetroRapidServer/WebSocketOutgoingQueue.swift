@@ -1,6 +1,6 @@
 /// The messages waiting to be written to one client, oldest first, at most `capacity` of
 /// them: a client that does not read must not make the server hold its messages without end
-/// (docs/LIBWEBSOCKETS.md). Each message is the bytes `lws_write` takes, headroom included.
+/// (docs/LIBWEBSOCKETS-4.1.6.md). Each message is the bytes `lws_write` takes, headroom included.
 /// Pure; `WebSocketConnection` owns one on the service thread.
 struct WebSocketOutgoingQueue {
     let capacity: Int

@@ -58,7 +58,7 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
         case .incomplete:
             return 0
         case .tooLarge:
-            // Counted across fragments: libwebsockets has no limit of its own (docs/LIBWEBSOCKETS.md).
+            // Counted across fragments: libwebsockets has no limit of its own (docs/LIBWEBSOCKETS-4.1.6.md).
             let limit = hub.limits.maxMessageBytes
             hub.refuse(connection, ProtocolError(.messageTooLarge,
                 "Messages may be at most \(limit) bytes; this one was longer. Closing.",

@@ -53,7 +53,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
 /// How the libwebsockets service thread waits for sockets. libev (Debian's
 /// libwebsockets-evlib-ev plugin) uses epoll; libwebsockets' own loop calls poll() over every
-/// socket on each wakeup, which used a whole core at 5,000 connections (docs/LIBWEBSOCKETS.md).
+/// socket on each wakeup, which used a whole core at 5,000 connections (docs/LIBWEBSOCKETS-4.1.6.md).
 public enum EventLoop: String, Sendable, CaseIterable {
     case libev, poll
 }

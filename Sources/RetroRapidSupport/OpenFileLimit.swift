@@ -6,7 +6,7 @@ import Darwin
 
 /// The process's limit on open files, which caps its sockets. Distributions start processes
 /// with a soft limit (often 1,024) below the hard one; raising the soft limit needs no
-/// privilege. The hard limit on these machines is 20,000 (docs/LIBWEBSOCKETS.md).
+/// privilege. The hard limit on these machines is 20,000 (docs/LIBWEBSOCKETS-4.1.6.md).
 public enum OpenFileLimit {
     /// Raises the soft limit to the hard one (at most 1,048,576) and returns the soft limit now.
     @discardableResult

@@ -47,8 +47,11 @@ struct APIServices: Sendable {
     let logger: Logger
     let rateLimits: RateLimits
     let clientAddresses: ClientAddressResolver
+    /// The payment provider's hosted checkout; nil when this server sells nothing.
+    let checkout: CheckoutClient?
 
-    init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, rateLimits: RateLimits) {
+    init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, rateLimits: RateLimits, checkout: CheckoutClient? = nil) {
+        self.checkout = checkout
         self.worker = worker
         self.events = events
         self.logger = logger
@@ -101,6 +104,35 @@ struct APIServices: Sendable {
         }, then: { result in
             responder.respond(Self.response(result.map(\.0), logger: logger))
             if case .success((_, let event?)) = result { publish(event) }
+        })
+    }
+
+    /// Like `runSignedIn`, for a request that goes on after the storage thread (a call to the
+    /// payment provider): `then` gets what `work` returned, on the service thread, and must
+    /// answer through `responder` itself. A refusal (401, 429, what `work` throws) is answered here.
+    func performSignedIn<T: Sendable>(
+        _ request: HTTPRequest, _ responder: HTTPResponder,
+        _ work: @escaping @Sendable (StorageContext, AuthenticatedDevice, Date) throws -> T,
+        then: @escaping @Sendable (T) -> Void
+    ) {
+        let token: String
+        let address = clientAddress(request)
+        do {
+            token = try Self.bearerToken(request)
+            if let refusal = rateLimits.refusal(.signIn, .address, key: RateLimits.addressKey(address)) { throw refusal }
+        } catch {
+            return responder.respond(APIError(error).response)
+        }
+        let rateLimits = self.rateLimits
+        let logger = self.logger
+        worker.perform({ storage -> T in
+            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: storage.now)
+            return try work(storage, device, storage.now)
+        }, then: { result in
+            switch result {
+            case .success(let value): then(value)
+            case .failure(let error): responder.respond(APIError(error, logger: logger).response)
+            }
         })
     }
 

@@ -247,7 +247,7 @@ class PaymentProviderStandIn:
     def _page(self, handler, status, session, notice=None):
         amount = f"{session['amount_total'] / 100:.2f} {session['currency'].upper()}"
         body = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">
 <title>Pay {html.escape(session['_product'])} (test payment page)</title>
 <style>body{{font:1.1rem/1.5 sans-serif;margin:1rem;max-width:40rem}}
 button{{min-height:44px;min-width:44px;font-size:1rem;padding:.5rem 1rem;margin:.25rem 0}}</style></head>

@@ -60,6 +60,28 @@ final class CheckoutClient: Sendable {
         }.resume()
     }
 
+    /// Asks the provider to close a session's page (Stripe's `POST /v1/checkout/sessions/{id}/expire`)
+    /// so a cancelled order cannot be paid there any more. `completion` gets nil on success, or
+    /// why not (the page then stays open until it expires; a payment made on it still pays).
+    func expireSession(_ sessionID: String, completion: @escaping @Sendable (CheckoutError?) -> Void) {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "_"))
+        guard sessionID.unicodeScalars.allSatisfy(allowed.contains),
+              let url = URL(string: baseURL + "/v1/checkout/sessions/\(sessionID)/expire") else {
+            return completion(CheckoutError(message: "The checkout session id is not one the provider gives."))
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(secretKey)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data()
+        session.dataTask(with: request) { data, response, error in
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            if error == nil, (200..<300).contains(status) { return completion(nil) }
+            let reason = data.flatMap(CheckoutSessionForm.refusal(from:))?.message ?? error.map { "\($0)" } ?? "HTTP \(status)"
+            completion(CheckoutError(message: reason))
+        }.resume()
+    }
+
     static func result(data: Data?, response: URLResponse?, error: (any Error)?) -> Result<Order.Checkout, CheckoutError> {
         if let error {
             let timedOut = (error as? URLError)?.code == .timedOut

@@ -225,13 +225,35 @@ enum CommerceRoutes {
     }
 
     /// POST /api/v1/orders/{id}/cancel: the player gives up an unpaid order; its checkout is no
-    /// longer offered. 409 for a paid order. A payment that arrives later pays it all the same
-    /// (see `webhook`).
+    /// longer offered. 409 for a paid order. The answer comes once stored; then the provider is
+    /// asked to close the session's page (`CheckoutClient.expireSession`, off the service
+    /// thread; a failure is only logged). A payment that arrives anyway pays the order (see
+    /// `webhook`).
     static func cancel(_ request: HTTPRequest, _ responder: HTTPResponder, _ api: APIServices) {
         let id = request.pathParameters["id"] ?? ""
-        api.runSignedIn(request, responder, body: PlayerRoutes.EmptyBody.self, required: false) { storage, device, now, _ in
-            try APIJSON.response(OrderJSON(storage.orders.cancel(publicID: id, playerID: device.player.id, now: now), now: now))
+        let checkout = api.checkout, logger = api.logger
+        do {
+            _ = try APIServices.bearerToken(request)
+            _ = try APIJSON.decode(PlayerRoutes.EmptyBody.self, from: request, required: false)
+        } catch {
+            return responder.respond(error.response)
         }
+        api.performSignedIn(request, responder, { storage, device, now -> (HTTPResponse, String?) in
+            let before = try storage.orders.order(publicID: id, playerID: device.player.id)
+            let order = try storage.orders.cancel(publicID: id, playerID: device.player.id, now: now)
+            // Only the first cancel closes the page; a repeat has nothing to close.
+            let toExpire = before.status == .pending ? order.checkout?.sessionID : nil
+            return (try APIJSON.response(OrderJSON(order, now: now)), toExpire)
+        }, then: { answer, sessionID in
+            responder.respond(answer)
+            guard let sessionID, let checkout else { return }
+            checkout.expireSession(sessionID) { error in
+                if let error {
+                    logger.warning("the provider did not close a cancelled order's checkout; a payment there still pays it",
+                                   metadata: ["order": id, "error": error.message])
+                }
+            }
+        })
     }
 
     /// POST /api/v1/payments/webhook: the provider says, signed with the shared secret

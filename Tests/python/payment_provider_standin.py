@@ -8,6 +8,8 @@ uses (docs/API.md, "Paying through a hosted checkout"):
   `{"error": {"type", "code", "param", "message"}}` (401 for a wrong key, 400 for a missing,
   malformed or unknown parameter). `Idempotency-Key` repeats the first answer.
 - GET /v1/checkout/sessions/{id}: the Session object.
+- POST /v1/checkout/sessions/{id}/expire: closes an open session's page (`status` `expired`);
+  400 for a session that is not open, as Stripe answers.
 - GET /c/pay/{id}: the hosted checkout page, with a Pay and a Cancel button.
 - POST /c/pay/{id}/pay: completes the session, sends the signed `checkout.session.completed`
   event to the webhook URL (`Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "t.payload")>`),
@@ -105,6 +107,10 @@ class PaymentProviderStandIn:
             if match and method == "GET":
                 self._authenticate(handler)
                 return self._json(handler, 200, self._session(match.group(1)))
+            match = re.fullmatch(r"/v1/checkout/sessions/([A-Za-z0-9_]+)/expire", path)
+            if match and method == "POST":
+                self._authenticate(handler)
+                return self._json(handler, 200, self._expire(match.group(1)))
             match = re.fullmatch(r"/c/pay/([A-Za-z0-9_]+)(/pay|/cancel)?", path)
             if match:
                 return self._checkout(handler, method, self._session(match.group(1)), match.group(2))
@@ -194,6 +200,17 @@ class PaymentProviderStandIn:
         if session is None:
             raise StripeError(404, f"No such checkout.session: '{session_id}'", code="resource_missing", param="id")
         return self._public(session)
+
+    def _expire(self, session_id):
+        self._session(session_id)
+        with self._lock:
+            self.requests.append(("POST", f"/v1/checkout/sessions/{session_id}/expire", {}))
+            stored = self.sessions[session_id]
+            if stored["status"] != "open":
+                raise StripeError(400, f"Only Checkout Sessions with a status in [\"open\"] can be expired. This Checkout "
+                                       f"Session has a status of \"{stored['status']}\".", code="checkout_session_not_open")
+            stored.update(status="expired")
+        return self._public(stored)
 
     @staticmethod
     def _public(session):

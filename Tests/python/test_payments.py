@@ -103,7 +103,7 @@ def test_buying_opens_the_providers_checkout_and_only_its_signed_webhook_pays(se
     assert server.request("POST", "/api/v1/orders", token=token).status == 409
 
 
-def test_a_cancelled_order_is_not_offered_again_and_a_late_payment_still_pays_it(server_factory, standin):
+def test_a_cancelled_order_is_closed_at_the_provider_and_a_late_payment_still_pays_it(server_factory, standin):
     server = selling_server(server_factory, standin)
     token = new_player(server)
     order = server.request("POST", "/api/v1/orders", token=token).json()
@@ -121,9 +121,20 @@ def test_a_cancelled_order_is_not_offered_again_and_a_late_payment_still_pays_it
     assert second.status == 201 and second.json()["id"] != order["id"]
     assert [o["status"] for o in server.request("GET", "/api/v1/orders", token=token).json()["orders"]] == ["pending", "cancelled"]
 
-    # The player had the old page open and paid there: the money was taken, so it pays.
-    assert post_form(order["checkoutUrl"] + "/pay")[0] == 303
-    assert standin.deliveries[-1][0] == 200
+    # The server asked the provider to close the cancelled order's page: paying there is refused.
+    session_id = order["checkoutUrl"].rsplit("/", 1)[1]
+    deadline = time.monotonic() + 10
+    while standin.sessions[session_id]["status"] != "expired" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert standin.sessions[session_id]["status"] == "expired"
+    assert ("POST", f"/v1/checkout/sessions/{session_id}/expire", {}) in standin.requests
+    assert post_form(order["checkoutUrl"] + "/pay")[0] == 409
+    assert server.request("GET", f"/api/v1/orders/{order['id']}", token=token).json()["status"] == "cancelled"
+
+    # A payment that got through before the page closed is reported anyway: the money was
+    # taken, so it pays the order.
+    standin.sessions[session_id].update(status="complete", payment_status="paid")
+    assert standin.send_completed(session_id)[0] == 200
     late = server.request("GET", f"/api/v1/orders/{order['id']}", token=token).json()
     assert late["status"] == "paid" and late["cancelledAt"]
     assert server.request("GET", "/api/v1/me", token=token).json()["entitlements"]["unlimited"] is True

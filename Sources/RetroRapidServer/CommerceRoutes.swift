@@ -202,6 +202,9 @@ enum CommerceRoutes {
                         return try APIJSON.response(OrderJSON(order, now: now), status: 201)
                     }, then: { result in
                         responder.respond(APIServices.response(result, logger: logger))
+                        // Not stored (the player got unlimited play meanwhile): close the page
+                        // so nobody pays for an order this server does not know.
+                        if case .failure = result { checkout.expireSession(session.sessionID) { _ in } }
                     })
                 }
             }

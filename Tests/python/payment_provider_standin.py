@@ -64,6 +64,7 @@ class PaymentProviderStandIn:
         self.deliveries = []        # (status, body) of every webhook sent
         self.deliver_webhooks = True
         self.delay_seconds = 0.0    # how long each API call waits before answering
+        self.gate = None            # a threading.Event new sessions wait for once recorded
         self._idempotent = {}
         self._lock = threading.Lock()
         self._httpd = None
@@ -150,6 +151,8 @@ class PaymentProviderStandIn:
                 raise StripeError(400, f"Received unknown parameter: {name}", code="parameter_unknown", param=name)
         with self._lock:
             self.requests.append(("POST", "/v1/checkout/sessions", dict(fields, **{f"metadata[{k}]": v for k, v in metadata.items()})))
+        if self.gate is not None:
+            self.gate.wait(30)
         key = handler.headers.get("Idempotency-Key")
         if key and key in self._idempotent:
             return self._idempotent[key]

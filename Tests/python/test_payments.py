@@ -5,6 +5,7 @@ Stripe's API shape), real HTTP both ways."""
 import json
 import os
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -217,3 +218,33 @@ def test_selling_without_the_webhook_secret_or_the_public_address_will_not_start
     assert no_secret.returncode != 0 and "webhook-secret" in no_secret.stderr + no_secret.stdout
     no_base = subprocess.run(common + ["--webhook-secret", WEBHOOK_SECRET], capture_output=True, text=True, timeout=30)
     assert no_base.returncode != 0 and "public-base-url" in no_base.stderr + no_base.stdout
+
+
+def test_unlimited_play_granted_while_the_provider_opens_the_checkout_stores_no_order_and_closes_the_page(server_factory, standin):
+    standin.gate = threading.Event()
+    server = selling_server(server_factory, standin)
+    created = server.request("POST", "/api/v1/players", {"displayName": "Racer"}).json()
+    token = created["token"]
+    answer = {}
+    buying = threading.Thread(target=lambda: answer.update(reply=server.request("POST", "/api/v1/orders", token=token)))
+    buying.start()
+    deadline = time.monotonic() + 10
+    while not standin.requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    # The operator grants unlimited play while the provider is still answering.
+    binary = server.process.args[0]
+    granted = subprocess.run([binary, "players", "grant-unlimited", created["player"]["id"], "--reason", "test",
+                              "--database", str(server.database), "--migrations", str(REPO / "Migrations")],
+                             capture_output=True, text=True, timeout=30)
+    assert granted.returncode == 0, granted.stderr
+    standin.gate.set()  # now the provider answers
+    buying.join(timeout=20)
+    reply = answer["reply"]
+    assert reply.status == 409 and reply.json()["error"]["code"] == "conflict"
+    assert server.request("GET", "/api/v1/orders", token=token).json() == {"orders": []}
+    # The session the provider opened is closed again, so nobody can pay for an unknown order.
+    (session,) = standin.sessions.values()
+    deadline = time.monotonic() + 10
+    while session["status"] != "expired" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert session["status"] == "expired"

@@ -59,7 +59,7 @@ def test_buying_goes_to_the_providers_page_and_comes_back_with_unlimited_play(sh
 
     browser.find_element("id", "pay").click()
     wait_for(browser, f"location.href.startsWith('{shop.base_url}/unlock.html')")
-    wait_for(browser, "document.getElementById('order-status').textContent.startsWith('Payment of £2.99 received')")
+    wait_for(browser, "document.getElementById('order-status')?.textContent.startsWith('Payment of £2.99 received')")
     # The outcome has focus and sits in the polite status region; the query is gone, so a
     # reload does not replay it.
     assert browser.execute_script("return document.activeElement.id") == "order-status"
@@ -79,7 +79,7 @@ def test_leaving_the_providers_page_keeps_the_order_which_a_reload_shows_and_whi
     buy_and_reach_the_provider(browser, shop, standin)
     checkout_url = browser.current_url
     browser.find_element("id", "cancel").click()
-    wait_for(browser, "document.getElementById('order-status').textContent.startsWith('You left the payment page without paying')")
+    wait_for(browser, "document.getElementById('order-status')?.textContent.startsWith('You left the payment page without paying')")
     assert browser.execute_script("return document.activeElement.id") == "order-status"
 
     browser.refresh()
@@ -102,7 +102,7 @@ def test_leaving_the_providers_page_keeps_the_order_which_a_reload_shows_and_whi
     cancel = item.find_element("css selector", "button")
     assert cancel.text == "Cancel order"
     cancel.click()
-    wait_for(browser, "document.getElementById('order-status').textContent.startsWith('Order for £2.99 cancelled')")
+    wait_for(browser, "document.getElementById('order-status')?.textContent.startsWith('Order for £2.99 cancelled')")
     assert browser.execute_script("return document.activeElement.id") == "orders-heading"
     assert "cancelled" in text(browser, "order-list")
     assert browser.find_elements("css selector", "#order-list a.button") == []
@@ -117,10 +117,10 @@ def test_a_webhook_that_arrives_after_the_player_is_shown_as_waiting_then_paid(s
     buy_and_reach_the_provider(browser, shop, standin)
     session_id = browser.current_url.rsplit("/", 1)[1]
     browser.find_element("id", "pay").click()
-    wait_for(browser, "document.getElementById('order-status').textContent.includes('Waiting for the payment provider to confirm')")
+    wait_for(browser, "document.getElementById('order-status')?.textContent.includes('Waiting for the payment provider to confirm')")
     assert "unlimited" not in text(browser, "plays-summary")
     assert standin.send_completed(session_id)[0] == 200
-    wait_for(browser, "document.getElementById('order-status').textContent.startsWith('Payment of £2.99 received')")
+    wait_for(browser, "document.getElementById('order-status')?.textContent.startsWith('Payment of £2.99 received')")
     wait_for(browser, "document.getElementById('plays-summary').textContent === 'You have unlimited play.'")
 
 
@@ -132,3 +132,21 @@ def test_a_server_without_a_payment_provider_says_it_sells_nothing(server, brows
     assert not browser.find_element("id", "buy").is_displayed()
     no_violations(browser, "unlock page, selling nothing")
     screenshot(browser, "unlock-sells-nothing")
+
+
+def test_a_provider_that_refuses_is_explained_and_focus_stays_on_buy(server_factory, standin, browser):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    shop = server_factory("--payment-provider-url", standin.url, "--payment-secret-key", "sk_test_not_the_right_key",
+                          "--webhook-secret", WEBHOOK_SECRET, "--public-base-url", base, port=port)
+    open_page(browser, shop.base_url, "/unlock.html")
+    wait_for(browser, "!document.getElementById('buy-offer').hidden")
+    buy = browser.find_element("id", "buy")
+    buy.click()
+    wait_for(browser, "document.getElementById('order-status').className.includes('bad')")
+    message = text(browser, "order-status")
+    assert message.startswith("The payment page could not be opened") and "payment key was refused" in message
+    assert browser.execute_script("return document.activeElement.id") == "buy"
+    assert browser.execute_script("return location.pathname") == "/unlock.html"
+    assert browser.find_element("id", "orders-section").is_displayed() is False
+    no_violations(browser, "unlock page, provider refused")

@@ -136,8 +136,13 @@ async function showOrders() {
   return orders;
 }
 
+// Buttons busy with a request ignore further presses rather than being disabled: disabling the
+// focused button would drop keyboard focus to the page.
+const busy = new WeakSet();
+
 async function cancelOrder(order, button) {
-  button.disabled = true;
+  if (busy.has(button)) return;
+  busy.add(button);
   try {
     await api.cancelOrder(order.id);
     say(orderStatus, t("unlock.orderCancelled", { price: order.amount.display }), "good");
@@ -145,20 +150,22 @@ async function cancelOrder(order, button) {
     // The button is gone: the list's heading is where the player was.
     document.getElementById("orders-heading").focus();
   } catch (error) {
-    button.disabled = false;
     fail(orderStatus, error);
+  } finally {
+    busy.delete(button);
   }
 }
 
 buyButton.addEventListener("click", async () => {
-  buyButton.disabled = true;
+  if (busy.has(buyButton)) return;
+  busy.add(buyButton);
   say(orderStatus, t("unlock.buyOpening"));
   try {
     const order = await api.createOrder();
     if (!order.checkoutUrl) throw new Error(t("unlock.noCheckout"));
     window.location.assign(order.checkoutUrl);
   } catch (error) {
-    buyButton.disabled = false;
+    busy.delete(buyButton);
     fail(orderStatus, { message: t("unlock.buyFailed", { message: error.message }) });
     if (error.code === "payments_unavailable") {
       purchasable = false;

@@ -88,22 +88,9 @@ struct APIServices: Sendable {
         _ request: HTTPRequest, _ responder: HTTPResponder, publishing publish: @escaping @Sendable (Event) -> Void,
         _ work: @escaping @Sendable (StorageContext, AuthenticatedDevice, Date) throws -> (HTTPResponse, Event?)
     ) {
-        let token: String
-        let address = clientAddress(request)
-        do {
-            token = try Self.bearerToken(request)
-            if let refusal = rateLimits.refusal(.signIn, .address, key: RateLimits.addressKey(address)) { throw refusal }
-        } catch {
-            return responder.respond(APIError(error).response)
-        }
-        let rateLimits = self.rateLimits
-        let logger = self.logger
-        worker.perform({ storage -> (HTTPResponse, Event?) in
-            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: storage.now)
-            return try work(storage, device, storage.now)
-        }, then: { result in
-            responder.respond(Self.response(result.map(\.0), logger: logger))
-            if case .success((_, let event?)) = result { publish(event) }
+        performSignedIn(request, responder, work, then: { response, event in
+            responder.respond(response)
+            if let event { publish(event) }
         })
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 @testable import RetroRapidServer
 import RetroRapidStorage
 import Testing
@@ -43,5 +46,30 @@ import Testing
         let refusal = CheckoutSessionForm.refusal(from: body)
         #expect(refusal?.type == "invalid_request_error" && refusal?.message == "Invalid API Key provided: sk_test_****1234")
         #expect(CheckoutSessionForm.refusal(from: Data("<html>".utf8)) == nil)
+    }
+
+    @Test func theProvidersAnswersBecomeWhatThePlayerIsTold() throws {
+        let url = URL(string: "https://api.example/v1/checkout/sessions")!
+        func answer(_ status: Int, _ body: String) -> Result<Order.Checkout, CheckoutError> {
+            CheckoutClient.result(data: Data(body.utf8),
+                                  response: HTTPURLResponse(url: url, statusCode: status, httpVersion: nil, headerFields: nil), error: nil)
+        }
+        let ok = answer(200, #"{"id":"cs_1","url":"https://pay.example/cs_1"}"#)
+        #expect(try ok.get().sessionID == "cs_1")
+        guard case .failure(let badKey) = answer(401, #"{"error":{"type":"invalid_request_error","message":"Invalid API Key provided: sk_t***"}}"#),
+              case .failure(let refused) = answer(400, #"{"error":{"type":"invalid_request_error","message":"Missing required param: success_url."}}"#),
+              case .failure(let noPage) = answer(200, #"{"id":"cs_1"}"#),
+              case .failure(let html) = answer(500, "<html>"),
+              case .failure(let slow) = CheckoutClient.result(data: nil, response: nil, error: URLError(.timedOut))
+        else {
+            Issue.record("every one of these must fail")
+            return
+        }
+        #expect(badKey.message.contains("payment key was refused (Invalid API Key provided: sk_t***)"))
+        #expect(refused.message.contains("Missing required param: success_url."))
+        #expect(noPage.message.contains("no checkout page"))
+        #expect(html.message.contains("HTTP 500"))
+        #expect(slow.message.contains("did not answer in time"))
+        #expect([badKey, refused, noPage, html, slow].allSatisfy { $0.apiError.status == 502 && $0.message.contains("charged") })
     }
 }

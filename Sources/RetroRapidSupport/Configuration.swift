@@ -233,6 +233,13 @@ extension ServerConfiguration {
         return true
     }
 
+    /// A base URL the secret key may be sent to: https, or http to this machine only.
+    public static func isProviderURL(_ text: String) -> Bool {
+        guard isBaseURL(text), let components = URLComponents(string: text) else { return false }
+        if components.scheme?.lowercased() == "https" { return true }
+        return ["localhost", "127.0.0.1", "[::1]", "::1"].contains(components.host?.lowercased() ?? "")
+    }
+
     /// Selling needs all of it: a key without the webhook secret would take money it can never
     /// credit, and without the public address the provider has nowhere to send players back.
     private static func checkPayments(_ configuration: ServerConfiguration, origins: [String: ConfigurationError.Source]) throws {
@@ -427,9 +434,10 @@ extension ServerConfiguration {
                       help: "The webhook signing secret (Stripe's whsec_…) that payment webhooks (Stripe-Signature) "
                           + "are signed with. Needed to sell unlimited play."),
         .text("paymentProviderURL", "payment-provider-url", \.paymentProviderURL, valueName: "URL",
-              help: "Base URL of the payment provider's API, Stripe's shape (POST <URL>/v1/checkout/sessions).",
-              allowed: "an http:// or https:// URL without a trailing slash",
-              isValid: ServerConfiguration.isBaseURL),
+              help: "Base URL of the payment provider's API, Stripe's shape (POST <URL>/v1/checkout/sessions). "
+                  + "The secret key travels to it, so plain http:// is taken only for this machine (a local stand-in).",
+              allowed: "an https:// URL (http:// only to localhost, 127.0.0.1 or [::1]) without a trailing slash",
+              isValid: ServerConfiguration.isProviderURL),
         .optionalText("paymentSecretKey", "payment-secret-key", \.paymentSecretKey, valueName: "KEY", isSecret: true,
                       help: "The provider's secret API key (sk_live_… / sk_test_…) that opens checkout sessions. "
                           + "Not set: this server sells nothing (buying answers 503 payments_unavailable). "

@@ -390,9 +390,13 @@ import Testing
     }
 
     @Test func theProviderURLMustBeABaseToAppendPathsTo() {
-        for good in ["https://api.stripe.com", "http://127.0.0.1:12111"] { #expect(ServerConfiguration.isBaseURL(good), "\(good)") }
-        for bad in ["api.stripe.com", "https://api.stripe.com/", "ftp://x.example", "https://x.example?a=1", "https://"] {
-            #expect(!ServerConfiguration.isBaseURL(bad), "\(bad)")
+        for good in ["https://api.stripe.com", "http://127.0.0.1:12111", "http://localhost:9"] {
+            #expect(ServerConfiguration.isProviderURL(good), "\(good)")
+        }
+        // The secret key must not cross a network in clear text.
+        #expect(ServerConfiguration.isBaseURL("http://api.stripe.com") && !ServerConfiguration.isProviderURL("http://api.stripe.com"))
+        for bad in ["api.stripe.com", "https://api.stripe.com/", "ftp://x.example", "https://x.example?a=1", "https://", "http://pay.example"] {
+            #expect(!ServerConfiguration.isProviderURL(bad), "\(bad)")
             #expect(loadError(["--payment-provider-url", bad])?.setting == "payment-provider-url", "\(bad)")
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidStorage
+import RetroRapidSupport
 
 /// Unlimited play (DESIGN §4, "Unlimited play and codes"): the price due, redeeming a code,
 /// orders, and the payment provider's webhook, the only way (besides the operator's CLI) an
@@ -183,32 +184,43 @@ enum CommerceRoutes {
             case .new(let orderID, let price): return .open(playerID: device.player.id, orderID: orderID, price: price)
             }
         }, then: { step in
-            guard case .open(let playerID, let orderID, let price) = step, let checkout else {
-                if case .answer(let response) = step { responder.respond(response) }
-                return
-            }
-            checkout.createSession(orderID: orderID, amount: price.amount) { result in
-                // On one of URLSession's threads: never touch storage here.
-                switch result {
-                case .failure(let error):
-                    logger.warning("payment provider refused a checkout", metadata: ["order": orderID, "error": error.message])
-                    responder.respond(error.apiError.response)
-                case .success(let session):
-                    worker.perform({ storage in
-                        let now = storage.now
-                        let order = try storage.orders.createOrder(
-                            publicID: orderID, playerID: playerID, amount: price.amount, discountCode: price.discountCode,
-                            checkout: session, now: now)
-                        return try APIJSON.response(OrderJSON(order, now: now), status: 201)
-                    }, then: { result in
-                        responder.respond(APIServices.response(result, logger: logger))
-                        // Not stored (the player got unlimited play meanwhile): close the page
-                        // so nobody pays for an order this server does not know.
-                        if case .failure = result { checkout.expireSession(session.sessionID) { _ in } }
-                    })
-                }
+            switch step {
+            case .answer(let response):
+                responder.respond(response)
+            case .open(let playerID, let orderID, let price):
+                guard let checkout else { return responder.respond(paymentsUnavailable.response) }
+                openCheckout(checkout, playerID: playerID, orderID: orderID, price: price,
+                             responder: responder, worker: worker, logger: logger)
             }
         })
+    }
+
+    /// Asks the provider for a checkout session, then stores the order with it and answers 201.
+    /// Runs on the service thread; the call's completion runs on one of URLSession's threads
+    /// and goes back to storage through the `DatabaseWorker`.
+    static func openCheckout(_ checkout: CheckoutClient, playerID: Int64, orderID: String, price: PriceDue,
+                             responder: HTTPResponder, worker: DatabaseWorker, logger: Logger) {
+        checkout.createSession(orderID: orderID, amount: price.amount) { result in
+            // On one of URLSession's threads: never touch storage here.
+            switch result {
+            case .failure(let error):
+                logger.warning("payment provider refused a checkout", metadata: ["order": orderID, "error": error.message])
+                responder.respond(error.apiError.response)
+            case .success(let session):
+                worker.perform({ storage in
+                    let now = storage.now
+                    let order = try storage.orders.createOrder(
+                        publicID: orderID, playerID: playerID, amount: price.amount, discountCode: price.discountCode,
+                        checkout: session, now: now)
+                    return try APIJSON.response(OrderJSON(order, now: now), status: 201)
+                }, then: { result in
+                    responder.respond(APIServices.response(result, logger: logger))
+                    // Not stored (the player got unlimited play meanwhile): close the page so
+                    // nobody pays for an order this server does not know.
+                    if case .failure = result { checkout.expireSession(session.sessionID) { _ in } }
+                })
+            }
+        }
     }
 
     /// GET /api/v1/orders: the player's orders, newest first, each pending one with the page

@@ -47,8 +47,11 @@ struct APIServices: Sendable {
     let logger: Logger
     let rateLimits: RateLimits
     let clientAddresses: ClientAddressResolver
+    /// The payment provider's hosted checkout; nil when this server sells nothing.
+    let checkout: CheckoutClient?
 
-    init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, rateLimits: RateLimits) {
+    init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, rateLimits: RateLimits, checkout: CheckoutClient? = nil) {
+        self.checkout = checkout
         self.worker = worker
         self.events = events
         self.logger = logger
@@ -85,6 +88,20 @@ struct APIServices: Sendable {
         _ request: HTTPRequest, _ responder: HTTPResponder, publishing publish: @escaping @Sendable (Event) -> Void,
         _ work: @escaping @Sendable (StorageContext, AuthenticatedDevice, Date) throws -> (HTTPResponse, Event?)
     ) {
+        performSignedIn(request, responder, work, then: { response, event in
+            responder.respond(response)
+            if let event { publish(event) }
+        })
+    }
+
+    /// Like `runSignedIn`, for a request that goes on after the storage thread (a call to the
+    /// payment provider): `then` gets what `work` returned, on the service thread, and must
+    /// answer through `responder` itself. A refusal (401, 429, what `work` throws) is answered here.
+    func performSignedIn<T: Sendable>(
+        _ request: HTTPRequest, _ responder: HTTPResponder,
+        _ work: @escaping @Sendable (StorageContext, AuthenticatedDevice, Date) throws -> T,
+        then: @escaping @Sendable (T) -> Void
+    ) {
         let token: String
         let address = clientAddress(request)
         do {
@@ -95,12 +112,14 @@ struct APIServices: Sendable {
         }
         let rateLimits = self.rateLimits
         let logger = self.logger
-        worker.perform({ storage -> (HTTPResponse, Event?) in
+        worker.perform({ storage -> T in
             let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: storage.now)
             return try work(storage, device, storage.now)
         }, then: { result in
-            responder.respond(Self.response(result.map(\.0), logger: logger))
-            if case .success((_, let event?)) = result { publish(event) }
+            switch result {
+            case .success(let value): then(value)
+            case .failure(let error): responder.respond(APIError(error, logger: logger).response)
+            }
         })
     }
 

@@ -91,7 +91,8 @@ public final class GameServer: Sendable {
         }
         OperationsRoutes.add(to: &router, metrics: configuration.metricsEnabled ? metrics : nil, openAPI: openAPI,
                              isStopping: { stopping.isSet })
-        let api = APIServices(worker: worker, events: events, logger: logger, rateLimits: rateLimits)
+        let api = APIServices(worker: worker, events: events, logger: logger, rateLimits: rateLimits,
+                              checkout: CheckoutClient(configuration))
         PlayerRoutes.add(to: &router, api)
         SettingsRoutes.add(to: &router, api)
         CommerceRoutes.add(to: &router, api)

@@ -27,6 +27,26 @@ public struct Order: Sendable, Equatable {
         case pending
         /// Paid: the player has unlimited play.
         case paid
+        /// Cancelled by the player before it was paid. Stored as `pending` with `cancelled_at`
+        /// (Migrations/0006_order_checkout.sql): a late payment still pays it, since the
+        /// provider took the money.
+        case cancelled
+    }
+
+    /// The provider's hosted checkout for the order, when one was made.
+    public struct Checkout: Sendable, Equatable {
+        /// The provider's session id, e.g. `cs_test_a1…`.
+        public let sessionID: String
+        /// The page the player pays on.
+        public let url: String
+        /// When the provider stops taking payment there; nil when it did not say.
+        public let expiresAt: Date?
+
+        public init(sessionID: String, url: String, expiresAt: Date?) {
+            self.sessionID = sessionID
+            self.url = url
+            self.expiresAt = expiresAt
+        }
     }
 
     /// The id the client and the payment provider see, e.g. `ord_k3v9…` (never the rowid).
@@ -41,11 +61,17 @@ public struct Order: Sendable, Equatable {
     public let paidAt: Date?
     /// The provider's event id (or the operator's note) that paid it.
     public let providerEventID: String?
+    /// The provider's checkout session; nil for an order made without one.
+    public let checkout: Checkout?
+    /// When the player cancelled it (also kept when a late payment paid it afterwards).
+    public let cancelledAt: Date?
 
     public init(
         publicID: String, playerID: Int64, amount: Money, discountCode: String?, status: Status,
-        createdAt: Date, paidAt: Date?, providerEventID: String?
+        createdAt: Date, paidAt: Date?, providerEventID: String?, checkout: Checkout? = nil, cancelledAt: Date? = nil
     ) {
+        self.checkout = checkout
+        self.cancelledAt = cancelledAt
         self.publicID = publicID
         self.playerID = playerID
         self.amount = amount
@@ -55,6 +81,23 @@ public struct Order: Sendable, Equatable {
         self.paidAt = paidAt
         self.providerEventID = providerEventID
     }
+}
+
+extension Order {
+    /// Whether the player can still pay on the order's checkout page at `now`: unpaid, not
+    /// cancelled, with a session whose expiry (if the provider gave one) is still ahead.
+    public func checkoutIsOpen(at now: Date) -> Bool {
+        guard status == .pending, let checkout else { return false }
+        return checkout.expiresAt.map { $0 > now } ?? true
+    }
+}
+
+/// What ``OrderRepository/checkoutPlan(playerID:now:)`` found.
+public enum CheckoutPlan: Sendable, Equatable {
+    /// A pending order whose checkout page is still open: send the player there.
+    case existing(Order)
+    /// Open a checkout session for a new order with this id at this price.
+    case new(publicID: String, price: PriceDue)
 }
 
 /// Orders for unlimited play (docs/API.md, "Unlimited play").
@@ -118,6 +161,71 @@ public struct OrderRepository {
         }
     }
 
+    /// What buying needs next: the player's pending order whose checkout is still open (a
+    /// double click, a reload, a player coming back to pay), or a new order id and the price due
+    /// to open a checkout session for. Nothing is stored: the order is made by
+    /// ``createOrder(publicID:playerID:amount:discountCode:checkout:now:)`` once the provider
+    /// answered, so a provider that refuses leaves no order behind.
+    /// - Throws: `.notFound` for an unknown player; `.conflict` when the player already has
+    ///   unlimited play.
+    public func checkoutPlan(playerID: Int64, now: Date) throws -> CheckoutPlan {
+        try database.transaction(.deferred) { db in
+            try CommercePlayers.require(playerID, in: db)
+            if try EntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+                throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
+            }
+            let price = try priceDue(playerID: playerID, now: now, in: db)
+            let open = try Self.orders(
+                where: "o.player_id = ? AND o.status = 'pending' AND o.cancelled_at IS NULL AND o.checkout_url IS NOT NULL AND o.amount_minor = ? AND o.currency = ? ORDER BY o.id DESC",
+                [playerID, price.amount.minorUnits, price.amount.currency], in: db
+            )
+            if let order = open.first(where: { $0.checkoutIsOpen(at: now) }) { return .existing(order) }
+            return .new(publicID: Self.newPublicID(), price: price)
+        }
+    }
+
+    /// Stores an order made with the provider's checkout session (after ``checkoutPlan(playerID:now:)``
+    /// said `.new` and the provider opened the session).
+    /// - Throws: `.conflict` when the player got unlimited play meanwhile (the session is left
+    ///   to expire unpaid), `.notFound` for an unknown player.
+    public func createOrder(publicID: String, playerID: Int64, amount: Money, discountCode: String?,
+                            checkout: Order.Checkout, now: Date) throws -> Order {
+        try database.transaction(.immediate) { db in
+            try CommercePlayers.require(playerID, in: db)
+            if try EntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+                throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
+            }
+            try db.prepare("""
+                INSERT INTO orders (public_id, player_id, amount_minor, currency, discount_code_id, status, created_at,
+                                    checkout_session_id, checkout_url, checkout_expires_at)
+                VALUES (?, ?, ?, ?, (SELECT id FROM promo_codes WHERE code = ?), 'pending', ?, ?, ?, ?)
+                """).execute([publicID, playerID, amount.minorUnits, amount.currency, discountCode, UTCCivilTime.text(now),
+                           checkout.sessionID, checkout.url, checkout.expiresAt.map(UTCCivilTime.text)])
+            return try Self.order(publicID: publicID, in: db)
+        }
+    }
+
+    /// Cancels the player's unpaid order: it is no longer offered for payment. Cancelling a
+    /// cancelled order again returns it as it is.
+    /// - Throws: `.notFound` (unknown or another player's), `.conflict` when it is paid.
+    public func cancel(publicID: String, playerID: Int64, now: Date) throws -> Order {
+        try database.transaction(.immediate) { db in
+            guard let order = try Self.orders(where: "o.public_id = ? AND o.player_id = ?", [publicID, playerID], in: db).first else {
+                throw Self.unknown(publicID)
+            }
+            switch order.status {
+            case .paid:
+                throw StoreError(.conflict, "Order \(publicID) is paid; a paid order cannot be cancelled.", field: "order")
+            case .cancelled:
+                return order
+            case .pending:
+                try db.prepare("UPDATE orders SET cancelled_at = ? WHERE public_id = ? AND status = 'pending' AND cancelled_at IS NULL")
+                    .execute([UTCCivilTime.text(now), publicID])
+                return try Self.order(publicID: publicID, in: db)
+            }
+        }
+    }
+
     /// The player's order. `.notFound` when there is no such order or it is another player's
     /// (the two are indistinguishable on purpose).
     public func order(publicID: String, playerID: Int64) throws -> Order {
@@ -174,7 +282,7 @@ public struct OrderRepository {
 
     static func markPaid(orderID: String, providerEventID: String, now: Date, in db: Database) throws -> Order {
         let order = try order(publicID: orderID, in: db)
-        guard order.status == .pending else { return order }
+        guard order.status != .paid else { return order }
         try db.prepare("UPDATE orders SET status = 'paid', paid_at = ?, provider_event_id = ? WHERE public_id = ? AND status = 'pending'")
             .execute([UTCCivilTime.text(now), providerEventID, orderID])
         _ = try EntitlementRepository.grant(playerID: order.playerID, source: .order, reference: orderID, now: now, in: db)
@@ -196,13 +304,19 @@ public struct OrderRepository {
 
     private static func orders(where condition: String, _ values: [any DatabaseValueConvertible], in db: Database) throws -> [Order] {
         try db.prepare("""
-            SELECT o.public_id, o.player_id, o.amount_minor, o.currency, c.code, o.status, o.created_at, o.paid_at, o.provider_event_id
+            SELECT o.public_id, o.player_id, o.amount_minor, o.currency, c.code, o.status, o.created_at, o.paid_at, o.provider_event_id,
+                   o.checkout_session_id, o.checkout_url, o.checkout_expires_at, o.cancelled_at
             FROM orders o LEFT JOIN promo_codes c ON c.id = o.discount_code_id
             WHERE \(condition)
             """).query(values) { row in
-                guard let status = Order.Status(rawValue: row.string(at: 5)) else {
+                guard var status = Order.Status(rawValue: row.string(at: 5)), status != .cancelled else {
                     throw DatabaseError(extendedCode: SQLITE_CORRUPT, message: "orders.status holds unknown '\(row.string(at: 5))'")
                 }
+                let cancelledAt = row.isNull(at: 12) ? nil : try UTCCivilTime.storedDate(row.string(at: 12), column: "orders.cancelled_at")
+                if status == .pending, cancelledAt != nil { status = .cancelled }
+                let checkout: Order.Checkout? = row.isNull(at: 9) || row.isNull(at: 10) ? nil : Order.Checkout(
+                    sessionID: row.string(at: 9), url: row.string(at: 10),
+                    expiresAt: row.isNull(at: 11) ? nil : try UTCCivilTime.storedDate(row.string(at: 11), column: "orders.checkout_expires_at"))
                 return Order(
                     publicID: row.string(at: 0),
                     playerID: row.int64(at: 1),
@@ -211,7 +325,9 @@ public struct OrderRepository {
                     status: status,
                     createdAt: try UTCCivilTime.storedDate(row.string(at: 6), column: "orders.created_at"),
                     paidAt: row.isNull(at: 7) ? nil : try UTCCivilTime.storedDate(row.string(at: 7), column: "orders.paid_at"),
-                    providerEventID: row.isNull(at: 8) ? nil : row.string(at: 8)
+                    providerEventID: row.isNull(at: 8) ? nil : row.string(at: 8),
+                    checkout: checkout,
+                    cancelledAt: cancelledAt
                 )
             }
     }

@@ -3,10 +3,14 @@ import Foundation
 /// The payment provider's webhook: the only way (besides the operator's CLI) an order becomes
 /// paid. No card data reaches this server; the provider tells it, signed, that an order was paid.
 ///
+/// It follows Stripe's webhook protocol (docs/API.md, "Paying through a hosted checkout"):
+/// the `checkout.session.completed` event, signed in the `Stripe-Signature` header. The older
+/// `Payment-Signature` header and `order.paid` event, the same scheme, are still accepted.
+///
 /// **The request.** The server hands over the raw body bytes exactly as received (the signature
 /// is over those bytes, so they must not be re-encoded) and the signature header:
 ///
-///     Payment-Signature: t=1767225600,v1=5f2b…(64 hex digits)
+///     Stripe-Signature: t=1767225600,v1=5f2b…(64 hex digits)
 ///
 /// `t` is the Unix time in seconds when the provider signed; `v1` is the lowercase or uppercase
 /// hex of `HMAC-SHA256(secret, "<t>.<raw body>")`, the `t` text exactly as in the header. Several
@@ -15,11 +19,18 @@ import Foundation
 ///
 /// **The body** is a JSON object; unknown fields are ignored:
 ///
-///     {"id": "evt_1Nx…", "type": "order.paid", "order": "ord_k3v9…"}
+///     {"id": "evt_1Nx…", "type": "checkout.session.completed",
+///      "data": {"object": {"id": "cs_test_a1…", "client_reference_id": "ord_k3v9…",
+///                          "payment_status": "paid", "metadata": {"order": "ord_k3v9…"}}}}
 ///
 /// - `id`: the provider's event id, unique per event and the same on every retry (1–255 bytes).
-/// - `type`: `order.paid` pays the order; any other type is recorded and ignored.
-/// - `order`: the order's public id (``Order/publicID``), required for `order.paid`.
+/// - `type`: `checkout.session.completed` with `payment_status` `paid`, and
+///   `checkout.session.async_payment_succeeded`, pay the order named by the session's
+///   `client_reference_id` (or else `metadata.order`); the legacy `order.paid` pays the order
+///   in `order`. Any other event (a completed session still `unpaid`, an expired session) is
+///   recorded and ignored.
+/// A payment for an order the player cancelled pays it all the same (the money was taken);
+/// the order keeps its `cancelled_at` and the server logs it for the operator.
 ///
 /// **Checks, in order**, each a refusal that changes nothing: a missing or malformed header,
 /// a signature that does not match, or a timestamp more than `tolerance` away from `now` in
@@ -29,10 +40,16 @@ import Foundation
 /// ``Outcome/alreadyHandled(eventID:)`` and does nothing; otherwise the order is paid (granting
 /// unlimited play) and the event recorded in `webhook_events`, together.
 public struct PaymentWebhook {
-    /// The header the server reads the signature from.
-    public static let signatureHeaderName = "Payment-Signature"
-    /// The only event type that acts.
+    /// The header the server reads the signature from (Stripe's).
+    public static let signatureHeaderName = "Stripe-Signature"
+    /// The header of the protocol before the hosted checkout, read when Stripe's is absent.
+    public static let legacySignatureHeaderName = "Payment-Signature"
+    /// The legacy event type that pays the order in `order`.
     public static let orderPaidType = "order.paid"
+    /// Stripe's event for a finished checkout (paid when its `payment_status` is `paid`).
+    public static let sessionCompletedType = "checkout.session.completed"
+    /// Stripe's event for a delayed payment method that has now paid.
+    public static let asyncPaymentSucceededType = "checkout.session.async_payment_succeeded"
 
     /// What a verified event did. Every outcome is a success for the provider (HTTP 2xx), so it
     /// stops retrying.
@@ -80,7 +97,7 @@ public struct PaymentWebhook {
 
             var outcome = Outcome.ignored(eventID: event.id, type: event.type)
             var orderRowID: Int64?
-            if event.type == Self.orderPaidType, let orderID = event.order {
+            if let orderID = event.paidOrder {
                 let order = try OrderRepository.markPaid(orderID: orderID, providerEventID: event.id, now: now, in: db)
                 orderRowID = try db.prepare("SELECT id FROM orders WHERE public_id = ?").query([orderID]) { $0.int64(at: 0) }.first
                 outcome = .paid(order)
@@ -153,6 +170,35 @@ public struct PaymentWebhook {
         let id: String
         let type: String
         let order: String?
+        let data: EventData?
+
+        struct EventData: Decodable {
+            let object: Session?
+        }
+
+        /// The fields of Stripe's Checkout Session object this server reads.
+        struct Session: Decodable {
+            let id: String?
+            let client_reference_id: String?
+            let payment_status: String?
+            let metadata: [String: String]?
+
+            var order: String? { client_reference_id ?? metadata?["order"] }
+        }
+
+        /// The order this event pays; nil for an event that pays nothing.
+        var paidOrder: String? {
+            switch type {
+            case PaymentWebhook.orderPaidType:
+                return order
+            case PaymentWebhook.sessionCompletedType:
+                return data?.object?.payment_status == "paid" ? data?.object?.order : nil
+            case PaymentWebhook.asyncPaymentSucceededType:
+                return data?.object?.order
+            default:
+                return nil
+            }
+        }
     }
 
     static func parse(_ body: [UInt8]) throws -> Event {
@@ -160,13 +206,17 @@ public struct PaymentWebhook {
         do {
             event = try JSONDecoder().decode(Event.self, from: Data(body))
         } catch {
-            throw StoreError(.invalid, "The webhook body is not the expected JSON object {\"id\": …, \"type\": …, \"order\": …}.", field: "body")
+            throw StoreError(.invalid, "The webhook body is not the expected JSON event {\"id\": …, \"type\": …, \"data\": {\"object\": …}}.", field: "body")
         }
         guard !event.id.isEmpty, event.id.utf8.count <= 255 else {
             throw StoreError(.invalid, "The webhook event id must be 1 to 255 bytes.", field: "id")
         }
         if event.type == orderPaidType, (event.order ?? "").isEmpty {
             throw StoreError(.invalid, "An order.paid event must name the order it paid.", field: "order")
+        }
+        let pays = event.type == asyncPaymentSucceededType || (event.type == sessionCompletedType && event.data?.object?.payment_status == "paid")
+        if pays, (event.paidOrder ?? "").isEmpty {
+            throw StoreError(.invalid, "A paid \(event.type) event must name its order in data.object.client_reference_id.", field: "client_reference_id")
         }
         return event
     }

@@ -45,6 +45,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var failedCodesPerAddress = RateLimit(30, per: .seconds(600))
     public var failedSignInsPerAddress = RateLimit(100, per: .seconds(600))
     public var webhookSecret: String? = nil
+    /// The payment provider (Stripe's API shape, docs/API.md "Paying through a hosted
+    /// checkout"): where its API is, the secret key that opens checkout sessions (nil: this
+    /// server sells nothing), how long a call may take, and the public address of this site
+    /// the provider sends players back to.
+    public var paymentProviderURL = "https://api.stripe.com"
+    public var paymentSecretKey: String? = nil
+    public var paymentTimeoutSeconds = 10
+    public var publicBaseURL: String? = nil
     public var metricsEnabled = true
     public var eventLoop = EventLoop.libev
 
@@ -212,7 +220,49 @@ extension ServerConfiguration {
 
         try checkTLSPair(configuration, origins: origins)
         try checkKeepalive(configuration, origins: origins)
+        try checkPayments(configuration, origins: origins)
         return configuration
+    }
+
+    /// `http://` or `https://`, a host, no trailing slash, no query: what paths are appended to.
+    public static func isBaseURL(_ text: String) -> Bool {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty,
+              components.query == nil, components.fragment == nil, !text.hasSuffix("/")
+        else { return false }
+        return true
+    }
+
+    /// A base URL the secret key may be sent to: https, or http to this machine only.
+    public static func isProviderURL(_ text: String) -> Bool {
+        guard isBaseURL(text), let components = URLComponents(string: text) else { return false }
+        if components.scheme?.lowercased() == "https" { return true }
+        return ["localhost", "127.0.0.1", "[::1]", "::1"].contains(components.host?.lowercased() ?? "")
+    }
+
+    /// Selling needs all of it: a key without the webhook secret would take money it can never
+    /// credit, and without the public address the provider has nowhere to send players back.
+    private static func checkPayments(_ configuration: ServerConfiguration, origins: [String: ConfigurationError.Source]) throws {
+        guard configuration.paymentSecretKey != nil else { return }
+        let key = setting("payment-secret-key")
+        let source = origins[key.key] ?? .flag(key.flag)
+        if configuration.webhookSecret == nil {
+            throw ConfigurationError(source: source, setting: "webhook-secret",
+                                     message: "\(source.subject(key.environmentName)) is set but webhook-secret is not; "
+                                        + "without it no payment can be credited")
+        }
+        guard let base = configuration.publicBaseURL else {
+            throw ConfigurationError(source: source, setting: "public-base-url",
+                                     message: "\(source.subject(key.environmentName)) is set but public-base-url is not; "
+                                        + "the provider needs it to send players back")
+        }
+        if !isBaseURL(base) {
+            let given = setting("public-base-url")
+            let baseSource = origins[given.key] ?? .flag(given.flag)
+            throw ConfigurationError(source: baseSource, setting: given.key,
+                                     message: "\(baseSource.subject(given.environmentName)) expects an http:// or https:// URL "
+                                        + "without a trailing slash, got '\(base)'")
+        }
     }
 
     /// A hang-up that comes before the PING would close live connections that merely listen.
@@ -381,7 +431,22 @@ extension ServerConfiguration {
                   + "over HTTP and in the WebSocket hello together; then every signed-in request from it answers "
                   + "429 and every hello is refused (4429) until the oldest failure is a window old."),
         .optionalText("webhookSecret", "webhook-secret", \.webhookSecret, valueName: "SECRET", isSecret: true,
-                      help: "Shared secret that payment webhooks are signed with."),
+                      help: "The webhook signing secret (Stripe's whsec_…) that payment webhooks (Stripe-Signature) "
+                          + "are signed with. Needed to sell unlimited play."),
+        .text("paymentProviderURL", "payment-provider-url", \.paymentProviderURL, valueName: "URL",
+              help: "Base URL of the payment provider's API, Stripe's shape (POST <URL>/v1/checkout/sessions). "
+                  + "The secret key travels to it, so plain http:// is taken only for this machine (a local stand-in).",
+              allowed: "an https:// URL (http:// only to localhost, 127.0.0.1 or [::1]) without a trailing slash",
+              isValid: ServerConfiguration.isProviderURL),
+        .optionalText("paymentSecretKey", "payment-secret-key", \.paymentSecretKey, valueName: "KEY", isSecret: true,
+                      help: "The provider's secret API key (sk_live_… / sk_test_…) that opens checkout sessions. "
+                          + "Not set: this server sells nothing (buying answers 503 payments_unavailable). "
+                          + "Needs webhook-secret and public-base-url."),
+        .integer("paymentTimeoutSeconds", "payment-timeout-seconds", \.paymentTimeoutSeconds, range: 1...60,
+                 help: "How long a call to the payment provider may take before the purchase answers 502."),
+        .optionalText("publicBaseURL", "public-base-url", \.publicBaseURL, valueName: "URL",
+                      help: "This site's public address as players reach it (https://game.example.com): the "
+                          + "provider sends them back to <URL>/unlock.html after paying or cancelling."),
         .boolean("metricsEnabled", "metrics-enabled", \.metricsEnabled, help: "Whether the server exposes its metrics."),
         .choice("eventLoop", "event-loop", \.eventLoop, valueName: "LOOP",
                 help: "libev (epoll, for many connections; needs Debian's libwebsockets-evlib-ev) or poll "

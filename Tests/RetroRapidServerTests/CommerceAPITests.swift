@@ -13,6 +13,29 @@ struct CommerceAPITests {
             expiresAt: Date().addingTimeInterval(365 * 86_400), now: Date())
     }
 
+    /// A server that sells, against an in-process stand-in for the provider's
+    /// POST /v1/checkout/sessions (the full stand-in, with its page and webhook, is
+    /// Tests/python/payment_provider_standin.py).
+    static func sellingServer() throws -> (server: RunningGameServer, provider: RunningTestServer) {
+        var router = HTTPRouter()
+        router.add(.post, "/v1/checkout/sessions") { request, responder in
+            guard request[header: "authorization"] == "Bearer sk_test_commerce" else {
+                return responder.respond(HTTPResponse(status: 401, contentType: "application/json", body: Array(
+                    #"{"error":{"type":"invalid_request_error","message":"Invalid API Key provided"}}"#.utf8)))
+            }
+            let id = "cs_test_" + String(UInt64.random(in: 1...UInt64.max))
+            responder.respond(HTTPResponse(status: 200, contentType: "application/json", body: Array(
+                #"{"id":"\#(id)","object":"checkout.session","url":"https://checkout.example/c/pay/\#(id)"}"#.utf8)))
+        }
+        let provider = try RunningTestServer(router: router)
+        let server = try RunningGameServer { options in
+            options.configuration.paymentProviderURL = "http://127.0.0.1:\(provider.port)"
+            options.configuration.paymentSecretKey = "sk_test_commerce"
+            options.configuration.publicBaseURL = "https://game.example"
+        }
+        return (server, provider)
+    }
+
     static func signedWebhook(_ server: RunningGameServer, body: String, secret: String) throws -> TestHTTPResponse {
         let signature = PaymentWebhook.signatureHeader(body: Array(body.utf8), secret: Array(secret.utf8), timestamp: Date())
         return try server.request("POST", "/api/v1/payments/webhook", json: body,
@@ -20,7 +43,8 @@ struct CommerceAPITests {
     }
 
     @Test func theDiscountCodeLowersTheOrderPrice() throws {
-        let server = try RunningGameServer()
+        let (server, provider) = try Self.sellingServer()
+        defer { withExtendedLifetime(provider) {} }
         try Self.createLaunchOffer(server)
         let ada = try server.createPlayer("Ada")
 
@@ -54,7 +78,8 @@ struct CommerceAPITests {
     }
 
     @Test func anUnlockCodeGrantsUnlimitedPlay() throws {
-        let server = try RunningGameServer()
+        let (server, provider) = try Self.sellingServer()
+        defer { withExtendedLifetime(provider) {} }
         try CodeRepository(database: server.database()).create(code: "PRESS-2026", kind: .unlock, now: Date())
         let ada = try server.createPlayer("Ada")
 
@@ -76,7 +101,8 @@ struct CommerceAPITests {
     }
 
     @Test func unknownExpiredAndMalformedCodesAreRefused() throws {
-        let server = try RunningGameServer()
+        let (server, provider) = try Self.sellingServer()
+        defer { withExtendedLifetime(provider) {} }
         let codes = CodeRepository(database: try server.database())
         try codes.create(code: "ONEONLY", kind: .unlock, maxRedemptions: 1, now: Date())
         let ada = try server.createPlayer("Ada")
@@ -92,7 +118,8 @@ struct CommerceAPITests {
     }
 
     @Test func aCorrectlySignedWebhookPaysTheOrderAndAWronglySignedOneChangesNothing() throws {
-        let server = try RunningGameServer()
+        let (server, provider) = try Self.sellingServer()
+        defer { withExtendedLifetime(provider) {} }
         let ada = try server.createPlayer("Ada")
         let order = try server.request("POST", "/api/v1/orders", token: ada.token)
         let orderID = try #require(order.json?["id"] as? String)
@@ -124,7 +151,8 @@ struct CommerceAPITests {
 
     @Test(arguments: ["Payment-Signature", "payment-signature", "PAYMENT-SIGNATURE"])
     func theSignatureHeaderIsReadWhateverItsCase(name: String) throws {
-        let server = try RunningGameServer()
+        let (server, provider) = try Self.sellingServer()
+        defer { withExtendedLifetime(provider) {} }
         let ada = try server.createPlayer("Ada")
         let orderID = try #require(try server.request("POST", "/api/v1/orders", token: ada.token).json?["id"] as? String)
         let event = RunningGameServer.json(["id": "evt_case", "type": "order.paid", "order": orderID])
@@ -135,7 +163,8 @@ struct CommerceAPITests {
     }
 
     @Test func aSignedWebhookWithATamperedBodyIsRefused() throws {
-        let server = try RunningGameServer()
+        let (server, provider) = try Self.sellingServer()
+        defer { withExtendedLifetime(provider) {} }
         let ada = try server.createPlayer("Ada")
         let orderID = try #require(try server.request("POST", "/api/v1/orders", token: ada.token).json?["id"] as? String)
         let event = RunningGameServer.json(["id": "evt_2", "type": "order.paid", "order": orderID])
@@ -146,5 +175,34 @@ struct CommerceAPITests {
                                           headers: ["Payment-Signature": signature])
         #expect(response.status == 401)
         #expect(try server.request("GET", "/api/v1/orders/\(orderID)", token: ada.token).json?["status"] as? String == "pending")
+    }
+}
+
+@Suite("Buying through the provider's hosted checkout, in process")
+struct CheckoutAPITests {
+    @Test func aPurchaseAnswersTheCheckoutPageAndARepeatTheSameOrder() throws {
+        let (server, provider) = try CommerceAPITests.sellingServer()
+        defer { withExtendedLifetime(provider) {} }
+        let ada = try server.createPlayer("Ada")
+        let first = try server.request("POST", "/api/v1/orders", token: ada.token)
+        #expect(first.status == 201)
+        let url = try #require(first.json?["checkoutUrl"] as? String)
+        #expect(url.hasPrefix("https://checkout.example/c/pay/cs_test_"))
+        let again = try server.request("POST", "/api/v1/orders", token: ada.token)
+        #expect(again.status == 200 && again.json?["checkoutUrl"] as? String == url)
+        let id = try #require(first.json?["id"] as? String)
+        let cancelled = try server.request("POST", "/api/v1/orders/\(id)/cancel", token: ada.token)
+        #expect(cancelled.status == 200 && cancelled.json?["status"] as? String == "cancelled" && cancelled.json?["checkoutUrl"] == nil)
+        let listed = try server.request("GET", "/api/v1/orders", token: ada.token)
+        #expect((listed.json?["orders"] as? [[String: Any]])?.map { $0["status"] as? String } == ["cancelled"])
+    }
+
+    @Test func withoutAProviderAPurchaseIsRefusedAndNothingIsStored() throws {
+        let server = try RunningGameServer()
+        let ada = try server.createPlayer("Ada")
+        let refused = try server.request("POST", "/api/v1/orders", token: ada.token)
+        #expect(refused.status == 503 && refused.errorCode == "payments_unavailable")
+        #expect(try server.request("GET", "/api/v1/price", token: ada.token).json?["purchasable"] as? Bool == false)
+        #expect(try server.database().prepare("SELECT COUNT(*) FROM orders").query([]) { $0.int64(at: 0) } == [0])
     }
 }

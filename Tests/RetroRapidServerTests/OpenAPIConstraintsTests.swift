@@ -3,7 +3,7 @@ import Testing
 @testable import RetroRapidServer
 @testable import RetroRapidStorage
 
-/// What docs/openapi.json says about `displayName`, `code`, `cursor` and `Payment-Signature`
+/// What docs/openapi.json says about `displayName`, `code`, `cursor` and `Stripe-Signature`
 /// held to the code that enforces it: each pattern and length limit is run, with ICU's regular
 /// expressions, against the server's own rules.
 @Suite("OpenAPI constraints")
@@ -124,8 +124,11 @@ struct OpenAPIConstraintsTests {
         let header = try #require(parameters.first { $0["name"] as? String == PaymentWebhook.signatureHeaderName })
         let example = try #require((header["schema"] as? [String: Any])?["example"] as? String)
         let content = try #require((webhook["requestBody"] as? [String: Any])?["content"] as? [String: Any])
-        let bodyExample = try #require((content["application/json"] as? [String: Any])?["example"] as? [String: String])
-        let body = #"{"id":"\#(bodyExample["id"]!)","type":"\#(bodyExample["type"]!)","order":"\#(bodyExample["order"]!)"}"#
+        // The example body as the provider would send it: compact JSON, keys sorted.
+        let bodyExample = try #require((content["application/json"] as? [String: Any])?["example"])
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: bodyExample, options: [.sortedKeys, .withoutEscapingSlashes]),
+                          as: UTF8.self)
+        #expect(body.contains(#""type":"checkout.session.completed""#))
         let parsed = try #require(PaymentWebhook.parseHeader(example))
         #expect(example == PaymentWebhook.signatureHeader(body: Array(body.utf8), secret: Array("example-secret".utf8),
                                                           timestamp: Date(timeIntervalSince1970: TimeInterval(parsed.timestamp))))

@@ -26,6 +26,46 @@ import Testing
         #expect(Money(minorUnits: 7, currency: "CHF").description == "0.07 CHF")
     }
 
+    @Test func aCheckoutPlanReusesTheOpenCheckoutAndOnlyThat() throws {
+        try withTemporaryDirectory { folder in
+            let db = try migratedDatabase(in: folder, named: "checkout.sqlite")
+            let orders = OrderRepository(database: db)
+            let player = try insertPlayer(db, "p1")
+            let now = utc("2026-01-10T00:00:00Z")
+            guard case .new(let id, let price) = try orders.checkoutPlan(playerID: player, now: now) else {
+                Issue.record("expected a new order")
+                return
+            }
+            #expect(price.amount == Self.gbp299 && id.hasPrefix("ord_"))
+            #expect(try orders.orders(playerID: player).isEmpty)  // planning stores nothing
+            let checkout = Order.Checkout(sessionID: "cs_test_1", url: "https://pay.example/cs_test_1",
+                                          expiresAt: now.addingTimeInterval(3600))
+            let order = try orders.createOrder(publicID: id, playerID: player, amount: price.amount, discountCode: nil,
+                                               checkout: checkout, now: now)
+            #expect(order.status == .pending && order.checkout == checkout)
+            #expect(try orders.checkoutPlan(playerID: player, now: now.addingTimeInterval(60)) == .existing(order))
+            // Once the provider's page has closed, a new order is planned.
+            guard case .new(let later, _) = try orders.checkoutPlan(playerID: player, now: now.addingTimeInterval(3600)) else {
+                Issue.record("expected a new order after the checkout expired")
+                return
+            }
+            #expect(later != id)
+
+            let cancelled = try orders.cancel(publicID: id, playerID: player, now: now.addingTimeInterval(5))
+            #expect(cancelled.status == .cancelled && cancelled.cancelledAt == now.addingTimeInterval(5))
+            #expect(!cancelled.checkoutIsOpen(at: now))
+            #expect(try orders.cancel(publicID: id, playerID: player, now: now.addingTimeInterval(9)) == cancelled)
+            guard case .new = try orders.checkoutPlan(playerID: player, now: now.addingTimeInterval(60)) else {
+                Issue.record("a cancelled order must not be offered again")
+                return
+            }
+            let other = try insertPlayer(db, "p2")
+            #expect(throws: StoreError.self) { try orders.cancel(publicID: id, playerID: other, now: now) }
+            try orders.markPaid(orderID: id, providerEventID: "evt_late", now: now.addingTimeInterval(10))
+            #expect(throws: StoreError.self) { try orders.cancel(publicID: id, playerID: player, now: now) }
+        }
+    }
+
     @Test func aRedeemedDiscountLowersThePriceDueUntilItExpires() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "orders.sqlite")

@@ -57,6 +57,55 @@ import Testing
         }
     }
 
+    /// Stripe's event for a finished checkout, as the provider sends it.
+    static func sessionEvent(_ id: String, type: String = PaymentWebhook.sessionCompletedType, order: String,
+                             paymentStatus: String = "paid") -> [UInt8] {
+        Array(#"{"id":"\#(id)","object":"event","type":"\#(type)","data":{"object":{"id":"cs_test_1","object":"checkout.session","client_reference_id":"\#(order)","payment_status":"\#(paymentStatus)","metadata":{"order":"\#(order)"}}}}"#.utf8)
+    }
+
+    @Test func stripesCompletedCheckoutPaysTheOrderItsClientReferenceNames() throws {
+        try withTemporaryDirectory { folder in
+            let shop = try Shop(in: folder)
+            let unpaid = Self.sessionEvent("evt_u", order: shop.order.publicID, paymentStatus: "unpaid")
+            #expect(try shop.webhook.handle(body: unpaid, signatureHeader: Self.signed(unpaid), now: Self.now)
+                == .ignored(eventID: "evt_u", type: PaymentWebhook.sessionCompletedType))
+            #expect(try shop.orderStatus() == .pending)
+            let expired = Self.sessionEvent("evt_x", type: "checkout.session.expired", order: shop.order.publicID, paymentStatus: "unpaid")
+            #expect(try shop.webhook.handle(body: expired, signatureHeader: Self.signed(expired), now: Self.now)
+                == .ignored(eventID: "evt_x", type: "checkout.session.expired"))
+            let paid = Self.sessionEvent("evt_p", order: shop.order.publicID)
+            guard case .paid(let order) = try shop.webhook.handle(body: paid, signatureHeader: Self.signed(paid), now: Self.now) else {
+                Issue.record("expected .paid")
+                return
+            }
+            #expect(order.status == .paid && order.providerEventID == "evt_p")
+            #expect(try EntitlementRepository(database: shop.db).unlimited(playerID: shop.player) != nil)
+        }
+    }
+
+    @Test func aPaidCheckoutWithoutAnOrderIsRefusedAndRecordsNothing() throws {
+        try withTemporaryDirectory { folder in
+            let shop = try Shop(in: folder)
+            let body = Array(#"{"id":"evt_n","type":"checkout.session.completed","data":{"object":{"id":"cs_1","payment_status":"paid"}}}"#.utf8)
+            #expect(throws: StoreError.self) { try shop.webhook.handle(body: body, signatureHeader: Self.signed(body), now: Self.now) }
+            #expect(try shop.db.column("SELECT event_id FROM webhook_events") == [])
+        }
+    }
+
+    @Test func aLatePaymentPaysACancelledOrderAndKeepsWhenItWasCancelled() throws {
+        try withTemporaryDirectory { folder in
+            let shop = try Shop(in: folder)
+            let orders = OrderRepository(database: shop.db)
+            #expect(try orders.cancel(publicID: shop.order.publicID, playerID: shop.player, now: Self.now).status == .cancelled)
+            let paid = Self.sessionEvent("evt_late", type: PaymentWebhook.asyncPaymentSucceededType, order: shop.order.publicID)
+            guard case .paid(let order) = try shop.webhook.handle(body: paid, signatureHeader: Self.signed(paid), now: Self.now) else {
+                Issue.record("expected .paid")
+                return
+            }
+            #expect(order.status == .paid && order.cancelledAt == Self.now)
+        }
+    }
+
     @Test func aReplayedEventIDDoesNothingTwice() throws {
         try withTemporaryDirectory { folder in
             let shop = try Shop(in: folder)

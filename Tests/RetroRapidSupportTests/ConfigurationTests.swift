@@ -373,6 +373,34 @@ import Testing
         #expect(error?.setting == "tls-certificate-path")
     }
 
+    @Test func sellingNeedsTheWebhookSecretAndThePublicAddress() throws {
+        let noSecret = loadError(["--payment-secret-key", "sk_test_1", "--public-base-url", "https://game.example"])
+        #expect(noSecret?.source == .flag("--payment-secret-key") && noSecret?.setting == "webhook-secret")
+        let noBase = loadError(environment: ["RETRORAPID_PAYMENT_SECRET_KEY": "sk_test_1", "RETRORAPID_WEBHOOK_SECRET": "whsec_1"])
+        #expect(noBase?.source == .environment("RETRORAPID_PAYMENT_SECRET_KEY") && noBase?.setting == "public-base-url")
+        let badBase = loadError(["--payment-secret-key", "sk_test_1", "--webhook-secret", "whsec_1", "--public-base-url", "game.example/"])
+        #expect(badBase?.setting == "public-base-url")
+        let selling = try load(["--payment-secret-key", "sk_test_1", "--webhook-secret", "whsec_1",
+                                "--public-base-url", "https://game.example", "--payment-timeout-seconds", "3"])
+        #expect(selling.paymentSecretKey == "sk_test_1" && selling.paymentTimeoutSeconds == 3)
+        #expect(selling.paymentProviderURL == "https://api.stripe.com")
+        #expect(!selling.description.contains("sk_test_1"))
+        // Without a key nothing is sold and nothing else is required.
+        #expect(try load(["--public-base-url", "https://game.example"]).paymentSecretKey == nil)
+    }
+
+    @Test func theProviderURLMustBeABaseToAppendPathsTo() {
+        for good in ["https://api.stripe.com", "http://127.0.0.1:12111", "http://localhost:9"] {
+            #expect(ServerConfiguration.isProviderURL(good), "\(good)")
+        }
+        // The secret key must not cross a network in clear text.
+        #expect(ServerConfiguration.isBaseURL("http://api.stripe.com") && !ServerConfiguration.isProviderURL("http://api.stripe.com"))
+        for bad in ["api.stripe.com", "https://api.stripe.com/", "ftp://x.example", "https://x.example?a=1", "https://", "http://pay.example"] {
+            #expect(!ServerConfiguration.isProviderURL(bad), "\(bad)")
+            #expect(loadError(["--payment-provider-url", bad])?.setting == "payment-provider-url", "\(bad)")
+        }
+    }
+
     @Test func certificateAndKeyFromDifferentSourcesAreAPair() throws {
         let configuration = try load(["--tls-key-path", "key.pem"], file: "RETRORAPID_TLS_CERTIFICATE_PATH=cert.pem")
         #expect(configuration.tlsCertificatePath == "cert.pem")

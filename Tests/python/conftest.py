@@ -79,12 +79,12 @@ class Server:
         return self.process.wait(timeout=timeout)
 
 
-def start_server(tmp_path: Path, *extra_args: str) -> Server:
+def start_server(tmp_path: Path, *extra_args: str, port: int | None = None) -> Server:
     binary = str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
     if not Path(binary).exists():
         pytest.fail(f"server binary {binary} not found: build it (make test does) or set RETRORAPID_BINARY")
     tmp_path.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()  # given when a flag must name it first (--public-base-url)
     database = tmp_path / "data" / "retrorapid.sqlite"
     log_path = tmp_path / "server.log"
     command = [
@@ -128,8 +128,8 @@ def server_factory(tmp_path):
     """Starts servers with extra flags (e.g. --daily-free-plays 1); all stopped afterwards."""
     started = []
 
-    def start(*extra_args: str) -> Server:
-        running = start_server(tmp_path / f"server{len(started)}", *extra_args)
+    def start(*extra_args: str, port: int | None = None) -> Server:
+        running = start_server(tmp_path / f"server{len(started)}", *extra_args, port=port)
         started.append(running)
         return running
 

@@ -51,6 +51,8 @@ export const price = () => json(call("GET", "/price"));
 export const redeemCode = (code) => json(call("POST", "/codes/redeem", { body: { code } }));
 export const createOrder = () => json(call("POST", "/orders"));
 export const order = (id) => json(call("GET", `/orders/${encodeURIComponent(id)}`));
+export const orders = () => json(call("GET", "/orders"));
+export const cancelOrder = (id) => json(call("POST", `/orders/${encodeURIComponent(id)}/cancel`));
 
 /** Joins this device to the player who made `code`; from then on it signs in as them. */
 export async function claimLinkCode(code, deviceLabel) {

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import REPO
-from ws_client import create_player, link_second_device
+from ws_client import create_player, link_second_device, play_to_score
 from test_client_support import PAGES, browser, device_token, module_server, new_browser, open_page, wait_for  # noqa: F401
 
 EN = json.loads((REPO / "Web/i18n/en.json").read_text())
@@ -187,3 +187,21 @@ def test_the_clients_default_settings_are_the_servers(server, browser):
     stored = server.request("GET", "/api/v1/settings", token=create_player(server)).json()["settings"]
     assert client == stored
     assert client["speedLevel"] == "cruise"
+
+
+def test_a_leaderboard_on_a_phone_at_200_percent_keeps_names_numbers_and_its_caption_readable(server, phone):
+    for name in ("EarBot6", "Ada Lovelace-Byron"):
+        play_to_score(server, create_player(server, name), "cruise", 2)
+    open_page(phone, server.base_url, "/leaderboards.html")
+    wait_for(phone, "document.querySelectorAll('#top-table tbody tr').length === 2")
+    text_size(phone, 200)
+    assert phone.execute_script(BROKEN_WORDS) == []
+    facts = phone.execute_script("""
+        const box = document.querySelector("#top-table").closest(".table-wrap").getBoundingClientRect();
+        const caption = document.getElementById("top-caption").getBoundingClientRect();
+        const when = document.querySelector("#top-table tbody td.when");
+        return { captionInside: caption.left >= box.left - 0.5 && caption.right <= box.right + 0.5,
+                 whenLines: Math.round(when.getBoundingClientRect().height / parseFloat(getComputedStyle(when).lineHeight)) };
+    """)
+    assert facts["captionInside"], "the caption runs past the visible part of its scroll box"
+    assert facts["whenLines"] <= 4, f"the date and time take {facts['whenLines']} lines"

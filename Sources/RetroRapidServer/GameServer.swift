@@ -96,6 +96,7 @@ public final class GameServer: Sendable {
         PlayerRoutes.add(to: &router, api)
         SettingsRoutes.add(to: &router, api)
         CommerceRoutes.add(to: &router, api)
+        SiteRoutes.add(to: &router, accessibilityContact: configuration.accessibilityContact)
         LeaderboardRoutes.add(to: &router, api)
         for component in components { component.addRoutes(to: &router) }
         router.observer = Self.requestObserver(metrics: metrics, logger: logger, clientAddresses: clientAddresses)

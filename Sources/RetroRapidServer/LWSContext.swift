@@ -465,9 +465,20 @@ final class LWSContext: @unchecked Sendable {
             info.ssl_cert_filepath = allocations.string(certificate)
             info.ssl_private_key_filepath = allocations.string(key)
         }
-        guard let vhost = lws_create_vhost(context, &info) else {
+        // Service thread. A bind that fails for a reason HTTPServer explains itself (port in use,
+        // no such address, permission) is reported once in its words: libwebsockets' own lines
+        // for it are dropped. Any other failure keeps them (they are the only explanation).
+        var bindError: Int32?
+        let created = LWSLogging.holdingMessages({ () -> OpaquePointer? in
+            let vhost = lws_create_vhost(context, &info)
+            if vhost == nil { bindError = bindErrno(address: options.address, port: options.port) }
+            return vhost
+        }, keep: { vhost in
+            vhost != nil || ![EADDRINUSE, EADDRNOTAVAIL, EACCES].contains(bindError ?? 0)
+        })
+        guard let vhost = created else {
             lws_context_destroy(context)
-            return .failure(.listenFailed(errno: bindErrno(address: options.address, port: options.port)))
+            return .failure(.listenFailed(errno: bindError))
         }
         let port = Int(lws_get_vhost_listen_port(vhost))
         guard port > 0 else {

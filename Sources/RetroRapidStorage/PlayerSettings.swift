@@ -16,7 +16,9 @@ public struct PlayerSettings: Equatable, Sendable {
     // MARK: Game and sound
 
     /// The level a new game starts at.
-    public var speedLevel: SpeedLevel = .fast
+    /// Cruise, the gentlest: a new player should not start on a faster level than the tutorial
+    /// practises at (Web/js/settings/defaults.js holds the same default).
+    public var speedLevel: SpeedLevel = .cruise
     /// How the safe-lane cue sounds (C, E, G for left, middle, right).
     public var audioCueMode: AudioCueMode = .lanePulse
     /// What the player hears after moving lanes.

@@ -36,6 +36,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Web origins besides the server's own whose pages may open game connections, as
     /// `WebOrigin` writes them (`https://game.example.com`), in the order given.
     public var allowedOrigins: [String] = []
+    /// Where players report an accessibility barrier (the statement's "Tell us"): an https: page
+    /// or form, or a mailto: address. Nil: the statement says none is published.
+    public var accessibilityContact: String? = nil
     // Limits on creating players and on guessing secrets (docs/API.md, "Limits"). Failed
     // guesses are what count, so honest use is never blocked; per address they are generous
     // (a classroom behind one NAT address), per player tight.
@@ -408,6 +411,9 @@ extension ServerConfiguration {
                      help: "Reverse proxies in front of the server. Only a connection from one of them has its "
                          + "X-Forwarded-For believed: per-IP limits then count the rightmost address in it that "
                          + "is not a trusted proxy. Empty trusts none."),
+        .contactAddress("accessibilityContact", "accessibility-contact", \.accessibilityContact,
+                        help: "Where players report an accessibility barrier: the accessibility statement's \"Tell "
+                            + "us\" links here. An https:// page or form, or a mailto: address. Empty publishes none."),
         .originList("allowedOrigins", "allowed-origins", \.allowedOrigins,
                     help: "Web origins besides the server's own whose pages may open game connections (/ws), e.g. "
                         + "the public name of a site whose reverse proxy sends another Host. An upgrade with an "
@@ -490,6 +496,42 @@ extension ServerConfiguration.Setting {
             },
             render: { $0[keyPath: keyPath] }
         )
+    }
+
+    /// An address people are sent to from a page: https://host/… or mailto:name@host, nothing
+    /// else (no javascript:, no http:, no spaces or control characters); empty unsets it.
+    static func contactAddress(_ property: String, _ key: String, _ keyPath: Property<String?>, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "URL", help: help,
+            allowed: "an https:// address or a mailto: address, or empty to unset",
+            apply: { configuration, text in
+                if text.isEmpty {
+                    configuration[keyPath: keyPath] = nil
+                    return true
+                }
+                guard isContactAddress(text) else { return false }
+                configuration[keyPath: keyPath] = text
+                return true
+            },
+            render: { $0[keyPath: keyPath] }
+        )
+    }
+
+    static func isContactAddress(_ text: String) -> Bool {
+        guard text.utf8.count <= 2048,
+              text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !"<>\"\\".unicodeScalars.contains($0) })
+        else { return false }
+        let lower = text.lowercased()
+        if lower.hasPrefix("https://") {
+            let host = text.dropFirst("https://".count).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            return !host.isEmpty && !host.contains("@")
+        }
+        if lower.hasPrefix("mailto:") {
+            let address = text.dropFirst("mailto:".count).prefix { $0 != "?" }
+            let parts = address.split(separator: "@", omittingEmptySubsequences: false)
+            return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".")
+        }
+        return false
     }
 
     /// An empty value unsets the setting, so a later source can switch off what an earlier one set.

@@ -13,7 +13,7 @@ struct SettingsAPITests {
         #expect(response.status == 200)
         #expect(response[header: "etag"] == #""0""#)
         #expect(response.json?["version"] as? Int == 0)
-        #expect((response.json?["settings"] as? [String: Any])?["speedLevel"] as? String == "fast")
+        #expect((response.json?["settings"] as? [String: Any])?["speedLevel"] as? String == "cruise")
     }
 
     @Test func aWriteBasedOnTheCurrentVersionIsStoredAndAStaleOneIsRefusedWithTheCurrentDocument() throws {

@@ -15,7 +15,7 @@ import Testing
             #expect(stored.version == 0)
             #expect(stored.updatedAt == nil)
             #expect(stored.settings == PlayerSettings())
-            #expect(stored.settings.speedLevel == .fast)
+            #expect(stored.settings.speedLevel == .cruise)
             #expect(stored.settings.font == .readable)
             #expect(stored.settings.controls.keyBindings[.left] == "ArrowLeft")
             #expect(try db.scalar("SELECT count(*) FROM player_settings") == .integer(0))
@@ -285,7 +285,7 @@ import Testing
             "letterKeys":true,"oneSwitch":false,"scanIntervalMs":1500,"swipe":true,"touch":true,"wheel":true},\
             "cueVolume":80,"effectsVolume":80,"font":"readable","haptics":{"crash":true,"enabled":true,\
             "move":true,"step":true},"laneChangeCue":"confirmation","language":"en","mono":false,\
-            "reduceMotion":"system","speedLevel":"fast","textSize":100,"theme":"system","tutorialDone":false}
+            "reduceMotion":"system","speedLevel":"cruise","textSize":100,"theme":"system","tutorialDone":false}
             """)
 
         var settings = PlayerSettings()

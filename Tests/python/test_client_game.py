@@ -70,7 +70,8 @@ def test_a_game_played_with_the_keyboard_alone_scores_and_announces_the_speed_up
 
     # Keyboard only from here: Tab to the level radios, arrow to Rapid, Tab to Start, Enter.
     tab_to(browser, "e.name === 'level'")
-    press(browser, Keys.ARROW_RIGHT)
+    assert browser.execute_script("return document.activeElement.value") == "cruise"  # a new player's default
+    press(browser, Keys.ARROW_RIGHT, Keys.ARROW_RIGHT)
     assert browser.execute_script("return document.activeElement.value") == "rapid"
     tab_to(browser, "e.id === 'start'", limit=3)
     press(browser, Keys.ENTER)

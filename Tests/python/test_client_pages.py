@@ -1,6 +1,7 @@
-"""Every page of the browser client against WCAG 2.2 AA in a real headless Chromium: axe-core
-finds nothing in light, dark, high contrast (the system's prefers-contrast and forced colours,
-and the player's own setting) and at 200% zoom; each page has one h1, a language, a skip link,
+"""Every page of the browser client against WCAG 2.2 AA and axe's best practices in a real
+headless Chromium: axe-core finds nothing in light, dark, high contrast (the system's
+prefers-contrast and forced colours, and the player's own setting), reduced motion, at 200 %
+text and 200% zoom, on a phone either way up; each page has one h1, a language, a skip link,
 landmarks and an empty polite live region from load; strings exist in English and Spanish."""
 
 import json
@@ -18,7 +19,21 @@ MODES = {
     "more-contrast": dict(scheme="light", contrast="more"),
     "dark-more-contrast": dict(scheme="dark", contrast="more"),
     "forced-colors": dict(scheme="dark", forced="active"),
+    "reduced-motion": dict(scheme="light", motion="reduce"),
 }
+
+# The player's own text size (Web/js/settings/appearance.js) and a phone, each with and without.
+SIZES = {
+    "text-200": dict(text=2.0),
+    "phone": dict(phone=(390, 844)),
+    "phone-landscape": dict(phone=(844, 390)),
+    "phone-text-200": dict(phone=(390, 844), text=2.0),
+    "phone-dark": dict(phone=(390, 844), scheme="dark"),
+}
+
+
+def next_frames(browser):
+    browser.execute_script("return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
 def axe_in_every_mode(browser, name):
@@ -31,6 +46,22 @@ def axe_in_every_mode(browser, name):
         if violations:
             failures[mode] = violations
         screenshot(browser, f"{name}-{mode}")
+    for mode, size in SIZES.items():
+        emulate(browser, scheme=size.get("scheme", "light"))
+        if "phone" in size:
+            width, height = size["phone"]
+            browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
+        browser.execute_script("document.documentElement.style.setProperty('--text-scale', arguments[0])", str(size.get("text", 1)))
+        try:
+            next_frames(browser)
+            violations = run_axe(browser)
+            if violations:
+                failures[mode] = violations
+            screenshot(browser, f"{name}-{mode}")
+        finally:
+            browser.execute_script("document.documentElement.style.setProperty('--text-scale', '1')")
+            reset_zoom(browser)
     emulate(browser, scheme="light")
     zoom(browser, 2.0)
     try:
@@ -52,6 +83,25 @@ def test_axe_finds_no_violation_in_any_theme_or_at_200_percent_zoom(module_serve
     browser = module_browser
     open_page(browser, module_server.base_url, PAGES[page])
     failures = axe_in_every_mode(browser, page)
+    assert not failures, describe_violations(failures)
+    assert browser_errors(browser) == []
+
+
+def test_axe_finds_no_violation_on_the_play_page_during_a_race_and_after_it(module_server, module_browser):
+    """The racing layout (score and lane beside the road, the pause sign on it) and the
+    game-over panel, in every mode."""
+    browser = module_browser
+    open_page(browser, module_server.base_url, "/")
+    wait_for(browser, "!document.getElementById('start').disabled")
+    browser.find_element("id", "start").click()
+    wait_for(browser, "document.querySelector(\"[data-part='play-area']\").dataset.phase === 'running'")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'step')")
+    browser.find_element("css selector", "[data-part='pause']").click()
+    wait_for(browser, "document.querySelector(\"[data-part='play-area']\").dataset.phase === 'paused'")
+    failures = axe_in_every_mode(browser, "play-paused")
+    browser.find_element("css selector", "[data-part='quit']").click()
+    wait_for(browser, "!document.getElementById('game-over').hidden")
+    failures.update({f"over-{mode}": v for mode, v in axe_in_every_mode(browser, "play-over").items()})
     assert not failures, describe_violations(failures)
     assert browser_errors(browser) == []
 

@@ -216,13 +216,14 @@ def reset_zoom(driver):
 
 
 def run_axe(driver):
-    """WCAG 2.0–2.2 A and AA rules, with target-size switched on; returns the violations."""
+    """WCAG 2.0–2.2 A and AA rules and axe's best practices (unique landmarks, one main, headings
+    in order, …), with target-size switched on; returns the violations."""
     if not driver.execute_script("return typeof window.axe !== 'undefined'"):
         driver.execute_script(axe_source())
     result = driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
         axe.run(document, {
-          runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"] },
+          runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"] },
           rules: { "target-size": { enabled: true } },
           resultTypes: ["violations"],
         }).then((r) => done(r.violations.map((v) => ({

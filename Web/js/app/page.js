@@ -8,6 +8,7 @@ import { SettingsStore } from "../settings/store.js";
 import { applyAppearance } from "../settings/appearance.js";
 import { GameSocket } from "../net/socket.js";
 import { hasToken } from "../net/identity.js";
+import { RemoteChangeSummary, fieldName } from "./remote-change-summary.js";
 
 export async function startPage() {
   const store = new SettingsStore();
@@ -21,10 +22,16 @@ export async function startPage() {
   const cachedLanguage = store.document.version === null ? browserLanguage() : store.settings.language;
   await setLanguage(cachedLanguage);
 
+  const remote = new RemoteChangeSummary((fields) => announcer.say(t("common.settingsFromOtherDevice", {
+    fields: fields.map(fieldName).join(", "),
+  })));
+  let before = store.settings;
   store.on("change", async ({ settings, source }) => {
+    const previous = before;
+    before = settings;
     applyAppearance(settings);
     if (settings.language !== currentLanguage()) await setLanguage(settings.language);
-    if (source === "remote") announcer.say(t("common.settingsFromOtherDevice"));
+    if (source === "remote") remote.add(previous, settings);
   });
   socket.on("settings", (message) => store.receiveRemote(message.document));
   // After a reconnect, pushes may have been missed while away: read the stored document again.

@@ -14,6 +14,9 @@ export class HudView {
     this.state = root.querySelector("[data-part='state']");
     this.pause = root.querySelector("[data-part='pause']");
     this.quit = root.querySelector("[data-part='quit']");
+    // On the road itself, so a paused road does not look like a frozen one (the state line
+    // and the live region say it in words too).
+    this.pausedSign = root.querySelector("[data-part='paused-sign']");
   }
 
   render(state) {
@@ -28,5 +31,9 @@ export class HudView {
     this.pause.hidden = !onRoad;
     this.quit.hidden = !onRoad;
     this.pause.textContent = state.phase === "paused" ? t("play.resume") : t("play.pause");
+    if (this.pausedSign) {
+      this.pausedSign.hidden = state.phase !== "paused";
+      this.pausedSign.textContent = state.phase === "paused" ? t("banners.paused") : "";
+    }
   }
 }

@@ -64,6 +64,9 @@ export async function claimLinkCode(code, deviceLabel) {
 export const settings = () => json(call("GET", "/settings"));
 
 /** Changes some settings, based on `version`; a 412 ApiError carries `body.current`. */
+/** Where players report an accessibility barrier: `{accessibility: "https://…" | "mailto:…" | null}`. */
+export const contact = () => json(call("GET", "/contact", { signedIn: false }));
+
 export const patchSettings = (patch, version) =>
   json(call("PATCH", "/settings", { body: patch, headers: { "If-Match": `"${version}"` } }));
 

@@ -21,7 +21,7 @@ function row(entry) {
   const tr = document.createElement("tr");
   if (entry.playerId === myId) tr.className = "me";
   const name = entry.playerId === myId ? t("boards.you", { name: entry.displayName }) : entry.displayName;
-  for (const [text, cls] of [[formatNumber(entry.rank), "number"], [name, ""], [formatNumber(entry.score), "number"], [formatTime(entry.achievedAt), ""]]) {
+  for (const [text, cls] of [[formatNumber(entry.rank), "number"], [name, "name"], [formatNumber(entry.score), "number"], [formatTime(entry.achievedAt), "when"]]) {
     const td = document.createElement("td");
     td.textContent = text;
     if (cls) td.className = cls;

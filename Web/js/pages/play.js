@@ -26,11 +26,49 @@ function showLevel(level) {
   if (radio) radio.checked = true;
 }
 
+const playAgain = document.getElementById("play-again");
+const overMessage = document.getElementById("over-message");
+
+function noPlaysLeft() {
+  return Boolean(quota && !quota.unlimited && quota.playsLeft <= 0);
+}
+
+/** Start and Play again only when a game can start: connected, with a play left. */
+function updateButtons() {
+  startButton.disabled = !socket.connected || noPlaysLeft();
+  playAgain.disabled = noPlaysLeft();
+}
+
+/** Says why no game can start, next to the button the player is at, with the way to unlock. */
+function showRefusal(target, problem) {
+  target.className = "message bad";
+  target.replaceChildren(messageFor(problem));
+  if (problem.code === "no_plays_left") {
+    const link = document.createElement("a");
+    link.href = "/unlock.html";
+    link.textContent = t("play.unlockLink");
+    target.append(" ", link);
+  }
+}
+
 function showQuota(value) {
   quota = value;
   if (!value) return;
   playsLeft.textContent = value.unlimited ? t("play.unlimited") : formatNumber(value.playsLeft);
   playsReset.textContent = value.unlimited ? "" : t("play.resetsAt", { time: formatTime(value.resetsAt) });
+  const focusWasOnPlayAgain = document.activeElement === playAgain;
+  updateButtons();
+  const refusal = { code: "no_plays_left", resetsAt: value.resetsAt };
+  if (noPlaysLeft()) {
+    showRefusal(startMessage, refusal);
+    if (!overPanel.hidden) {
+      showRefusal(overMessage, refusal);
+      // Play again is now disabled: focus moves beside it, to the way to unlock.
+      if (focusWasOnPlayAgain || document.activeElement === document.body) overMessage.querySelector("a")?.focus();
+    }
+  } else {
+    overMessage.textContent = "";
+  }
 }
 
 function start() {
@@ -47,7 +85,7 @@ for (const radio of document.querySelectorAll("input[name='level']")) {
   radio.addEventListener("change", () => store.update({ speedLevel: radio.value }));
 }
 startButton.addEventListener("click", start);
-document.getElementById("play-again").addEventListener("click", start);
+playAgain.addEventListener("click", start);
 resumeWaiting.addEventListener("click", () => game.resumeWaiting());
 game.on("wantsStart", start);
 
@@ -65,19 +103,28 @@ game.on("welcome", (welcome) => {
   }
 });
 
+// Hiding the setup moves the road up and switches to the racing layout (Web/css/play.css), after
+// focus has already scrolled to the road: scroll again so the road and the strip under it are in view.
+function keepRoadInView() {
+  requestAnimationFrame(() => document.querySelector(".play-layout .road-section").scrollIntoView({ block: "nearest" }));
+}
+
 socket.on("started", () => {
   overPanel.hidden = true;
   setup.hidden = true;
   resumeWaiting.hidden = true;
+  keepRoadInView();
 });
 socket.on("snapshot", () => {
   overPanel.hidden = true;
   setup.hidden = true;
   resumeWaiting.hidden = true;
   startMessage.textContent = "";
+  keepRoadInView();
 });
 
 game.on("gameOver", (result) => {
+  document.getElementById("over-level").textContent = game.state.level ? t(`levels.${game.state.level}`) : "—";
   document.getElementById("over-score").textContent = formatNumber(result.score);
   document.getElementById("over-best").textContent = result.personalBest == null ? "—" : formatNumber(result.personalBest);
   const today = result.standings?.today?.rank;
@@ -87,19 +134,16 @@ game.on("gameOver", (result) => {
   note.textContent = result.newBest ? t("play.newBest") : result.saved === false ? t("play.notSaved") : "";
   overPanel.hidden = false;
   setup.hidden = false;
-  document.getElementById("play-again").focus();
+  if (result.quota) showQuota(result.quota);
+  // At 0 plays Play again is disabled: focus goes to the way to unlock, beside it.
+  if (noPlaysLeft()) overMessage.querySelector("a")?.focus();
+  else playAgain.focus();
 });
 
 game.on("problem", (problem) => {
   setup.hidden = false;
-  startMessage.className = "message bad";
-  startMessage.replaceChildren(messageFor(problem));
-  if (problem.code === "no_plays_left") {
-    const link = document.createElement("a");
-    link.href = "/unlock.html";
-    link.textContent = t("play.unlockLink");
-    startMessage.append(" ", link);
-  }
+  showRefusal(startMessage, problem);
+  if (!overPanel.hidden) showRefusal(overMessage, problem);
 });
 
 /** Known refusals in the player's language; otherwise the server's own words. */
@@ -118,8 +162,8 @@ function messageFor(problem) {
 }
 
 socket.on("connection", ({ state }) => {
-  startButton.disabled = state !== "open";
+  startButton.disabled = state !== "open" || noPlaysLeft();
   if (state === "open") startMessage.textContent = startMessage.textContent === t("play.connecting") ? "" : startMessage.textContent;
 });
-startButton.disabled = !socket.connected;
+updateButtons();
 pageReady();

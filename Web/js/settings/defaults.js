@@ -2,7 +2,7 @@
 // Used before the server's copy arrives, and to reset to defaults; the server stays the
 // authority and validates every write.
 export const DEFAULT_SETTINGS = Object.freeze({
-  speedLevel: "fast",
+  speedLevel: "cruise",
   audioCueMode: "lanePulse",
   laneChangeCue: "confirmation",
   cueVolume: 80,

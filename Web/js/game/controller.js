@@ -164,9 +164,12 @@ export class GameController extends Emitter {
         this.effects.clearBanner();
         this.focusRoad();
         if (s.controls.oneSwitch && this.state.phase === "running") this.inputs.scanner.start();
-        say(message.type === "started"
-          ? t("say.started", { level: t(`levels.${message.game.level}`) })
-          : t("say.resumedGame", { score: message.game.score }));
+        if (message.type === "started") say(t("say.started", { level: t(`levels.${message.game.level}`) }));
+        // A game taken back is resumed by the server at once: a paused snapshot is followed by
+        // "resumed", so it is announced then, as running (never "press P to go on", which
+        // would tell the player to pause a game that already runs).
+        else if (message.game.paused) this.backAtScore = message.game.score;
+        else say(t("say.resumedGame", { score: message.game.score }));
         break;
       case "step":
         this.sounds.cue(s.audioCueMode, message.safeLanes ?? [], message.interval);
@@ -218,7 +221,8 @@ export class GameController extends Emitter {
         this.audio.release();
         this.haptics.held = false;
         if (s.controls.oneSwitch) this.inputs.scanner.start();
-        say(t("say.resumed"));
+        say(this.backAtScore !== undefined ? t("say.resumedGame", { score: this.backAtScore }) : t("say.resumed"));
+        this.backAtScore = undefined;
         break;
       case "detached":
         this.inputs.scanner.stop();

@@ -32,7 +32,7 @@ def patch_settings(server, driver, patch):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bots", nargs="+", default=["switch", "keyboard"], choices=["switch", "keyboard"])
+    parser.add_argument("--bots", nargs="+", default=["switch", "keyboard"], choices=["switch", "keyboard", "scan"])
     parser.add_argument("--levels", nargs="+", default=["cruise"], choices=["cruise", "fast", "rapid"])
     parser.add_argument("--games", type=int, default=3)
     parser.add_argument("--max-steps", type=int, default=120)

@@ -7,6 +7,8 @@ hears: each `step` message's cue (its `safeLanes`) against the car's lane, and n
 - "keyboard": the arrow keys; when its lane is not safe it presses towards the nearest safe
   lane (a tie picked at random, as a person might) after a human-like reaction: normal,
   mean 226 ms, sd 40 ms, never under 150 ms; a second press for a two-lane move 120 ms later.
+- "scan": for comparison, the timed scan (switchMode "scan", 1 s a choice, half the old
+  preset's 2 s): it presses 0–300 ms after the highlight reaches the way to the nearest safe lane.
 
 Presses are key events dispatched on the road, so the page's own input code handles them
 (keyboard.js, hub.js, dodge.js, controller.js). Delays come from a seeded generator (mulberry32)
@@ -41,10 +43,32 @@ BOT = r"""
     bot.delays.push(delay);
     for (let i = 0; i < Math.abs(target - m.lane); i++) setTimeout(() => { bot.presses++; key(code); }, delay + 120 * i);
   };
+  // "scan": the timed scan (switchMode "scan"); the bot presses 0–300 ms after the highlight
+  // reaches the direction towards the nearest safe lane (the old one-switch scheme, for comparison).
+  let want = null, target = null, lane = null, shown = null;
+  if (mode === "scan") {
+    setInterval(() => {
+      const now = document.querySelector("[data-part='scan'] li.highlighted")?.dataset.option ?? null;
+      if (now !== shown && now !== null && now === want) {
+        const delay = rand() * 300;
+        bot.delays.push(delay);
+        setTimeout(() => { bot.presses++; key("Space"); }, delay);
+      }
+      shown = now;
+    }, 10);
+  }
+  const aim = () => { want = target === null || target === lane ? null : target < lane ? "left" : "right"; };
   const list = window.__rr.socketIn;
   list.push = function (...items) {
     for (const m of items) {
-      if (m.type === "step" && m.safeLanes?.length && !m.safeLanes.includes(m.lane)) react(m);
+      if (mode === "scan") {
+        if (m.type === "step") {
+          lane = m.lane;
+          const d = Math.min(...m.safeLanes.map((l) => Math.abs(l - m.lane)));
+          target = m.safeLanes.length ? m.safeLanes.filter((l) => Math.abs(l - m.lane) === d)[0] : null;
+          aim();
+        } else if (m.type === "moved") { lane = m.lane; aim(); }
+      } else if (m.type === "step" && m.safeLanes?.length && !m.safeLanes.includes(m.lane)) react(m);
     }
     return Array.prototype.push.apply(this, items);
   };
@@ -56,7 +80,8 @@ RUNNING = "document.querySelector(\"[data-part='play-area']\").dataset.phase ===
 def setup(server, driver, mode, patch_settings, open_page, wait_for):
     """Opens the play page as a player whose settings suit `mode` (the switch: one-switch dodge)."""
     open_page(driver, server.base_url, "/")
-    controls = {"oneSwitch": mode == "switch", "switchMode": "dodge", "inputCooldownMs": 0}
+    controls = {"oneSwitch": mode in ("switch", "scan"), "switchMode": "scan" if mode == "scan" else "dodge",
+                "scanIntervalMs": 1000, "inputCooldownMs": 0}
     patch_settings(server, driver, {"speedLevel": "cruise", "controls": controls})
     open_page(driver, server.base_url, "/")
     wait_for(driver, "!document.getElementById('start').disabled")

@@ -110,13 +110,17 @@ public struct GameState: Equatable, Sendable {
     }
 
     /// Speed-up-soon when the score first reaches 90, 190, ...; a speed-up at 100, 200, ...
+    /// Both stop once the interval is at the level's floor: a speed-up that changes nothing
+    /// would only sound a banner, a chime and an announcement for nothing. `speedStage`
+    /// therefore counts the speed-ups that happened, and stops with them.
     mutating func announceSpeed<Sink: GameEventSink>(from previousScore: Int, into sink: inout Sink) {
+        guard stepInterval > level.minimumStepInterval else { return }
         let nextSpeedUp = (speedStage + 1) * GameRules.speedUpEvery
         let soonAt = nextSpeedUp - GameRules.speedUpSoonLead
         if previousScore < soonAt && score >= soonAt && score < nextSpeedUp {
             sink.receive(.speedUpSoon(atScore: nextSpeedUp))
         }
-        while score >= (speedStage + 1) * GameRules.speedUpEvery {
+        while stepInterval > level.minimumStepInterval, score >= (speedStage + 1) * GameRules.speedUpEvery {
             speedStage += 1
             stepInterval = level.interval(afterSpeedUpFrom: stepInterval)
             sink.receive(.speedUp(stepInterval: stepInterval, stage: speedStage))

@@ -65,6 +65,11 @@ public struct PlayerSettings: Equatable, Sendable {
         case lanePulse, arpeggio, chord, off
     }
 
+    /// What a press of the one switch does; see ``Controls/switchMode``.
+    public enum SwitchMode: String, CaseIterable, Sendable, Codable {
+        case dodge, scan
+    }
+
     /// docs/API.md, "Settings": the new lane's note, a safe/unsafe sound, both, or nothing.
     public enum LaneChangeCue: String, CaseIterable, Sendable, Codable {
         case confirmation, success, both, off
@@ -127,6 +132,10 @@ public struct PlayerSettings: Equatable, Sendable {
         public var oneSwitch = false
         /// How long the one-switch scan stays on each lane, 500–5000 ms.
         public var scanIntervalMs = 1500
+        /// What the one switch does (docs/GAME_RULES.md, "One-switch play"): `dodge` moves to
+        /// the nearest lane the last cue called safe, so the choice comes every step; `scan`
+        /// picks what a timed highlight (``scanIntervalMs``) shows.
+        public var switchMode: SwitchMode = .dodge
         /// The key (a browser `KeyboardEvent.code`) for each action. Every action has one, no
         /// two actions share one; see ``KeyAction`` and ``allowedKeys``.
         public var keyBindings: [KeyAction: String] = KeyAction.defaultBindings
@@ -300,7 +309,7 @@ extension PlayerSettings.Haptics: Codable {
 
 extension PlayerSettings.Controls: Codable {
     static let fields = ["keyboard", "letterKeys", "touch", "swipe", "wheel", "gamepad", "inputCooldownMs",
-                         "oneSwitch", "scanIntervalMs", "keyBindings"]
+                         "oneSwitch", "scanIntervalMs", "switchMode", "keyBindings"]
 
     public init(from decoder: any Decoder) throws {
         let base = SettingsJSON.base(decoder).controls
@@ -315,6 +324,7 @@ extension PlayerSettings.Controls: Codable {
         inputCooldownMs = try c.integer("inputCooldownMs", base.inputCooldownMs)
         oneSwitch = try c.value("oneSwitch", base.oneSwitch)
         scanIntervalMs = try c.integer("scanIntervalMs", base.scanIntervalMs)
+        switchMode = try c.choice("switchMode", base.switchMode)
         if c.contains(.init("keyBindings")) {
             // Actions left out keep their current key, as fields do.
             let bindings = try c.nestedContainer(keyedBy: SettingsJSON.Key.self, forKey: .init("keyBindings"))
@@ -343,6 +353,7 @@ extension PlayerSettings.Controls: Codable {
         try c.encode(inputCooldownMs, forKey: .init("inputCooldownMs"))
         try c.encode(oneSwitch, forKey: .init("oneSwitch"))
         try c.encode(scanIntervalMs, forKey: .init("scanIntervalMs"))
+        try c.encode(switchMode, forKey: .init("switchMode"))
         var bindings = c.nestedContainer(keyedBy: SettingsJSON.Key.self, forKey: .init("keyBindings"))
         for (action, key) in keyBindings.sorted(by: { $0.key < $1.key }) {
             try bindings.encode(key, forKey: .init(action.rawValue))

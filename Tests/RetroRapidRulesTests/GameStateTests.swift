@@ -121,6 +121,38 @@ struct SpeedTests {
         #expect(events.events.frames.first?.stepInterval == 540)
     }
 
+    /// At the floor no speed-up (nor its warning) is announced: the interval would not change.
+    /// Rapid reaches its 210 ms floor at stage 7 (420 378 340 306 275 247 222 210).
+    @Test func noSpeedUpIsAnnouncedOnceTheIntervalIsAtTheFloor() {
+        var interval = SpeedLevel.rapid.baseStepInterval
+        var stages = 0
+        while interval > SpeedLevel.rapid.minimumStepInterval {
+            interval = SpeedLevel.rapid.interval(afterSpeedUpFrom: interval)
+            stages += 1
+        }
+        #expect(stages == 7 && interval == 210)
+        for score in [789, 799] {
+            var state = GameState(seed: seed(whoseFirstRowIs: .none), level: .rapid,
+                                  road: road("...", "...", "...", "...", "...", "...", "X.X"), lane: .middle,
+                                  score: score, stepInterval: 210, speedStage: 7)
+            var events = EventRecorder()
+            state.advance(into: &events)
+            #expect(state.score == score + 2)
+            #expect(state.stepInterval == 210)
+            #expect(state.speedStage == 7)
+            #expect(!events.events.contains { if case .speedUp = $0 { true } else { false } })
+            #expect(!events.events.contains { if case .speedUpSoon = $0 { true } else { false } })
+            #expect(events.events.contains(.cue(safeLanes: state.safeLanes)))
+        }
+        // The last real one still comes: 222 ms at stage 6 becomes 210 ms at stage 7.
+        var last = GameState(seed: seed(whoseFirstRowIs: .none), level: .rapid,
+                             road: road("...", "...", "...", "...", "...", "...", "X.X"), lane: .middle,
+                             score: 699, stepInterval: 222, speedStage: 6)
+        var events = EventRecorder()
+        last.advance(into: &events)
+        #expect(events.events.contains(.speedUp(stepInterval: 210, stage: 7)))
+    }
+
     @Test(arguments: SpeedLevel.allCases)
     func speedUpsStopAtTheFloor(level: SpeedLevel) {
         var interval = level.baseStepInterval

@@ -129,6 +129,8 @@ import Testing
         (#"{"controls":{"scanIntervalMs":499}}"#, "settings.controls.scanIntervalMs"),
         (#"{"controls":{"scanIntervalMs":5001}}"#, "settings.controls.scanIntervalMs"),
         (#"{"controls":{"oneSwitch":0}}"#, "settings.controls.oneSwitch"),
+        (#"{"controls":{"switchMode":"auto"}}"#, "settings.controls.switchMode"),
+        (#"{"controls":{"switchMode":true}}"#, "settings.controls.switchMode"),
         (#"{"controls":{"joystick":true}}"#, "settings.controls.joystick"),
         (#"{"controls":{"keyBindings":{"jump":"Space"}}}"#, "settings.controls.keyBindings.jump"),
         (#"{"controls":{"keyBindings":{"pause":"Tab"}}}"#, "settings.controls.keyBindings.pause"),
@@ -282,7 +284,8 @@ import Testing
             {"announcements":true,"audioCueMode":"lanePulse","contrast":"standard",\
             "controls":{"gamepad":true,"inputCooldownMs":0,"keyBindings":{"announceScore":"KeyS",\
             "left":"ArrowLeft","pause":"KeyP","repeatCue":"KeyC","right":"ArrowRight"},"keyboard":true,\
-            "letterKeys":true,"oneSwitch":false,"scanIntervalMs":1500,"swipe":true,"touch":true,"wheel":true},\
+            "letterKeys":true,"oneSwitch":false,"scanIntervalMs":1500,"swipe":true,"switchMode":"dodge","touch":true,\
+            "wheel":true},\
             "cueVolume":80,"effectsVolume":80,"font":"readable","haptics":{"crash":true,"enabled":true,\
             "move":true,"step":true},"laneChangeCue":"confirmation","language":"en","mono":false,\
             "reduceMotion":"system","speedLevel":"cruise","textSize":100,"theme":"system","tutorialDone":false}
@@ -302,6 +305,7 @@ import Testing
         settings.tutorialDone = true
         settings.controls.swipe = false
         settings.controls.scanIntervalMs = 2500
+        settings.controls.switchMode = .scan
         settings.controls.keyBindings[.left] = "KeyJ"
         let data = settings.jsonData()
         #expect(try PlayerSettings.decode(json: data) == settings)

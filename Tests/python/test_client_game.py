@@ -137,3 +137,25 @@ def test_the_status_key_speaks_and_the_pause_key_pauses_then_resumes(server, bro
     assert browser.execute_script("return window.__rr.socketOut.filter((m) => m.type === 'move').length") == 0
     browser.find_element("css selector", "[data-part='quit']").click()
     wait_for(browser, "!document.getElementById('game-over').hidden")
+
+
+def test_a_game_taken_back_after_a_reload_is_announced_as_running(server, browser):
+    """After a reload mid-race the page offers the waiting game; taking it back resumes it on the
+    server at once, so the page must say it races again (never "press P to go on": P would pause)."""
+    open_page(browser, server.base_url, "/")
+    wait_for(browser, "!document.getElementById('start').disabled")
+    browser.find_element("id", "start").send_keys(Keys.ENTER)
+    wait_for(browser, "document.querySelector(\"[data-part='play-area']\").dataset.phase === 'running'")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'step')")
+    browser.refresh()
+    wait_for(browser, "!document.getElementById('resume-waiting').hidden", timeout=10)
+    browser.find_element("id", "resume-waiting").click()
+    wait_for(browser, "document.querySelector(\"[data-part='play-area']\").dataset.phase === 'running'")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'resumed')")
+    score = browser.execute_script("return window.__rr.socketIn.find((m) => m.type === 'snapshot').game.score")
+    back = EN["say"]["resumedGame"].format(score=score)
+    wait_for(browser, f"window.__rr.announcements.includes({json.dumps(back)})")
+    said = browser.execute_script("return window.__rr.announcements")
+    assert not any("Press P" in text for text in said), said
+    assert EN["say"]["resumed"] not in said, said  # one announcement for taking it back, not two
+    assert browser_errors(browser) == []

@@ -104,7 +104,7 @@ def test_the_cooldown_counts_close_presses_once_and_the_one_switch_scan_chooses(
     browser.find_element("css selector", "[data-part='quit']").click()
     wait_for(browser, "!document.getElementById('game-over').hidden")
 
-    patch_settings(server, browser, {"controls": {"inputCooldownMs": 0, "oneSwitch": True, "scanIntervalMs": 500}})
+    patch_settings(server, browser, {"controls": {"inputCooldownMs": 0, "oneSwitch": True, "switchMode": "scan", "scanIntervalMs": 500}})
     open_page(browser, server.base_url, "/")
     wait_for(browser, "!document.getElementById('start').disabled")
     start_cruise(browser)
@@ -151,3 +151,45 @@ def test_the_practice_road_goes_on_after_a_crash_and_uses_no_play(server, browse
     wait_for(browser, "document.getElementById('practice-message').textContent.startsWith('Practice stopped')", timeout=10)
     quota = server.request("GET", "/api/v1/quota", token=device_token(browser)).json()
     assert quota["playsLeft"] == 5
+
+
+def test_the_one_switch_dodge_keeps_up_with_cruise(server_factory, browser):
+    """A switch player who presses within 0–300 ms of each cue that says "not your lane" survives
+    at Cruise (the bot in switch_bots.py; the long measurement is in docs/BENCHMARKS.md). Counted
+    in steps, never timed: at least 25 steps in most of three games (the road is the server's)."""
+    import switch_bots
+
+    server = server_factory("--daily-free-plays", "100")
+    switch_bots.setup(server, browser, "switch", patch_settings, open_page, wait_for)
+    # The switch dodges: no highlight scans, and the help names the dodge.
+    assert browser.execute_script("return document.querySelector(\"[data-part='scan']\").hidden")
+    # The switch alone starts a race (Space on the road), and a press in a paused race resumes it.
+    browser.execute_script("document.querySelector(\"input[name='level'][value='cruise']\").checked = true")
+    browser.find_element("css selector", ROAD).click()  # the tap is the switch too: it starts the race
+    wait_for(browser, RUNNING)
+    press(browser, "p")
+    wait_for(browser, "document.querySelector(\"[data-part='play-area']\").dataset.phase === 'paused'")
+    press(browser, Keys.SPACE)
+    wait_for(browser, RUNNING)
+    browser.find_element("css selector", "[data-part='quit']").click()
+    wait_for(browser, "!document.getElementById('game-over').hidden")
+    results = [switch_bots.play(browser, "switch", seed, "cruise", 25, wait_for) for seed in (1, 2, 3)]
+    assert sum(result["steps"] >= 25 for result in results) >= 2, results
+    # Every move went out as the page's dodge: left or right, naming a step it had seen.
+    sent = browser.execute_script("return window.__rr.socketOut.filter((m) => m.type === 'move')")
+    assert sent and all(m["direction"] in ("left", "right") and isinstance(m["step"], int) for m in sent)
+    assert browser.execute_script("return window.__bot.presses") > 0
+
+
+def test_a_dodge_goes_to_the_nearest_safe_lane_and_left_on_a_tie(browser, server):
+    """The dodge's rule (Web/js/input/dodge.js) on every case the cue can name."""
+    open_page(browser, server.base_url, "/")
+    cases = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import("/js/input/dodge.js").then(({ dodgeMoves }) => done([
+          dodgeMoves(1, [0, 2]), dodgeMoves(1, [2]), dodgeMoves(1, [0]), dodgeMoves(1, [1, 2]),
+          dodgeMoves(0, [2]), dodgeMoves(0, [1, 2]), dodgeMoves(2, [0]), dodgeMoves(2, [0, 1]),
+          dodgeMoves(0, [0]), dodgeMoves(1, []),
+        ]));
+    """)
+    assert cases == [["left"], ["right"], ["left"], [], ["right", "right"], ["right"], ["left", "left"], ["left"], [], []]

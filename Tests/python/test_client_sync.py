@@ -114,3 +114,15 @@ def test_a_code_redeemed_on_the_unlock_page_unlocks_unlimited_play(server, brows
     screenshot(browser, "unlock-redeemed")
     me = server.request("GET", "/api/v1/me", token=device_token(browser)).json()
     assert me["entitlements"]["unlimited"] is True
+
+
+def test_the_clients_default_settings_are_the_servers(server, browser):
+    """Web/js/settings/defaults.js must equal PlayerSettings' defaults: a new player's document."""
+    open_page(browser, server.base_url, "/settings.html")
+    client = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import("/js/settings/defaults.js").then(({ DEFAULT_SETTINGS }) => done(DEFAULT_SETTINGS));
+    """)
+    fresh = server.request("GET", "/api/v1/settings", token=device_token(browser)).json()
+    assert fresh["version"] == 0  # nothing written yet: the server's defaults
+    assert client == fresh["settings"]

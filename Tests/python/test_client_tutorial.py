@@ -149,7 +149,7 @@ def test_the_controls_lesson_lists_exactly_the_ways_to_move_that_are_switched_on
     # Changed on another of the player's devices: the lesson follows live. Other keys, no
     # gamepad, one-switch scanning (a tap on the road is then the switch, not a move).
     patch_settings(server, link_second_device(server, token), {"controls": {
-        "gamepad": False, "oneSwitch": True, "scanIntervalMs": 2000,
+        "gamepad": False, "oneSwitch": True, "switchMode": "scan", "scanIntervalMs": 2000,
         "keyBindings": {"left": "KeyJ", "right": "KeyL"}}})
     one_switch = help_["oneSwitch"].format(seconds="2")
     wait_for(browser, f"document.querySelector('#tutorial-inputs [data-input=oneSwitch]')?.textContent === {json.dumps(one_switch)}",

@@ -11,6 +11,7 @@ import { EffectsView } from "./effects-view.js";
 import { laneName, statusText } from "./describe.js";
 import { renderControls, keyName } from "./controls-help.js";
 import { InputHub } from "../input/hub.js";
+import { dodgeMoves } from "../input/dodge.js";
 import { AudioEngine } from "../audio/engine.js";
 import { SoundBoard } from "../audio/sounds.js";
 import { Haptics } from "../feedback/haptics.js";
@@ -96,8 +97,8 @@ export class GameController extends Emitter {
     this.haptics.rumble = settings.controls.gamepad;
     this.inputs.configure(settings.controls);
     this.#describeKeys(settings);
-    if (settings.controls.oneSwitch && playing(this.state) && !this.inputs.scanner.running) this.inputs.scanner.start();
-    this.effects.showScan(this.inputs.scanner.highlighted, settings.controls.oneSwitch && playing(this.state));
+    if (this.inputs.scanning && playing(this.state) && !this.inputs.scanner.running) this.inputs.scanner.start();
+    this.effects.showScan(this.inputs.scanner.highlighted, this.inputs.scanning && playing(this.state));
   }
 
   /** The short key hint under the road and the full list behind the Controls button. */
@@ -114,6 +115,11 @@ export class GameController extends Emitter {
     this.inputs.on("move", ({ direction }) => {
       if (playing(this.state)) this.socket.move(direction, this.state.step);
     });
+    this.inputs.on("switch", () => {
+      if (playing(this.state)) { if (this.inputs.switchMode === "dodge") this.dodge(); }
+      else if (this.state.phase === "paused") this.socket.resume();
+      else if (!inGame(this.state) && this.state.phase !== "starting") this.emit("wantsStart");
+    });
     this.inputs.on("pause", () => this.togglePause());
     this.inputs.on("confirm", () => {
       if (this.state.phase === "paused") this.socket.resume();
@@ -128,6 +134,19 @@ export class GameController extends Emitter {
       this.effects.showScan(option, true);
       this.sounds.scanTick(option);
     });
+  }
+
+  /** The one switch in "dodge": to the nearest lane the last cue called safe (both moves at
+   * once when it is two lanes away: the cue only names lanes reachable through free cells).
+   * Already safe: a short tick, nothing sent. */
+  dodge() {
+    if (!playing(this.state)) return;
+    // One dodge a step: a second press before the server's "moved" arrives must not send the
+    // same moves again.
+    const directions = this.dodgedStep === this.state.step ? [] : dodgeMoves(this.state.lane, this.state.safeLanes);
+    if (directions.length) this.dodgedStep = this.state.step;
+    if (directions.length === 0) this.sounds.scanTick("stay");
+    for (const direction of directions) this.socket.move(direction, this.state.step);
   }
 
   toggleHelp(open = this.helpPanel.hidden) {
@@ -163,10 +182,13 @@ export class GameController extends Emitter {
         this.haptics.held = false;
         this.effects.clearBanner();
         this.focusRoad();
-        if (s.controls.oneSwitch && this.state.phase === "running") this.inputs.scanner.start();
-        say(message.type === "started"
-          ? t("say.started", { level: t(`levels.${message.game.level}`) })
-          : t("say.resumedGame", { score: message.game.score }));
+        if (this.inputs.scanning && this.state.phase === "running") this.inputs.scanner.start();
+        if (message.type === "started") say(t("say.started", { level: t(`levels.${message.game.level}`) }));
+        // A game taken back is resumed by the server at once: a paused snapshot is followed by
+        // "resumed", so it is announced then, as running (never "press P to go on", which
+        // would tell the player to pause a game that already runs).
+        else if (message.game.paused) this.backAtScore = message.game.score;
+        else say(t("say.resumedGame", { score: message.game.score }));
         break;
       case "step":
         this.sounds.cue(s.audioCueMode, message.safeLanes ?? [], message.interval);
@@ -217,8 +239,9 @@ export class GameController extends Emitter {
       case "resumed":
         this.audio.release();
         this.haptics.held = false;
-        if (s.controls.oneSwitch) this.inputs.scanner.start();
-        say(t("say.resumed"));
+        if (this.inputs.scanning) this.inputs.scanner.start();
+        say(this.backAtScore !== undefined ? t("say.resumedGame", { score: this.backAtScore }) : t("say.resumed"));
+        this.backAtScore = undefined;
         break;
       case "detached":
         this.inputs.scanner.stop();
@@ -265,6 +288,6 @@ export class GameController extends Emitter {
     this.hud.render(this.state);
     this.effects.renderSafeLanes(this.state.safeLanes, inGame(this.state) && this.state.grid !== null);
     this.playArea.dataset.phase = this.state.phase;
-    this.effects.showScan(this.inputs.scanner.highlighted, this.settings.controls.oneSwitch && playing(this.state));
+    this.effects.showScan(this.inputs.scanner.highlighted, this.inputs.scanning && playing(this.state));
   }
 }

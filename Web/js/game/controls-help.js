@@ -14,7 +14,7 @@ export function keyName(code) {
 
 /**
  * The ways to move that are switched on, each `{input, text}` (input: keyboard, letterKeys,
- * touch, swipe, wheel, gamepad, oneSwitch). With one-switch scanning on, a tap on the road is
+ * touch, swipe, wheel, gamepad, oneSwitch). With one-switch mode on (dodge or scan), a tap on the road is
  * the switch, so taps and swipes are not listed as moves of their own (as the inputs behave).
  */
 export function movementInputs(settings) {
@@ -29,8 +29,10 @@ export function movementInputs(settings) {
   if (c.swipe && !c.oneSwitch) inputs.push({ input: "swipe", text: t("help.swipe") });
   if (c.wheel) inputs.push({ input: "wheel", text: t("help.wheel") });
   if (c.gamepad) inputs.push({ input: "gamepad", text: t("help.gamepad") });
-  if (c.oneSwitch) {
+  if (c.oneSwitch && c.switchMode === "scan") {
     inputs.push({ input: "oneSwitch", text: t("help.oneSwitch", { seconds: (c.scanIntervalMs / 1000).toLocaleString(document.documentElement.lang) }) });
+  } else if (c.oneSwitch) {
+    inputs.push({ input: "oneSwitch", text: t("help.oneSwitchDodge") });
   }
   return inputs;
 }

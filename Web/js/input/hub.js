@@ -1,6 +1,7 @@
 // All inputs at once, each one switchable (settings.controls), re-emitted as one stream of
 // semantic events: "move" {direction, source}, "pause", "repeatCue", "status", "help",
-// "confirm". The cool-down applies to moves from every source; the one switch drives the scanner.
+// "confirm", "switch". The cool-down applies to moves from every source; the one switch drives
+// the scanner (switchMode "scan") or is passed on as "switch" (a dodge, in the controller).
 import { Emitter } from "../app/emitter.js";
 import { KeyboardInput } from "./keyboard.js";
 import { TapInput } from "./tap.js";
@@ -28,9 +29,14 @@ export class InputHub extends Emitter {
         if (this.cooldown.allow()) this.emit("move", detail);
       });
     }
+    // The one switch: the scan's choice while the scan runs; otherwise "switch", which the
+    // controller turns into a dodge during a race (it knows the lane and the cue), or a start
+    // or resume outside one, so the switch alone plays.
     for (const source of [this.keyboard, this.tap, this.gamepad]) {
-      source.on("select", () => {
-        if (this.cooldown.allow()) this.scanner.select();
+      source.on("select", (detail) => {
+        if (!this.cooldown.allow()) return;
+        if (this.scanning && this.scanner.running) this.scanner.select();
+        else this.emit("switch", { source: detail?.source ?? "switch" });
       });
     }
     for (const kind of ["pause", "repeatCue", "status", "help", "confirm"]) {
@@ -38,6 +44,11 @@ export class InputHub extends Emitter {
       this.gamepad.on(kind, (detail) => this.emit(kind, detail));
     }
     this.scanner.on("scan", (detail) => this.emit("scan", detail));
+  }
+
+  /** Whether the timed scan runs: one-switch mode with the "scan" scheme. */
+  get scanning() {
+    return Boolean(this.oneSwitch) && this.switchMode === "scan";
   }
 
   configure(controls) {
@@ -55,7 +66,8 @@ export class InputHub extends Emitter {
     const restart = this.scanner.running && this.scanner.intervalMs !== controls.scanIntervalMs;
     this.scanner.intervalMs = controls.scanIntervalMs;
     this.oneSwitch = controls.oneSwitch;
-    if (!controls.oneSwitch) this.scanner.stop();
+    this.switchMode = controls.switchMode ?? "dodge";
+    if (!this.scanning) this.scanner.stop();
     else if (restart) this.scanner.start();
   }
 }

@@ -27,6 +27,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
     inputCooldownMs: 0,
     oneSwitch: false,
     scanIntervalMs: 1500,
+    switchMode: "dodge",
     keyBindings: { left: "ArrowLeft", right: "ArrowRight", pause: "KeyP", repeatCue: "KeyC", announceScore: "KeyS" },
   },
 });

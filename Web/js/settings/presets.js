@@ -20,7 +20,9 @@ export const PRESETS = {
   },
   oneSwitch: {
     speedLevel: "cruise",
-    controls: { oneSwitch: true, scanIntervalMs: 2000, inputCooldownMs: 0 },
+    // Dodge: one press a step moves to the nearest safe lane, so a switch keeps up at Cruise
+    // (docs/GAME_RULES.md, "One-switch play"); the timed scan stays a choice in Settings.
+    controls: { oneSwitch: true, switchMode: "dodge", inputCooldownMs: 0 },
     announcements: true,
   },
   steadyHands: {

@@ -126,3 +126,42 @@ def test_the_clients_default_settings_are_the_servers(server, browser):
     fresh = server.request("GET", "/api/v1/settings", token=device_token(browser)).json()
     assert fresh["version"] == 0  # nothing written yet: the server's defaults
     assert client == fresh["settings"]
+
+
+# Holds the first two settings writes, each until the test releases it: the first write's
+# answer then arrives while a later change is still on its way.
+HOLD_TWO_SETTINGS_WRITES = """
+  const real = window.fetch;
+  const gates = [0, 1].map(() => { let release; const gate = new Promise((r) => { release = r; }); return { gate, release }; });
+  window.__releaseWrite = (n) => gates[n].release();
+  window.__settingsWrites = 0;
+  window.fetch = async (url, init = {}) => {
+    if (String(url).includes("/api/v1/settings") && init.method === "PATCH") {
+      const n = window.__settingsWrites++;
+      if (n < 2) await gates[n].gate;
+    }
+    return real(url, init);
+  };
+"""
+
+
+def test_a_save_answered_late_does_not_undo_a_later_change(server, browser):
+    """Two quick changes (Cruise → Fast → Rapid with the arrow keys): the server's answer to
+    the first must not put Fast back while Rapid is still being saved (a Start pressed then
+    started a Fast race; seen under load in the keyboard game test)."""
+    open_page(browser, server.base_url, "/")
+    wait_for(browser, "!document.getElementById('start').disabled")
+    browser.execute_script(HOLD_TWO_SETTINGS_WRITES)
+    browser.execute_script("document.querySelector(\"input[name='level'][value='fast']\").click()")
+    browser.execute_script("document.querySelector(\"input[name='level'][value='rapid']\").click()")
+    wait_for(browser, "window.__settingsWrites === 1")
+    browser.execute_script("window.__releaseWrite(0)")  # Fast's answer, while Rapid waits
+    # The second write starts only once the first one's answer has been taken in.
+    wait_for(browser, "window.__settingsWrites === 2")
+    checked = "return document.querySelector(\"input[name='level']:checked\").value"
+    kept = "return JSON.parse(localStorage.getItem('retrorapid.settings')).settings.speedLevel"
+    assert browser.execute_script(kept) == "rapid"  # the page's own record of the choice
+    assert browser.execute_script(checked) == "rapid"
+    browser.execute_script("window.__releaseWrite(1)")
+    wait_for(browser, "JSON.parse(localStorage.getItem('retrorapid.settings') || '{}').settings?.speedLevel === 'rapid'")
+    assert browser.execute_script(checked) == "rapid"

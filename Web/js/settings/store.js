@@ -18,6 +18,9 @@ export class SettingsStore extends Emitter {
   conflict = null;
   #chain = Promise.resolve();
   #saving = 0;
+  /** Local changes not yet answered by the server, oldest first: an answer to an earlier save
+   * must not undo a later change still on its way (the page would jump back a step). */
+  #pending = [];
 
   constructor() {
     super();
@@ -45,6 +48,7 @@ export class SettingsStore extends Emitter {
       return Promise.resolve();
     }
     this.#setLocal(merge(this.settings, patch));
+    this.#pending.push(patch);
     this.#chain = this.#chain.then(() => this.#save(patch));
     return this.#chain;
   }
@@ -80,7 +84,9 @@ export class SettingsStore extends Emitter {
     this.#saving++;
     try {
       const saved = await api.patchSettings(patch, this.document.version ?? 0);
-      this.#adopt(saved, "saved");
+      // The changes made after this one stay on top of what the server stored.
+      const later = this.#pending.slice(this.#pending.indexOf(patch) + 1);
+      this.#adopt({ ...saved, settings: later.reduce(merge, saved.settings) }, "saved");
       this.emit("saved", { version: saved.version });
     } catch (error) {
       if (error.code === "stale" && error.body?.current) {
@@ -93,6 +99,8 @@ export class SettingsStore extends Emitter {
       }
     } finally {
       this.#saving--;
+      const index = this.#pending.indexOf(patch);
+      if (index >= 0) this.#pending.splice(index, 1);
     }
   }
 

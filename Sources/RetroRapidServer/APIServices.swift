@@ -9,6 +9,9 @@ public struct APILimits: Sendable, Equatable {
     /// New players per client address, every creation counted: creating one is free, so this
     /// is what stops a script from filling the database.
     public var playerCreation: RateLimit
+    /// New players on the whole server, every address together: bounds a script spread over
+    /// many addresses, so the per-address limit can stay generous for shared addresses.
+    public var serverPlayerCreation: RateLimit
     /// Failed link-code claims per client address: what stops guessing codes (40 bits,
     /// minutes each). A claim has no player to count for.
     public var linkCodeClaimFailures: RateLimit
@@ -26,6 +29,7 @@ public struct APILimits: Sendable, Equatable {
     /// The limits `configuration` sets (its defaults when none is given).
     public init(_ configuration: ServerConfiguration = ServerConfiguration()) {
         playerCreation = configuration.newPlayersPerAddress
+        serverPlayerCreation = configuration.newPlayersPerServer
         linkCodeClaimFailures = configuration.failedLinkClaimsPerAddress
         codeFailuresPerPlayer = configuration.failedCodesPerPlayer
         codeFailuresPerAddress = configuration.failedCodesPerAddress

@@ -128,12 +128,13 @@ enum PlayerRoutes {
     // MARK: - Handlers
 
     /// POST /api/v1/players: a new player and their first device token. Limited per client
-    /// address, every creation counted (a valid body is needed to count).
+    /// address and for the whole server, every creation counted (a valid body is needed to
+    /// count).
     static func createPlayer(_ request: HTTPRequest, _ responder: HTTPResponder, _ api: APIServices) {
         let body: NewPlayerBody
         do {
             body = try APIJSON.decode(NewPlayerBody.self, from: request)
-            try api.rateLimits.take(.playerCreate, .address, key: api.addressKey(request))
+            try api.rateLimits.takePlayerCreation(addressKey: api.addressKey(request))
         } catch {
             return responder.respond(APIError(error).response)
         }

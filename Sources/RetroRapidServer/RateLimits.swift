@@ -28,10 +28,13 @@ final class RateLimits: Sendable {
     /// Who it is counted for: the `scope` label.
     enum Scope: String, Sendable {
         case address, player
+        /// The whole server, every address together (one key, `RateLimits.serverKey`).
+        case server
     }
 
     let limits: APILimits
     private let playerCreation: RateLimiter
+    private let serverPlayerCreation: RateLimiter
     private let linkCodeClaimFailures: RateLimiter
     private let codeFailuresPerPlayer: RateLimiter
     private let codeFailuresPerAddress: RateLimiter
@@ -44,31 +47,34 @@ final class RateLimits: Sendable {
         self.limits = limits
         self.clock = clock
         playerCreation = RateLimiter(limits.playerCreation)
+        serverPlayerCreation = RateLimiter(limits.serverPlayerCreation)
         linkCodeClaimFailures = RateLimiter(limits.linkCodeClaimFailures)
         codeFailuresPerPlayer = RateLimiter(limits.codeFailuresPerPlayer)
         codeFailuresPerAddress = RateLimiter(limits.codeFailuresPerAddress)
         signInFailures = RateLimiter(limits.signInFailures)
         refusals = metrics.counter("retrorapid_rate_limited_total",
                                    help: "Requests and hellos refused by a rate limit, by what was limited and for whom "
-                                       + "(address: the client address; player: the signed-in player).",
+                                       + "(address: the client address; player: the signed-in player; server: every address together).",
                                    labelNames: ["action", "scope"])
         // Every series from the start, so a dashboard shows 0 rather than nothing.
         for (action, scope) in Self.pairs { refusals.increment(by: 0, action.rawValue, scope.rawValue) }
     }
 
     /// The limits that exist: each action per address, code redemption per player too (the
-    /// others have no player: a claim or a failed sign-in has no token that names one).
+    /// others have no player: a claim or a failed sign-in has no token that names one), and
+    /// player creation for the whole server too.
     static let pairs: [(Action, Scope)] = [
-        (.playerCreate, .address), (.linkCodeClaim, .address), (.codeRedeem, .player), (.codeRedeem, .address),
+        (.playerCreate, .address), (.playerCreate, .server), (.linkCodeClaim, .address), (.codeRedeem, .player), (.codeRedeem, .address),
         (.signIn, .address),
     ]
 
     private func limiter(_ action: Action, _ scope: Scope) -> RateLimiter {
         switch (action, scope) {
+        case (.playerCreate, .server): serverPlayerCreation
         case (.playerCreate, _): playerCreation
         case (.linkCodeClaim, _): linkCodeClaimFailures
         case (.codeRedeem, .player): codeFailuresPerPlayer
-        case (.codeRedeem, .address): codeFailuresPerAddress
+        case (.codeRedeem, _): codeFailuresPerAddress
         case (.signIn, _): signInFailures
         }
     }
@@ -117,6 +123,20 @@ final class RateLimits: Sendable {
         guard let wait = limiter.take(key, now: clock()) else { return }
         refusals.increment(action.rawValue, scope.rawValue)
         throw RateLimitedError(action: action, scope: scope, limit: limiter.limit, retryAfter: wait)
+    }
+
+    /// The one key the server-wide limits count under.
+    static let serverKey = "server"
+
+    /// Counts one new player from the address `addressKey`, unless that address or the whole
+    /// server is over its limit (then throws the refusal and counts nothing, so a refusal by
+    /// the server's limit does not use up the address's allowance, nor the reverse). Service
+    /// thread (`PlayerRoutes.createPlayer`): one caller at a time, so ask-then-count is exact.
+    func takePlayerCreation(addressKey: String) throws(RateLimitedError) {
+        if let refusal = refusal(.playerCreate, .address, key: addressKey) { throw refusal }
+        if let refusal = refusal(.playerCreate, .server, key: Self.serverKey) { throw refusal }
+        record(.playerCreate, .address, key: addressKey)
+        record(.playerCreate, .server, key: Self.serverKey)
     }
 
     /// Runs `attempt` unless one of `keys` is over the `action`'s limit (then throws the
@@ -170,10 +190,11 @@ struct RateLimitedError: Error, Sendable, Equatable {
     var message: String {
         let what: String
         switch (action, scope) {
+        case (.playerCreate, .server): what = "Too many new players joined this server in the last minutes"
         case (.playerCreate, _): what = "Too many new players from your address"
         case (.linkCodeClaim, _): what = "Too many link codes that matched nothing from your address"
         case (.codeRedeem, .player): what = "You entered too many codes that did not work"
-        case (.codeRedeem, .address): what = "Too many codes that did not work from your address"
+        case (.codeRedeem, _): what = "Too many codes that did not work from your address"
         case (.signIn, _): what = "Too many device tokens that signed nobody in from your address"
         }
         return what + ": at most \(limit.sentence). Try again in \(retryAfter) s."

@@ -42,7 +42,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     // Limits on creating players and on guessing secrets (docs/API.md, "Limits"). Failed
     // guesses are what count, so honest use is never blocked; per address they are generous
     // (a classroom behind one NAT address), per player tight.
-    public var newPlayersPerAddress = RateLimit(10, per: .seconds(600))
+    // New players per address: a class or a conference booth behind one address fits; the
+    // server-wide bound is what stops a script spread over many addresses filling the database.
+    public var newPlayersPerAddress = RateLimit(60, per: .seconds(600))
+    public var newPlayersPerServer = RateLimit(600, per: .seconds(600))
     public var failedLinkClaimsPerAddress = RateLimit(20, per: .seconds(600))
     public var failedCodesPerPlayer = RateLimit(5, per: .seconds(600))
     public var failedCodesPerAddress = RateLimit(30, per: .seconds(600))
@@ -421,7 +424,11 @@ extension ServerConfiguration {
                         + "no Origin (not a browser) is let in. Empty allows the server's own origin only."),
         .rate("newPlayersPerAddress", "new-players-per-address", \.newPlayersPerAddress,
               help: "Players one client address may create (POST /api/v1/players), every one counted; "
-                  + "over it: 429 with Retry-After."),
+                  + "over it: 429 with Retry-After. Generous, since a classroom, a conference booth or a "
+                  + "mobile carrier's NAT puts many first-time players behind one address."),
+        .rate("newPlayersPerServer", "new-players-per-server", \.newPlayersPerServer,
+              help: "Players the whole server creates, from every address together: what bounds a script "
+                  + "spread over many addresses; over it: 429 with Retry-After."),
         .rate("failedLinkClaimsPerAddress", "failed-link-claims-per-address", \.failedLinkClaimsPerAddress,
               help: "Link-code claims from one client address that claim nothing (unknown, used, expired or "
                   + "malformed code); then every claim from it answers 429 until the oldest failure is a window old. "

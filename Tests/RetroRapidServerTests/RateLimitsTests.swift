@@ -84,6 +84,38 @@ struct RateLimitsTests {
         }
     }
 
+    /// Many addresses together cannot pass the server-wide bound on new players, one address
+    /// cannot pass its own, and a refusal by either costs the other nothing.
+    @Test func newPlayersAreBoundedPerAddressAndForTheWholeServer() throws {
+        let clock = TestClock()
+        let metrics = Metrics()
+        var configured = APILimits()
+        configured.playerCreation = RateLimit(2, per: .seconds(60))
+        configured.serverPlayerCreation = RateLimit(3, per: .seconds(60))
+        let limits = RateLimits(configured, metrics: metrics, clock: { clock.now })
+        let counter = metrics.counter("retrorapid_rate_limited_total", help: "", labelNames: ["action", "scope"])
+        try limits.takePlayerCreation(addressKey: "192.0.2.1")
+        try limits.takePlayerCreation(addressKey: "192.0.2.1")
+        let byAddress = try #require(throws: RateLimitedError.self) { try limits.takePlayerCreation(addressKey: "192.0.2.1") }
+        #expect(byAddress.scope == .address)
+        clock.advance(.seconds(10))
+        try limits.takePlayerCreation(addressKey: "192.0.2.2")
+        // Three on the server: a fourth address, new to it, is refused by the server's bound.
+        let byServer = try #require(throws: RateLimitedError.self) { try limits.takePlayerCreation(addressKey: "192.0.2.3") }
+        #expect(byServer.scope == .server && byServer.action == .playerCreate)
+        #expect(byServer.retryAfter == 50)  // the oldest of the three, 10 s ago, leaves in 50 s
+        #expect(byServer.message.contains("at most 3 in any minute"))
+        #expect(counter.value("player_create", "server") == 1)
+        #expect(counter.value("player_create", "address") == 1)
+        // The first two leave the window: two slots free on the server, and the refused
+        // address still has both of its own.
+        clock.advance(.seconds(50))
+        try limits.takePlayerCreation(addressKey: "192.0.2.3")
+        try limits.takePlayerCreation(addressKey: "192.0.2.3")
+        #expect(throws: RateLimitedError.self) { try limits.takePlayerCreation(addressKey: "192.0.2.4") }
+        #expect(counter.value("player_create", "server") == 2)
+    }
+
     /// docs/OPERATIONS.md's table of limits states each default as the code has it.
     @Test func theOperationsGuideStatesEveryDefault() throws {
         let folder = URL(fileURLWithPath: RunningGameServer.openAPIPath).deletingLastPathComponent()
@@ -91,6 +123,7 @@ struct RateLimitsTests {
         let defaults = ServerConfiguration()
         let rows: [(String, RateLimit)] = [
             ("new-players-per-address", defaults.newPlayersPerAddress),
+            ("new-players-per-server", defaults.newPlayersPerServer),
             ("failed-link-claims-per-address", defaults.failedLinkClaimsPerAddress),
             ("failed-codes-per-player", defaults.failedCodesPerPlayer),
             ("failed-codes-per-address", defaults.failedCodesPerAddress),
@@ -102,6 +135,9 @@ struct RateLimitsTests {
         let api = try String(contentsOf: folder.appendingPathComponent("API.md"), encoding: .utf8)
         #expect(api.contains("| Failed sign-ins (any route with a token) | \(defaults.failedSignInsPerAddress.count) |"))
         #expect(api.contains("| New players (`POST /players`) | \(defaults.newPlayersPerAddress.count) |"))
+        #expect(api.contains("| | \(defaults.newPlayersPerServer.count) | the whole server |"))
+        // Generous enough for a class or a conference booth behind one address.
+        #expect(defaults.newPlayersPerAddress.count >= 60)
     }
 
     @Test func anIPv6ClientCountsAsItsSlash64() {

@@ -193,7 +193,8 @@ import Testing
 
     @Test func rateLimitsAreCountSlashSecondsWithTheDocumentedDefaults() throws {
         let defaults = ServerConfiguration()
-        #expect(defaults.newPlayersPerAddress == RateLimit(10, per: .seconds(600)))
+        #expect(defaults.newPlayersPerAddress == RateLimit(60, per: .seconds(600)))
+        #expect(defaults.newPlayersPerServer == RateLimit(600, per: .seconds(600)))
         #expect(defaults.failedLinkClaimsPerAddress == RateLimit(20, per: .seconds(600)))
         #expect(defaults.failedCodesPerPlayer == RateLimit(5, per: .seconds(600)))
         #expect(defaults.failedCodesPerAddress == RateLimit(30, per: .seconds(600)))

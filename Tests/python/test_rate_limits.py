@@ -179,6 +179,25 @@ def test_new_players_are_limited_per_address_every_one_counted(server_factory):
     assert refused(server, "player_create", "address") == 1
 
 
+def test_a_shared_address_gets_many_new_players_and_the_server_bounds_them_all(server_factory):
+    # Behind a trusted proxy each request names its client, so one test speaks for many addresses.
+    server = server_factory("--new-players-per-address", "4/600", "--new-players-per-server", "6/600",
+                            "--trusted-proxies", "127.0.0.1")
+
+    def new_player(address):
+        return server.request("POST", "/api/v1/players", {}, headers={"X-Forwarded-For": address})
+
+    for _ in range(4):  # a classroom behind one address
+        assert new_player("192.0.2.1").status == 201
+    assert_rate_limited(new_player("192.0.2.1"), at_most=600)
+    for address in ("192.0.2.2", "192.0.2.3"):  # a script spread over addresses
+        assert new_player(address).status == 201
+    error = assert_rate_limited(new_player("192.0.2.4"), at_most=600)
+    assert "joined this server" in error["message"] and "at most 6 in any 10 minutes" in error["message"]
+    assert refused(server, "player_create", "server") == 1
+    assert refused(server, "player_create", "address") == 1
+
+
 def test_a_malformed_limit_stops_the_server_with_a_clear_message(tmp_path):
     from conftest import REPO
     import os

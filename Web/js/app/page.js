@@ -7,7 +7,7 @@ import { Announcer } from "../feedback/announcer.js";
 import { SettingsStore } from "../settings/store.js";
 import { applyAppearance } from "../settings/appearance.js";
 import { GameSocket } from "../net/socket.js";
-import { hasToken } from "../net/identity.js";
+import { hasToken, newPlayerWait } from "../net/identity.js";
 import { RemoteChangeSummary, fieldName } from "./remote-change-summary.js";
 
 export async function startPage() {
@@ -50,10 +50,34 @@ export async function startPage() {
       await store.update({ language: cachedLanguage });
     }
   } catch (error) {
-    showPageNotice(t("common.offline", { message: error.message }), announcer);
+    if (error.newPlayerLimited) waitForNewPlayer(store, socket, announcer);
+    else showPageNotice(t("common.offline", { message: error.message }), announcer);
   }
   socket.connect();
   return context;
+}
+
+/** The words for a refused new player, with the wait in whole minutes (at least 1). */
+export function newPlayerLimitedText(seconds) {
+  return t("common.newPlayersLimited", { minutes: Math.max(1, Math.ceil(seconds / 60)) });
+}
+
+/** Too many new players from this network (or on the server): say so and when, keep the page
+ * usable on this device's settings, and try again by itself once Retry-After has passed. */
+function waitForNewPlayer(store, socket, announcer) {
+  showPageNotice(newPlayerLimitedText(newPlayerWait()), announcer);
+  setTimeout(async () => {
+    try {
+      await store.load();
+    } catch (error) {
+      if (error.newPlayerLimited) waitForNewPlayer(store, socket, announcer);
+      return;
+    }
+    const notice = document.getElementById("page-notice");
+    if (notice) notice.hidden = true;
+    announcer?.say(t("common.newPlayerJoined"));
+    if (!socket.connected) socket.connect();
+  }, newPlayerWait() * 1000 + 250);
 }
 
 /** A notice at the top of <main> for what concerns the whole page, also spoken. */
@@ -62,6 +86,7 @@ export function showPageNotice(text, announcer) {
   if (notice) {
     notice.textContent = text;
     notice.hidden = false;
+    notice.tabIndex = -1;  // focusable, so a page can take the player to it
   }
   announcer?.say(text);
 }

@@ -1,5 +1,6 @@
 // The play page: choose a level, start (one action from load), play, and see the result.
-import { startPage, pageReady } from "../app/page.js";
+import { startPage, pageReady, newPlayerLimitedText } from "../app/page.js";
+import { newPlayerWait } from "../net/identity.js";
 import { t, formatTime, formatNumber } from "../app/i18n.js";
 import { GameController } from "../game/controller.js";
 
@@ -33,9 +34,15 @@ function noPlaysLeft() {
   return Boolean(quota && !quota.unlimited && quota.playsLeft <= 0);
 }
 
+/** While a limit on new players makes this browser wait, Start stays enabled and says why it
+ * cannot start yet, rather than sit disabled without a word. */
+function waitingForNewPlayer() {
+  return newPlayerWait() > 0;
+}
+
 /** Start and Play again only when a game can start: connected, with a play left. */
 function updateButtons() {
-  startButton.disabled = !socket.connected || noPlaysLeft();
+  startButton.disabled = (!socket.connected && !waitingForNewPlayer()) || noPlaysLeft();
   playAgain.disabled = noPlaysLeft();
 }
 
@@ -72,6 +79,11 @@ function showQuota(value) {
 }
 
 function start() {
+  if (!socket.connected && waitingForNewPlayer()) {
+    startMessage.className = "message bad";
+    startMessage.textContent = newPlayerLimitedText(newPlayerWait());
+    return;
+  }
   startMessage.textContent = "";
   startMessage.className = "message";
   game.start(chosenLevel());
@@ -162,7 +174,7 @@ function messageFor(problem) {
 }
 
 socket.on("connection", ({ state }) => {
-  startButton.disabled = state !== "open" || noPlaysLeft();
+  updateButtons();
   if (state === "open") startMessage.textContent = startMessage.textContent === t("play.connecting") ? "" : startMessage.textContent;
 });
 updateButtons();

@@ -20,6 +20,9 @@ public struct APILimits: Sendable, Equatable {
     public var codeFailuresPerAddress: RateLimit
     /// Device tokens that sign nobody in, per client address, HTTP and `hello` together.
     public var signInFailures: RateLimit
+    /// Checkout sessions opened at the payment provider per player, every one counted: each
+    /// costs a call to the provider (buy, cancel, buy again…).
+    public var checkoutSessions: RateLimit
     /// Addresses of reverse proxies in front of the server (`--trusted-proxies`). A request or
     /// game connection from one of them is limited by the client address in
     /// `X-Forwarded-For` (`ClientAddressResolver`); from anyone else that header is ignored
@@ -34,6 +37,7 @@ public struct APILimits: Sendable, Equatable {
         codeFailuresPerPlayer = configuration.failedCodesPerPlayer
         codeFailuresPerAddress = configuration.failedCodesPerAddress
         signInFailures = configuration.failedSignInsPerAddress
+        checkoutSessions = configuration.checkoutSessionsPerPlayer
         trustedProxies = Set(configuration.trustedProxies)
     }
 }
@@ -53,6 +57,8 @@ struct APIServices: Sendable {
     let clientAddresses: ClientAddressResolver
     /// The payment provider's hosted checkout; nil when this server sells nothing.
     let checkout: CheckoutClient?
+    /// The checkout sessions being opened now, one per player.
+    let checkoutOpenings = CheckoutOpenings()
 
     init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, rateLimits: RateLimits, checkout: CheckoutClient? = nil) {
         self.checkout = checkout

@@ -176,6 +176,7 @@ enum CommerceRoutes {
             return responder.respond(error.response)
         }
         let checkout = api.checkout, worker = api.worker, logger = api.logger
+        let openings = api.checkoutOpenings, rateLimits = api.rateLimits
         api.performSignedIn(request, responder, { storage, device, now -> PurchaseStep in
             // After signing in, so a request without a usable token is 401 (or 429) as everywhere.
             guard checkout != nil else { throw paymentsUnavailable }
@@ -189,35 +190,66 @@ enum CommerceRoutes {
                 responder.respond(response)
             case .open(let playerID, let orderID, let price):
                 guard let checkout else { return responder.respond(paymentsUnavailable.response) }
+                // One session at a time per player; a purchase meanwhile gets the same order.
+                guard openings.begin(playerID: playerID, responder: responder) else { return }
+                do {
+                    try rateLimits.take(.checkoutOpen, .player, key: String(playerID))
+                } catch {
+                    let refusal = APIError(error).response
+                    responder.respond(refusal)
+                    return openings.finish(playerID: playerID, answeringWaitersWith: refusal)
+                }
                 openCheckout(checkout, playerID: playerID, orderID: orderID, price: price,
-                             responder: responder, worker: worker, logger: logger)
+                             responder: responder, worker: worker, logger: logger, openings: openings)
             }
         })
     }
 
-    /// Asks the provider for a checkout session, then stores the order with it and answers 201.
-    /// Runs on the service thread; the call's completion runs on one of URLSession's threads
-    /// and goes back to storage through the `DatabaseWorker`.
+    /// Asks the provider for a checkout session, then stores the order with it and answers 201
+    /// (200 with the order another purchase stored first, the new session closed). Every
+    /// purchase that waited for this one (`CheckoutOpenings`) gets the same order, as 200, or
+    /// the same error. Runs on the service thread; the call's completion runs on one of
+    /// URLSession's threads and goes back to storage through the `DatabaseWorker`.
     static func openCheckout(_ checkout: CheckoutClient, playerID: Int64, orderID: String, price: PriceDue,
-                             responder: HTTPResponder, worker: DatabaseWorker, logger: Logger) {
+                             responder: HTTPResponder, worker: DatabaseWorker, logger: Logger, openings: CheckoutOpenings) {
         checkout.createSession(orderID: orderID, amount: price.amount) { result in
             // On one of URLSession's threads: never touch storage here.
             switch result {
             case .failure(let error):
                 logger.warning("payment provider refused a checkout", metadata: ["order": orderID, "error": error.message])
-                responder.respond(error.apiError.response)
+                let answer = error.apiError.response
+                responder.respond(answer)
+                openings.finish(playerID: playerID, answeringWaitersWith: answer)
             case .success(let session):
-                worker.perform({ storage in
+                worker.perform({ storage -> (HTTPResponse, HTTPResponse, closeSession: Bool) in
                     let now = storage.now
-                    let order = try storage.orders.createOrder(
+                    switch try storage.orders.createOrder(
                         publicID: orderID, playerID: playerID, amount: price.amount, discountCode: price.discountCode,
-                        checkout: session, now: now)
-                    return try APIJSON.response(OrderJSON(order, now: now), status: 201)
+                        checkout: session, now: now) {
+                    case .created(let order):
+                        let json = OrderJSON(order, now: now)
+                        return (try APIJSON.response(json, status: 201), try APIJSON.response(json), false)
+                    case .existing(let order):
+                        let answer = try APIJSON.response(OrderJSON(order, now: now))
+                        return (answer, answer, true)
+                    }
                 }, then: { result in
-                    responder.respond(APIServices.response(result, logger: logger))
-                    // Not stored (the player got unlimited play meanwhile): close the page so
-                    // nobody pays for an order this server does not know.
-                    if case .failure = result { checkout.expireSession(session.sessionID) { _ in } }
+                    let closeSession: Bool
+                    switch result {
+                    case .success(let (answer, waitersAnswer, close)):
+                        responder.respond(answer)
+                        openings.finish(playerID: playerID, answeringWaitersWith: waitersAnswer)
+                        closeSession = close
+                    case .failure(let error):
+                        let answer = APIError(error, logger: logger).response
+                        responder.respond(answer)
+                        openings.finish(playerID: playerID, answeringWaitersWith: answer)
+                        closeSession = true
+                    }
+                    // Not stored (the player got unlimited play meanwhile, or another purchase
+                    // stored its order first): close the page so nobody pays for an order this
+                    // server does not know.
+                    if closeSession { checkout.expireSession(session.sessionID) { _ in } }
                 })
             }
         }

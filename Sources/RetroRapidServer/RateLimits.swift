@@ -23,6 +23,7 @@ final class RateLimits: Sendable {
         case linkCodeClaim = "link_code_claim"
         case codeRedeem = "code_redeem"
         case signIn = "sign_in"
+        case checkoutOpen = "checkout_open"
     }
 
     /// Who it is counted for: the `scope` label.
@@ -39,6 +40,7 @@ final class RateLimits: Sendable {
     private let codeFailuresPerPlayer: RateLimiter
     private let codeFailuresPerAddress: RateLimiter
     private let signInFailures: RateLimiter
+    private let checkoutSessions: RateLimiter
     private let refusals: Counter
     /// What the limiter's clock reads; tests move it.
     let clock: @Sendable () -> ContinuousClock.Instant
@@ -52,6 +54,7 @@ final class RateLimits: Sendable {
         codeFailuresPerPlayer = RateLimiter(limits.codeFailuresPerPlayer)
         codeFailuresPerAddress = RateLimiter(limits.codeFailuresPerAddress)
         signInFailures = RateLimiter(limits.signInFailures)
+        checkoutSessions = RateLimiter(limits.checkoutSessions)
         refusals = metrics.counter("retrorapid_rate_limited_total",
                                    help: "Requests and hellos refused by a rate limit, by what was limited and for whom "
                                        + "(address: the client address; player: the signed-in player; server: every address together).",
@@ -65,7 +68,7 @@ final class RateLimits: Sendable {
     /// player creation for the whole server too.
     static let pairs: [(Action, Scope)] = [
         (.playerCreate, .address), (.playerCreate, .server), (.linkCodeClaim, .address), (.codeRedeem, .player), (.codeRedeem, .address),
-        (.signIn, .address),
+        (.signIn, .address), (.checkoutOpen, .player),
     ]
 
     private func limiter(_ action: Action, _ scope: Scope) -> RateLimiter {
@@ -76,6 +79,7 @@ final class RateLimits: Sendable {
         case (.codeRedeem, .player): codeFailuresPerPlayer
         case (.codeRedeem, _): codeFailuresPerAddress
         case (.signIn, _): signInFailures
+        case (.checkoutOpen, _): checkoutSessions
         }
     }
 
@@ -196,6 +200,7 @@ struct RateLimitedError: Error, Sendable, Equatable {
         case (.codeRedeem, .player): what = "You entered too many codes that did not work"
         case (.codeRedeem, _): what = "Too many codes that did not work from your address"
         case (.signIn, _): what = "Too many device tokens that signed nobody in from your address"
+        case (.checkoutOpen, _): what = "You started too many purchases"
         }
         return what + ": at most \(limit.sentence). Try again in \(retryAfter) s."
     }

@@ -175,25 +175,38 @@ public struct OrderRepository {
                 throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
             }
             let price = try priceDue(playerID: playerID, now: now, in: db)
-            let open = try Self.orders(
-                where: "o.player_id = ? AND o.status = 'pending' AND o.cancelled_at IS NULL AND o.checkout_url IS NOT NULL AND o.amount_minor = ? AND o.currency = ? ORDER BY o.id DESC",
-                [playerID, price.amount.minorUnits, price.amount.currency], in: db
-            )
-            if let order = open.first(where: { $0.checkoutIsOpen(at: now) }) { return .existing(order) }
+            if let order = try Self.openOrder(playerID: playerID, amount: price.amount, now: now, in: db) { return .existing(order) }
             return .new(publicID: Self.newPublicID(), price: price)
         }
     }
 
+    /// What ``createOrder(publicID:playerID:amount:discountCode:checkout:now:)`` stored.
+    public enum StoredCheckout: Sendable, Equatable {
+        /// The new order, with the session just opened.
+        case created(Order)
+        /// Another purchase by the same player stored an order at this price first, and its
+        /// page is still open: that order, and the new session is not stored (close it).
+        case existing(Order)
+    }
+
     /// Stores an order made with the provider's checkout session (after ``checkoutPlan(playerID:now:)``
     /// said `.new` and the provider opened the session).
+    ///
+    /// Two purchases by one player at the same instant (two tabs, two processes on one
+    /// database) can both be told `.new` and both open a session; the first to get here stores
+    /// its order and the other gets that order back (`.existing`), so a player has at most one
+    /// open order at a price. The check and the insert share one write transaction.
     /// - Throws: `.conflict` when the player got unlimited play meanwhile (the session is left
     ///   to expire unpaid), `.notFound` for an unknown player.
     public func createOrder(publicID: String, playerID: Int64, amount: Money, discountCode: String?,
-                            checkout: Order.Checkout, now: Date) throws -> Order {
+                            checkout: Order.Checkout, now: Date) throws -> StoredCheckout {
         try database.transaction(.immediate) { db in
             try CommercePlayers.require(playerID, in: db)
             if try EntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
                 throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
+            }
+            if let open = try Self.openOrder(playerID: playerID, amount: amount, now: now, in: db) {
+                return .existing(open)
             }
             try db.prepare("""
                 INSERT INTO orders (public_id, player_id, amount_minor, currency, discount_code_id, status, created_at,
@@ -201,7 +214,7 @@ public struct OrderRepository {
                 VALUES (?, ?, ?, ?, (SELECT id FROM promo_codes WHERE code = ?), 'pending', ?, ?, ?, ?)
                 """).execute([publicID, playerID, amount.minorUnits, amount.currency, discountCode, UTCCivilTime.text(now),
                            checkout.sessionID, checkout.url, checkout.expiresAt.map(UTCCivilTime.text)])
-            return try Self.order(publicID: publicID, in: db)
+            return .created(try Self.order(publicID: publicID, in: db))
         }
     }
 
@@ -287,6 +300,14 @@ public struct OrderRepository {
             .execute([UTCCivilTime.text(now), providerEventID, orderID])
         _ = try EntitlementRepository.grant(playerID: order.playerID, source: .order, reference: orderID, now: now, in: db)
         return try Self.order(publicID: orderID, in: db)
+    }
+
+    /// The player's newest pending order at `amount` whose checkout page is still open.
+    static func openOrder(playerID: Int64, amount: Money, now: Date, in db: Database) throws -> Order? {
+        try orders(
+            where: "o.player_id = ? AND o.status = 'pending' AND o.cancelled_at IS NULL AND o.checkout_url IS NOT NULL AND o.amount_minor = ? AND o.currency = ? ORDER BY o.id DESC",
+            [playerID, amount.minorUnits, amount.currency], in: db
+        ).first(where: { $0.checkoutIsOpen(at: now) })
     }
 
     static func order(publicID: String, in db: Database) throws -> Order {

@@ -50,6 +50,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var failedCodesPerPlayer = RateLimit(5, per: .seconds(600))
     public var failedCodesPerAddress = RateLimit(30, per: .seconds(600))
     public var failedSignInsPerAddress = RateLimit(100, per: .seconds(600))
+    /// Checkout sessions a player may open at the payment provider, every one counted.
+    public var checkoutSessionsPerPlayer = RateLimit(10, per: .seconds(3600))
     public var webhookSecret: String? = nil
     /// The payment provider (Stripe's API shape, docs/API.md "Paying through a hosted
     /// checkout"): where its API is, the secret key that opens checkout sessions (nil: this
@@ -443,6 +445,10 @@ extension ServerConfiguration {
               help: "Device tokens from one client address that sign nobody in (unknown, malformed or revoked), "
                   + "over HTTP and in the WebSocket hello together; then every signed-in request from it answers "
                   + "429 and every hello is refused (4429) until the oldest failure is a window old."),
+        .rate("checkoutSessionsPerPlayer", "checkout-sessions-per-player", \.checkoutSessionsPerPlayer,
+              help: "Checkout sessions one player may open at the payment provider (POST /api/v1/orders that "
+                  + "opens a new one), every one counted; over it: 429 with Retry-After. Coming back to an open "
+                  + "order costs nothing."),
         .optionalText("webhookSecret", "webhook-secret", \.webhookSecret, valueName: "SECRET", isSecret: true,
                       help: "The webhook signing secret (Stripe's whsec_…) that payment webhooks (Stripe-Signature) "
                           + "are signed with. Needed to sell unlimited play."),

@@ -40,8 +40,11 @@ import Testing
             #expect(try orders.orders(playerID: player).isEmpty)  // planning stores nothing
             let checkout = Order.Checkout(sessionID: "cs_test_1", url: "https://pay.example/cs_test_1",
                                           expiresAt: now.addingTimeInterval(3600))
-            let order = try orders.createOrder(publicID: id, playerID: player, amount: price.amount, discountCode: nil,
-                                               checkout: checkout, now: now)
+            guard case .created(let order) = try orders.createOrder(publicID: id, playerID: player, amount: price.amount,
+                                                                    discountCode: nil, checkout: checkout, now: now) else {
+                Issue.record("expected the order to be stored")
+                return
+            }
             #expect(order.status == .pending && order.checkout == checkout)
             #expect(try orders.checkoutPlan(playerID: player, now: now.addingTimeInterval(60)) == .existing(order))
             // Once the provider's page has closed, a new order is planned.
@@ -63,6 +66,42 @@ import Testing
             #expect(throws: StoreError.self) { try orders.cancel(publicID: id, playerID: other, now: now) }
             try orders.markPaid(orderID: id, providerEventID: "evt_late", now: now.addingTimeInterval(10))
             #expect(throws: StoreError.self) { try orders.cancel(publicID: id, playerID: player, now: now) }
+        }
+    }
+
+    /// Two purchases planned at the same instant (two tabs, two server processes) both open a
+    /// session at the provider; only the first is stored, the second gets that order back.
+    @Test func twoPurchasesPlannedAtOnceStoreOneOrder() throws {
+        try withTemporaryDirectory { folder in
+            let db = try migratedDatabase(in: folder, named: "race.sqlite")
+            let orders = OrderRepository(database: db)
+            let player = try insertPlayer(db, "p1")
+            let now = utc("2026-01-10T00:00:00Z")
+            guard case .new(let first, let price) = try orders.checkoutPlan(playerID: player, now: now),
+                  case .new(let second, _) = try orders.checkoutPlan(playerID: player, now: now) else {
+                Issue.record("expected both plans to be new orders")
+                return
+            }
+            func session(_ id: String, openedAt: Date = now) -> Order.Checkout {
+                Order.Checkout(sessionID: id, url: "https://pay.example/\(id)", expiresAt: openedAt.addingTimeInterval(3600))
+            }
+            guard case .created(let stored) = try orders.createOrder(publicID: first, playerID: player, amount: price.amount,
+                                                                     discountCode: nil, checkout: session("cs_1"), now: now) else {
+                Issue.record("expected the first to be stored")
+                return
+            }
+            let again = try orders.createOrder(publicID: second, playerID: player, amount: price.amount, discountCode: nil,
+                                               checkout: session("cs_2"), now: now)
+            #expect(again == .existing(stored))
+            #expect(try orders.orders(playerID: player).map(\.publicID) == [first])
+            // A closed page does not hold a new one back.
+            let later = now.addingTimeInterval(7200)
+            guard case .created(let fresh) = try orders.createOrder(publicID: second, playerID: player, amount: price.amount,
+                                                                    discountCode: nil, checkout: session("cs_3", openedAt: later), now: later) else {
+                Issue.record("expected a new order once the first page had closed")
+                return
+            }
+            #expect(fresh.publicID == second)
         }
     }
 

@@ -248,3 +248,51 @@ def test_unlimited_play_granted_while_the_provider_opens_the_checkout_stores_no_
     while session["status"] != "expired" and time.monotonic() < deadline:
         time.sleep(0.05)
     assert session["status"] == "expired"
+
+
+def test_purchases_sent_at_once_open_one_checkout_and_one_order(server_factory, standin):
+    """Eight clicks (or tabs) at the same instant: one session at the provider, one order, and
+    every answer names it."""
+    standin.gate = threading.Event()  # the provider holds its answer until every click is in
+    server = selling_server(server_factory, standin)
+    token = new_player(server)
+    replies = []
+    clicks = [threading.Thread(target=lambda: replies.append(server.request("POST", "/api/v1/orders", token=token)))
+              for _ in range(8)]
+    for click in clicks:
+        click.start()
+    deadline = time.monotonic() + 10
+    while not standin.requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(1.0)  # the other seven reach the server while the first session is being opened
+    standin.gate.set()
+    for click in clicks:
+        click.join(timeout=20)
+    assert len(replies) == 8
+    assert sorted(reply.status for reply in replies) == [200] * 7 + [201], [r.body for r in replies]
+    assert len({reply.json()["id"] for reply in replies}) == 1
+    assert len(standin.sessions) == 1
+    orders = server.request("GET", "/api/v1/orders", token=token).json()["orders"]
+    assert [o["id"] for o in orders] == [replies[0].json()["id"]]
+
+
+def test_opening_checkouts_is_limited_per_player_and_coming_back_costs_nothing(server_factory, standin):
+    server = selling_server(server_factory, standin, KEY, "--checkout-sessions-per-player", "2/3600")
+    token = new_player(server)
+    for _ in range(2):
+        order = server.request("POST", "/api/v1/orders", token=token)
+        assert order.status == 201, order.body
+        # Coming back to the open order is free.
+        assert server.request("POST", "/api/v1/orders", token=token).status == 200
+        assert server.request("POST", f"/api/v1/orders/{order.json()['id']}/cancel", token=token).status == 200
+    refused = server.request("POST", "/api/v1/orders", token=token)
+    assert refused.status == 429, refused.body
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert "You started too many purchases: at most 2 in any hour" in refused.json()["error"]["message"]
+    assert 1 <= int(refused.headers["Retry-After"]) <= 3600
+    assert len(standin.sessions) == 2
+    assert len(server.request("GET", "/api/v1/orders", token=token).json()["orders"]) == 2
+    # Another player is not held up.
+    assert server.request("POST", "/api/v1/orders", token=new_player(server)).status == 201
+    metrics = server.request("GET", "/metrics").body.decode()
+    assert 'retrorapid_rate_limited_total{action="checkout_open",scope="player"} 1' in metrics

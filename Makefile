@@ -8,6 +8,9 @@ VENV = .build/venv
 # The browser client's tests drive Debian's headless Chromium with its matching driver; the
 # fonts let screenshots show the LCD and readable faces (the page falls back without them).
 CLIENT_TEST_PACKAGES = chromium chromium-driver fonts-dseg fonts-inter
+# The deploy tests run Debian's nginx (with a self-signed certificate from openssl, HTTP/2 seen
+# by curl) and systemd-analyze on the units in Deploy/ (nothing is started by systemd).
+DEPLOY_TEST_PACKAGES = nginx openssl curl systemd
 
 .PHONY: all deps build run test test-sanitizers fuzz fuzz-merge bench bench-capacity sim clean python-test-deps
 
@@ -26,7 +29,7 @@ run: build
 
 test: deps
 	scripts/check-repo-citations.sh
-	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES)
+	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES) $(DEPLOY_TEST_PACKAGES)
 	scripts/install-fonts.sh data/fonts
 	$(SWIFT) build $(TEST_FLAGS) --build-tests
 	$(SWIFT) test $(TEST_FLAGS) --skip-build

@@ -47,6 +47,8 @@ class GameClient:
 
     @classmethod
     async def open(cls, server, subprotocols=(SUBPROTOCOL,), **kwargs):
+        # A server reached through a proxy says how to connect (TLS context, source address).
+        kwargs = {**getattr(server, "connect_options", {}), **kwargs}
         ws = await connect(server.ws_url, subprotocols=list(subprotocols) if subprotocols else None,
                            open_timeout=5, **kwargs)
         return cls(ws)

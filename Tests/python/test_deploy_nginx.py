@@ -1,0 +1,109 @@
+"""The nginx site operators install (Deploy/nginx/retrorapid.conf), run by Debian's nginx on
+loopback with a self-signed certificate in front of a real server: a whole game over wss://,
+the API over HTTPS and HTTP/2, the client's own address seen by the server, a forged
+X-Forwarded-For ignored, compression and caching of the static client. The client connects
+from 127.0.0.2 and nginx from 127.0.0.1, so the two addresses can be told apart."""
+
+import gzip
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from nginx_proxy import start_nginx
+from ws_client import create_player, play_to_score
+
+CLIENT = "127.0.0.2"
+
+
+@pytest.fixture
+def proxied(server_factory, tmp_path):
+    server = server_factory("--trusted-proxies", "127.0.0.1")
+    proxy = start_nginx(tmp_path / "nginx", server.port, source_address=CLIENT)
+    yield server, proxy
+    proxy.stop()
+
+
+def logged_client_addresses(server, path):
+    """The client.address of every request the server logged for `path`."""
+    return re.findall(rf"request client\.address=(\S+) .*http\.path={re.escape(path)}\b", server.log())
+
+
+def test_a_whole_game_over_wss_through_nginx_is_saved_and_ranked(proxied):
+    server, proxy = proxied
+    token = create_player(proxy, "Proxied")
+    over = play_to_score(proxy, token, "cruise", 5)
+    assert over["score"] >= 5 and over["rank"] is not None
+    board = proxy.request("GET", "/api/v1/leaderboards/cruise/today").json()
+    assert [entry["score"] for entry in board["entries"]] == [over["score"]], board
+    # The game connection counted as the client, not as nginx.
+    assert re.search(rf"client\.address={re.escape(CLIENT)}\b.*net\.peer\.address=127\.0\.0\.1", server.log()) or \
+        re.search(rf"net\.peer\.address=127\.0\.0\.1.*client\.address={re.escape(CLIENT)}\b", server.log())
+
+
+def test_the_server_sees_the_clients_address_and_ignores_a_forged_one(proxied):
+    server, proxy = proxied
+    assert proxy.request("GET", "/api/v1/leaderboards/cruise/today").status == 200
+    assert logged_client_addresses(server, "/api/v1/leaderboards/cruise/today") == [CLIENT]
+    # Written by the client, the header stays left of what nginx appends: the server takes
+    # the rightmost address that is not a trusted proxy, the one nginx saw.
+    forged = proxy.request("GET", "/api/v1/price", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert forged.status == 401
+    assert logged_client_addresses(server, "/api/v1/price") == [CLIENT]
+    # Straight to the server from an address that is not a trusted proxy: the header is ignored.
+    direct = proxy.request("GET", "/healthz", headers={"X-Forwarded-For": "203.0.113.9"}, port=server.port, tls=False)
+    assert direct.status == 200
+    assert logged_client_addresses(server, "/healthz")[-1] == CLIENT
+
+
+def test_pages_and_the_api_speak_http2_and_plain_http_is_sent_to_https(proxied):
+    server, proxy = proxied
+    curl = shutil.which("curl")
+    assert curl, "curl is not installed: `make test` installs it (scripts/install-deps.sh)"
+    for path in ("/", "/api/v1/leaderboards/cruise/today"):
+        version = subprocess.run([curl, "-s", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", "--http2",
+                                  "--cacert", str(proxy.folder / "cert.pem"), proxy.base_url + path],
+                                 capture_output=True, text=True, timeout=10).stdout
+        assert version == "2 200", (path, version)
+    plain = proxy.request("GET", "/leaderboards.html?level=fast", tls=False)
+    assert plain.status == 301
+    assert plain.headers["Location"] == f"https://127.0.0.1/leaderboards.html?level=fast"
+
+
+def test_static_files_are_compressed_revalidated_and_carry_the_servers_security_headers(proxied):
+    server, proxy = proxied
+    first = proxy.request("GET", "/js/app/page.js", headers={"Accept-Encoding": "gzip"})
+    assert first.status == 200 and first.headers["Content-Encoding"] == "gzip"
+    assert gzip.decompress(first.body) == server.request("GET", "/js/app/page.js").body
+    assert first.headers["Cache-Control"] == "no-cache"
+    # The files nginx serves itself carry the very headers the node puts on its answers.
+    node = server.request("GET", "/js/app/page.js").headers
+    for name in ("Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy", "X-Frame-Options",
+                 "Cross-Origin-Opener-Policy"):
+        assert first.headers[name] == node[name], name
+    assert first.headers["Strict-Transport-Security"] == "max-age=15552000"
+    # A browser that has the file revalidates and gets no body back.
+    etag, modified = first.headers["ETag"], first.headers["Last-Modified"]
+    assert etag and modified
+    assert proxy.request("GET", "/js/app/page.js", headers={"If-None-Match": etag, "Accept-Encoding": "gzip"}).status == 304
+    again = proxy.request("GET", "/js/app/page.js", headers={"If-Modified-Since": modified})
+    assert again.status == 304 and again.body == b""
+    index = proxy.request("GET", "/")
+    assert index.status == 200 and b"<html" in index.body and index.headers["X-Frame-Options"] == "DENY"
+    # What is not a file goes to a node, which answers as it always does.
+    missing = proxy.request("GET", "/no-such-page.html")
+    assert (missing.status, missing.body) == (404, server.request("GET", "/no-such-page.html").body)
+    assert proxy.request("GET", "/api/v1/openapi.json").status == server.request("GET", "/api/v1/openapi.json").status
+    # The API is not compressed (its answers carry tokens) and keeps the node's no-store.
+    api = proxy.request("GET", "/api/v1/leaderboards/cruise/today", headers={"Accept-Encoding": "gzip"})
+    assert api.status == 200 and "Content-Encoding" not in api.headers
+    assert api.headers["Cache-Control"] == "no-store"
+    assert api.headers["Strict-Transport-Security"] == "max-age=15552000"
+    # Metrics stay with the operator's Prometheus, which scrapes each node itself.
+    assert proxy.request("GET", "/metrics").status == 404
+    assert server.request("GET", "/metrics").status == 200
+    font = proxy.request("GET", "/fonts/DSEG7Classic-Regular.ttf")
+    assert font.status == 200, "the fonts: scripts/install-fonts.sh data/fonts (make test runs it)"
+    assert font.headers["Cache-Control"] == "public, max-age=604800"
+    assert proxy.request("GET", "/fonts/none.ttf").body == server.request("GET", "/fonts/none.ttf").body

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import Foundation
+import RetroRapidLWS
 import RetroRapidSupport
 import Synchronization
 

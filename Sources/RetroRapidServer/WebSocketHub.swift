@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CLibWebSockets
 import RetroRapidLWS
 import Foundation
 import RetroRapidRules
@@ -227,7 +226,7 @@ public final class WebSocketHub: @unchecked Sendable {
     }
 
     /// LWS_CALLBACK_ESTABLISHED: a new game connection. It has `helloTimeoutSeconds` to say hello.
-    func established(wsi: OpaquePointer, peerAddress: String, clientAddress: String) -> WebSocketConnection {
+    func established(wsi: LWSConnection, peerAddress: String, clientAddress: String) -> WebSocketConnection {
         let connection = WebSocketConnection(id: nextID(), wsi: wsi, peerAddress: peerAddress, clientAddress: clientAddress,
                                              limits: limits, now: MonotonicClock.now())
         connections[connection.id] = connection

@@ -23,7 +23,7 @@ struct LWSContextOptions: Sendable {
     /// What every request's head is held to before a handler or the file mount sees it.
     var requestLimits = HTTPRequestLimits()
     /// Who a request counts as coming from, for `requestLimits.maxConnectionsPerIP`.
-    var clientAddresses = ClientAddressResolver(trustedProxies: [])
+    var clientAddresses = ClientAddressResolver.direct
     /// Told of each request refused before any handler ran (for the log and metrics). Called on
     /// the service thread; must not block.
     var onRefusal: @Sendable (HTTPRefusalRecord) -> Void = { _ in }

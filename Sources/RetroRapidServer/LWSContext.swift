@@ -2,8 +2,8 @@ import RetroRapidLWS
 import RetroRapidSupport
 import Synchronization
 
-/// What an `LWSContext` listens on and serves, in Swift terms. The context turns it into the C
-/// structs libwebsockets wants and keeps them alive for the context's whole life.
+/// What an `LWSContext` listens on and serves, in Swift terms. `LWSNativeContext` turns it into
+/// the C structs libwebsockets wants and keeps them alive for the context's whole life.
 struct LWSContextOptions: Sendable {
     /// A numeric IPv4 or IPv6 address; `nil` listens on every interface.
     var address: String?

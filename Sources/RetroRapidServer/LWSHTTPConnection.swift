@@ -12,8 +12,9 @@ import RetroRapidLWS
 /// callback mounts then go to `LWSContextOptions.httpHandler`; everything else (static files,
 /// keep-alive bookkeeping) goes on to libwebsockets' own `lws_callback_http_dummy`.
 ///
-/// Threading rule: runs on the service thread, like every libwebsockets callback. It owns the
-/// context's table of live HTTP exchanges and never blocks: a handler answers from memory or
+/// Threading rule: runs on the service thread, like every libwebsockets callback (through
+/// `LWSCallbackTrampoline`, which finds the `LWSContext` as its `owner`). It keeps the
+/// context's `HTTPExchangeTable` and never blocks: a handler answers from memory or
 /// hands the slow part (SQLite) to the `DatabaseWorker`, whose completion comes back through the
 /// `ServiceMailbox` (drained here, on LWS_CALLBACK_EVENT_WAIT_CANCELLED) and reaches the
 /// connection only if the exchange's id is still in the table.
@@ -87,7 +88,7 @@ func lwsHTTPCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConnection, _ r
     return wsi.defaultHTTPCallback(reason, user: user, input: input, length: length)
 }
 
-/// The view of one `struct lws *` that the callback works through.
+/// The view of one connection (`LWSConnection`) that the callback works through.
 private struct LWSHTTPConnection {
     let wsi: LWSConnection
     let context: LWSContext

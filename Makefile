@@ -29,6 +29,7 @@ run: build
 
 test: deps
 	scripts/check-repo-citations.sh
+	scripts/check-imports.sh
 	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES) $(DEPLOY_TEST_PACKAGES)
 	scripts/install-fonts.sh data/fonts
 	$(SWIFT) build $(TEST_FLAGS) --build-tests

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLibWebSockets
 import Foundation
 import RetroRapidLWS
 import RetroRapidRules
@@ -29,21 +28,21 @@ public final class LoadGenerator {
     /// LWS_PRE bytes of headroom, then the message.
     private let sendBuffers: UnsafeMutableRawPointer
     private static let sendBufferPayload = 256
-    private var sendBufferStride: Int { rr_lws_pre + Self.sendBufferPayload }
+    private var sendBufferStride: Int { LWSConnection.headroom + Self.sendBufferPayload }
     /// Wakes at least every 10 ms (libev; see `TickScheduler.maximumSleep`): a bot's move is
     /// planned from a socket callback 150 ms or more ahead, so it is never held back.
     private let scheduler = TickScheduler(maximumSleepMicroseconds: 10_000)
     private var controlID: Int { players.count }
-    private var context: OpaquePointer?
-    /// C memory handed to libwebsockets (strings, the protocol list), freed with the generator.
-    private var cAllocations: [UnsafeMutableRawPointer] = []
+    /// The client context, while `run` runs; its C memory goes with it.
+    private var context: LWSNativeContext?
+    /// Where every connection goes (C strings the context keeps).
+    private var target: LWSNativeContext.ClientTarget?
 
     private enum Phase { case ramping, settling, holding, finished }
     private var phase = Phase.ramping
     private var phaseStartedAt: Int64 = 0
     private var nextToConnect = 0
     private var lastProgressAt: Int64 = 0
-    private var eventLoop: LWSEventLoop?
     private var interrupted = false
     // Samples for the report.
     private var serverBeforeRamp: ProcessSample?
@@ -77,13 +76,12 @@ public final class LoadGenerator {
         }
         stateCounts = [Int](repeating: 0, count: VirtualPlayer.State.allCases.count)
         stateCounts[VirtualPlayer.State.waiting.rawValue] = options.connections
-        let stride = rr_lws_pre + Self.sendBufferPayload
+        let stride = LWSConnection.headroom + Self.sendBufferPayload
         sendBuffers = UnsafeMutableRawPointer.allocate(byteCount: stride * options.connections, alignment: 16)
     }
 
     deinit {
         sendBuffers.deallocate()
-        cAllocations.forEach { free($0) }
     }
 
     /// Runs the whole test on the calling thread and returns what it measured.
@@ -95,23 +93,26 @@ public final class LoadGenerator {
         let previousHandler = signal(SIGINT) { _ in LoadGenerator.interruptRequested.store(true, ordering: .relaxed) }
         defer { signal(SIGINT, previousHandler) }
 
-        guard let eventLoop = LWSEventLoop(), let context = createContext(on: eventLoop) else {
+        guard case .success(let context) = LWSNativeContext.create(contextOptions()) else {
             throw LoadTestError("libwebsockets could not create the client context (is Debian's libwebsockets-evlib-ev installed? see the log above)")
         }
         self.context = context
+        target = context.clientTarget(
+            address: options.host == "localhost" ? "127.0.0.1" : options.host, port: options.port,
+            host: "\(options.host):\(options.port)", path: "/ws", subprotocol: "retrorapid.v1",
+            sources: options.sourceAddresses)
         let now = MonotonicClock.now()
         serverBeforeRamp = options.serverPID.flatMap { ProcessSampler.sample(pid: $0, at: now) }
         phaseStartedAt = now
         lastProgressAt = now
         scheduler.onDue = { [unowned self] id, now in due(id, now: now) }
-        scheduler.attach(context: context)
+        scheduler.attach(context: context.pointer)
         scheduler.schedule(controlID, at: now)
-        self.eventLoop = eventLoop
-        eventLoop.run()  // until `serviceWoken` stops it, after `finish`
+        _ = context.run()  // the libev loop, until `serviceWoken` stops it, after `finish`
         scheduler.detach()
-        lws_context_destroy(context)
+        context.destroy()
         self.context = nil
-        self.eventLoop = nil
+        target = nil
         return makeReport()
     }
 
@@ -119,58 +120,20 @@ public final class LoadGenerator {
 
     // MARK: - Context and connections
 
-    private func createContext(on eventLoop: LWSEventLoop) -> OpaquePointer? {
-        var info = lws_context_creation_info()
-        info.port = CONTEXT_PORT_NO_LISTEN
-        info.options = UInt64(LWS_SERVER_OPTION_LIBEV)
-        info.foreign_loops = eventLoop.foreignLoops
-        info.fd_limit_per_thread = UInt32(OpenFileLimit.raiseToHardLimit())
-        info.user = Unmanaged.passUnretained(self).toOpaque()
-        // Zeroed C memory (the second entry ends the list), freed with `cAllocations`.
-        let protocols = calloc(2, MemoryLayout<lws_protocols>.stride)!.bindMemory(to: lws_protocols.self, capacity: 2)
-        protocols[0].name = UnsafePointer(cString("retrorapid.v1"))
-        protocols[0].callback = loadClientCallback
-        protocols[0].rx_buffer_size = 1024
-        info.protocols = UnsafePointer(protocols)
-        cAllocations.append(UnsafeMutableRawPointer(protocols))
-        return lws_create_context(&info)
+    /// One client protocol on libev; the generator is its owner.
+    private func contextOptions() -> LWSNativeContext.Options {
+        LWSNativeContext.Options(
+            protocols: [LWSProtocol(name: "retrorapid.v1", callback: loadClientCallback,
+                                    owner: Unmanaged.passUnretained(self).toOpaque(), rxBufferSize: 1024)],
+            usesLibev: true)
     }
-
-    private func cString(_ text: String) -> UnsafeMutablePointer<CChar> {
-        let copy = strdup(text)!
-        cAllocations.append(UnsafeMutableRawPointer(copy))
-        return copy
-    }
-
-    private lazy var connectStrings: (address: UnsafeMutablePointer<CChar>, host: UnsafeMutablePointer<CChar>,
-                                      path: UnsafeMutablePointer<CChar>, subprotocol: UnsafeMutablePointer<CChar>,
-                                      sources: [UnsafeMutablePointer<CChar>]) = (
-        cString(options.host == "localhost" ? "127.0.0.1" : options.host),
-        cString("\(options.host):\(options.port)"),
-        cString("/ws"),
-        cString("retrorapid.v1"),
-        options.sourceAddresses.map { cString($0) }
-    )
 
     private func connect(_ index: Int) {
-        guard let context else { return }
-        let strings = connectStrings
-        var info = lws_client_connect_info()
-        info.context = context
-        info.address = UnsafePointer(strings.address)
-        info.port = Int32(options.port)
-        info.path = UnsafePointer(strings.path)
-        info.host = UnsafePointer(strings.host)
-        info.origin = UnsafePointer(strings.host)
-        info.protocol = UnsafePointer(strings.subprotocol)
-        info.ietf_version_or_minus_one = -1
-        if !strings.sources.isEmpty {
-            info.iface = UnsafePointer(strings.sources[index % strings.sources.count])
-        }
-        info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: index + 1)
+        guard let context, let target else { return }
         setState(index, .connecting)
         // A failure may be reported through CLIENT_CONNECTION_ERROR during this call.
-        if let wsi = lws_client_connect_via_info(&info), players[index].state == .connecting {
+        if let wsi = context.connect(to: target, sourceIndex: index, opaqueUserData: index + 1),
+           players[index].state == .connecting {
             players[index].wsi = wsi
         } else if players[index].state == .connecting {
             closed(index, code: nil, failedToConnect: true)
@@ -179,10 +142,10 @@ public final class LoadGenerator {
 
     // MARK: - Callbacks (service thread)
 
-    func established(_ index: Int, wsi: OpaquePointer) {
+    func established(_ index: Int, wsi: LWSConnection) {
         players[index].wsi = wsi
         players[index].outgoing.insert(.hello)
-        lws_callback_on_writable(wsi)
+        wsi.requestWriteable()
     }
 
     func closed(_ index: Int, code: Int?, failedToConnect: Bool) {
@@ -221,7 +184,7 @@ public final class LoadGenerator {
                 // A game of this player's waits (an earlier run's): play it rather than be refused.
                 players[index].outgoing.insert(.resume)
                 setState(index, .starting)
-                if let wsi = players[index].wsi { lws_callback_on_writable(wsi) }
+                if let wsi = players[index].wsi { wsi.requestWriteable() }
             } else if !options.idle {
                 // Spread first starts over one step so the server's steps are spread too.
                 let delay = players[index].bot.spread(below: interval)
@@ -255,7 +218,7 @@ public final class LoadGenerator {
                     // Its game runs elsewhere or waits: take it back.
                     players[index].outgoing.insert(.resume)
                     setState(index, .starting)
-                    if let wsi = players[index].wsi { lws_callback_on_writable(wsi) }
+                    if let wsi = players[index].wsi { wsi.requestWriteable() }
                 } else {
                     // A refused start (no plays left, …): try again later rather than hammer.
                     plan(index, .start, at: now + 5_000_000)
@@ -307,7 +270,7 @@ public final class LoadGenerator {
     }
 
     /// Writes the player's most urgent waiting message; asks for another turn if more wait.
-    func writeable(_ index: Int, wsi: OpaquePointer) -> Int32 {
+    func writeable(_ index: Int, wsi: LWSConnection) -> Int32 {
         var player = players[index]
         var startWritten = false
         defer {
@@ -315,7 +278,7 @@ public final class LoadGenerator {
             if startWritten { setState(index, .starting) }
         }
         let buffer = sendBuffers + index * sendBufferStride
-        let payload = buffer + rr_lws_pre
+        let payload = buffer + LWSConnection.headroom
         var writer = MessageWriter(payload, capacity: Self.sendBufferPayload)
         if player.outgoing.contains(.hello) {
             player.outgoing.remove(.hello)
@@ -344,16 +307,16 @@ public final class LoadGenerator {
             return 0
         }
         guard !writer.overflowed else { return -1 }  // cannot happen with 43-character tokens
-        let written = lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), writer.count, LWS_WRITE_TEXT)
+        let written = wsi.write(payload.assumingMemoryBound(to: UInt8.self), count: writer.count, .text)
         guard written >= writer.count else { return -1 }
         statistics.messagesSent += 1
-        if !player.outgoing.isEmpty { lws_callback_on_writable(wsi) }
+        if !player.outgoing.isEmpty { wsi.requestWriteable() }
         return 0
     }
 
-    /// Someone called lws_cancel_service (only `finish` does): leave the loop.
+    /// Someone woke the loop (only `finish` does): leave it.
     func serviceWoken() {
-        if phase == .finished { eventLoop?.stop() }
+        if phase == .finished { context?.stopLoop() }
     }
 
     // MARK: - Timer (service thread)
@@ -376,7 +339,7 @@ public final class LoadGenerator {
             players[id].outgoing.insert(.move)
         }
         players[id].plan = .none
-        lws_callback_on_writable(wsi)
+        wsi.requestWriteable()
     }
 
     /// Every 10 ms: the ramp, the phases, the progress line.
@@ -451,7 +414,7 @@ public final class LoadGenerator {
 
     private func finish() {
         phase = .finished
-        if let context { lws_cancel_service(context) }
+        context?.waker.wake()
     }
 
     /// Players in each state, kept as states change (counting the array every 10 ms cost the
@@ -485,38 +448,37 @@ public final class LoadGenerator {
 }
 
 /// The client protocol's callback. Threading rule: runs on the `LoadGenerator`'s service thread
-/// (inside the libev loop `run()` runs), like every libwebsockets callback; it finds the generator through
-/// the context's user pointer and the player through the connection's opaque user data
-/// (index + 1, set at connect).
-private func loadClientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
+/// (inside the libev loop `run()` runs), like every libwebsockets callback; its owner is the
+/// generator, and it finds the player through the connection's opaque user data (index + 1,
+/// set at connect).
+private func loadClientCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConnection, _ reason: LWSCallbackReason,
                                 _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
                                 _ length: Int) -> Int32 {
-    guard let wsi, let owner = lws_context_user(lws_get_context(wsi)) else { return 0 }
     let generator = Unmanaged<LoadGenerator>.fromOpaque(owner).takeUnretainedValue()
-    if reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED {
+    if reason == .eventWaitCancelled {
         generator.serviceWoken()
         return 0
     }
-    let tag = Int(bitPattern: lws_get_opaque_user_data(wsi))
+    let tag = wsi.opaqueUserData
     guard tag > 0, tag <= generator.players.count else { return 0 }
     let index = tag - 1
     switch reason {
-    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+    case .clientEstablished:
         generator.established(index, wsi: wsi)
-    case LWS_CALLBACK_CLIENT_RECEIVE:
+    case .clientReceive:
         guard let input else { return 0 }
-        generator.received(index, UnsafeRawBufferPointer(start: input, count: length), isFinal: lws_is_final_fragment(wsi) != 0)
-    case LWS_CALLBACK_CLIENT_WRITEABLE:
+        generator.received(index, UnsafeRawBufferPointer(start: input, count: length), isFinal: wsi.isFinalFragment)
+    case .clientWriteable:
         return generator.writeable(index, wsi: wsi)
-    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+    case .peerInitiatedClose:
         // The close code is the payload's first two bytes, big-endian.
         if let input, length >= 2 {
             let bytes = input.assumingMemoryBound(to: UInt8.self)
             generator.peerCloseCodes[index] = Int(bytes[0]) << 8 | Int(bytes[1])
         }
-    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+    case .clientConnectionError:
         generator.closed(index, code: nil, failedToConnect: true)
-    case LWS_CALLBACK_CLIENT_CLOSED:
+    case .clientClosed:
         generator.closed(index, code: generator.peerCloseCodes.removeValue(forKey: index), failedToConnect: false)
     default:
         break

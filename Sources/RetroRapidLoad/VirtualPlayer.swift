@@ -1,3 +1,4 @@
+import RetroRapidLWS
 import RetroRapidRules
 
 /// One simulated player: its connection, where its game stands, and what it means to do next.
@@ -34,7 +35,7 @@ struct VirtualPlayer {
         static let resume = Outgoing(rawValue: 8)
     }
 
-    var wsi: OpaquePointer?
+    var wsi: LWSConnection?
     var state = State.waiting
     var outgoing: Outgoing = []
     var plan = Plan.none

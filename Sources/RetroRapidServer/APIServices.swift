@@ -60,13 +60,14 @@ struct APIServices: Sendable {
     /// The checkout sessions being opened now, one per player.
     let checkoutOpenings = CheckoutOpenings()
 
-    init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, rateLimits: RateLimits, checkout: CheckoutClient? = nil) {
+    init(worker: DatabaseWorker, events: PlayerEvents, logger: Logger, rateLimits: RateLimits,
+         clientAddresses: ClientAddressResolver, checkout: CheckoutClient? = nil) {
         self.checkout = checkout
         self.worker = worker
         self.events = events
         self.logger = logger
         self.rateLimits = rateLimits
-        clientAddresses = ClientAddressResolver(trustedProxies: rateLimits.limits.trustedProxies)
+        self.clientAddresses = clientAddresses
     }
 
     /// Runs `work` on the storage thread (with the time it should act at) and answers with what

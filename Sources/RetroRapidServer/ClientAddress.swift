@@ -11,7 +11,8 @@ import RetroRapidSupport
 /// untrusted"). Everything to the left of it came from the client and may be forged; a
 /// client talking to the server directly cannot move its own bucket at all.
 ///
-/// Pure; any thread (the HTTP routes and the WebSocket callback use one each).
+/// Pure; any thread. `GameServer` builds the one the server uses, from the configuration's
+/// trusted proxies, and hands it to the HTTP layer, the API routes and the game side.
 struct ClientAddressResolver: Sendable, Equatable {
     /// Canonical addresses (`IPAddress.canonical`).
     let trustedProxies: Set<String>
@@ -19,6 +20,9 @@ struct ClientAddressResolver: Sendable, Equatable {
     init(trustedProxies: some Sequence<String>) {
         self.trustedProxies = Set(trustedProxies.map { IPAddress.canonical($0) ?? $0 })
     }
+
+    /// No proxy trusted: every client is the peer it connects from (a bare HTTP server, tests).
+    static let direct = ClientAddressResolver(trustedProxies: [])
 
     /// The client's address for a connection from `peer` that sent `forwardedFor` (the whole
     /// X-Forwarded-For value, repeated headers joined with commas; nil when absent).

@@ -66,7 +66,9 @@ public final class GameServer: Sendable {
         for applied in worker.appliedMigrations {
             logger.info("applied migration", metadata: ["db.migration": applied.identifier])
         }
-        // One rule for who a client is, for the API's rate limits and the game side's per-IP limit.
+        // One rule for who a client is, built here only and handed to all who need it: the
+        // HTTP layer's per-address connection limit, the API's rate limits, the game side's
+        // per-IP limit, and the request log.
         let clientAddresses = ClientAddressResolver(trustedProxies: options.limits.trustedProxies)
         // One set of limits for both sides: a token guessed in a hello costs what one guessed over HTTP does.
         let rateLimits = RateLimits(options.limits, metrics: metrics, clock: options.rateLimitClock)
@@ -92,7 +94,7 @@ public final class GameServer: Sendable {
         OperationsRoutes.add(to: &router, metrics: configuration.metricsEnabled ? metrics : nil, openAPI: openAPI,
                              isStopping: { stopping.isSet })
         let api = APIServices(worker: worker, events: events, logger: logger, rateLimits: rateLimits,
-                              checkout: CheckoutClient(configuration))
+                              clientAddresses: clientAddresses, checkout: CheckoutClient(configuration))
         PlayerRoutes.add(to: &router, api)
         SettingsRoutes.add(to: &router, api)
         CommerceRoutes.add(to: &router, api)
@@ -115,9 +117,9 @@ public final class GameServer: Sendable {
                 tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath,
                 eventLoop: configuration.eventLoop,
                 allowedOrigins: configuration.allowedOrigins.compactMap(WebOrigin.init),
-                requestLimits: HTTPRequestLimits(configuration: configuration),
-                trustedProxies: Array(options.limits.trustedProxies)),
+                requestLimits: HTTPRequestLimits(configuration: configuration)),
             router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols),
+            clientAddresses: clientAddresses,
             onRefusal: Self.refusalObserver(metrics: metrics, logger: logger))
         registerGauges(mailbox: mailbox)
     }

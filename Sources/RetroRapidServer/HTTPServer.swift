@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import Foundation
+import RetroRapidLWS
 import RetroRapidSupport
 import Synchronization
 
@@ -28,17 +29,14 @@ public struct HTTPServerOptions: Sendable, Equatable {
     public var allowedOrigins: [WebOrigin]
     /// What every request's head is held to before a route or file sees it.
     public var requestLimits: HTTPRequestLimits
-    /// Reverse proxies whose X-Forwarded-For names the client (for the per-address limit).
-    public var trustedProxies: [String]
 
     public init(host: String = "0.0.0.0", port: Int = 8080, webRoot: String = "Web", fontsPath: String? = nil,
                 tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil, eventLoop: EventLoop = .libev,
                 allowedOrigins: [WebOrigin] = [],
-                requestLimits: HTTPRequestLimits = HTTPRequestLimits(), trustedProxies: [String] = []) {
+                requestLimits: HTTPRequestLimits = HTTPRequestLimits()) {
         self.eventLoop = eventLoop
         self.allowedOrigins = allowedOrigins
         self.requestLimits = requestLimits
-        self.trustedProxies = trustedProxies
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -56,6 +54,8 @@ public final class HTTPServer: Sendable {
     public let mailbox: ServiceMailbox
     private let router: HTTPRouter
     private let protocols: [LWSProtocolDefinition]
+    /// Who a request counts as coming from (the server's one rule, from `GameServer`).
+    private let clientAddresses: ClientAddressResolver
     private let onRefusal: @Sendable (HTTPRefusalRecord) -> Void
     private let running = Mutex<Running?>(nil)
 
@@ -98,13 +98,17 @@ public final class HTTPServer: Sendable {
         self.init(configuration: configuration, router: router, mailbox: mailbox, protocols: [], onRefusal: onRefusal)
     }
 
-    /// - Parameter protocols: libwebsockets protocols after the HTTP one (the WebSocket side).
+    /// - Parameters:
+    ///   - protocols: libwebsockets protocols after the HTTP one (the WebSocket side).
+    ///   - clientAddresses: which address a client counts as behind a reverse proxy.
     init(configuration: HTTPServerOptions, router: HTTPRouter, mailbox: ServiceMailbox,
-         protocols: [LWSProtocolDefinition], onRefusal: @escaping @Sendable (HTTPRefusalRecord) -> Void = { _ in }) {
+         protocols: [LWSProtocolDefinition], clientAddresses: ClientAddressResolver = .direct,
+         onRefusal: @escaping @Sendable (HTTPRefusalRecord) -> Void = { _ in }) {
         self.configuration = configuration
         self.router = router
         self.mailbox = mailbox
         self.protocols = protocols
+        self.clientAddresses = clientAddresses
         self.onRefusal = onRefusal
     }
 
@@ -205,7 +209,7 @@ public final class HTTPServer: Sendable {
             protocols: protocols,
             eventLoop: configuration.eventLoop,
             requestLimits: configuration.requestLimits,
-            clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
+            clientAddresses: clientAddresses,
             onRefusal: onRefusal
         )
     }

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CLibWebSockets
 import RetroRapidSupport
 import RetroRapidLWS
 
@@ -13,120 +12,85 @@ import RetroRapidLWS
 /// callback mounts then go to `LWSContextOptions.httpHandler`; everything else (static files,
 /// keep-alive bookkeeping) goes on to libwebsockets' own `lws_callback_http_dummy`.
 ///
-/// Threading rule: runs on the service thread, like every libwebsockets callback. It owns the
-/// context's table of live HTTP exchanges and never blocks: a handler answers from memory or
+/// Threading rule: runs on the service thread, like every libwebsockets callback (through
+/// `LWSCallbackTrampoline`, which finds the `LWSContext` as its `owner`). It keeps the
+/// context's `HTTPExchangeTable` and never blocks: a handler answers from memory or
 /// hands the slow part (SQLite) to the `DatabaseWorker`, whose completion comes back through the
 /// `ServiceMailbox` (drained here, on LWS_CALLBACK_EVENT_WAIT_CANCELLED) and reaches the
 /// connection only if the exchange's id is still in the table.
-func lwsHTTPCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
+func lwsHTTPCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConnection, _ reason: LWSCallbackReason,
                      _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
                      _ length: Int) -> Int32 {
-    guard let wsi, let owner = lws_context_user(lws_get_context(wsi)) else { return 0 }
     let context = Unmanaged<LWSContext>.fromOpaque(owner).takeUnretainedValue()
     switch reason {
-    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+    case .eventWaitCancelled:
         // Someone called lws_cancel_service: run what other threads posted. libwebsockets
         // gives this reason to every protocol; this one, protocols[0], is the one that drains.
         // (`wsi` is a stand-in with no connection behind it.)
         context.mailbox.drain()
         context.serviceWoken()
         return 0
-    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+    case .filterNetworkConnection:
         // A new TCP connection, before anything is read: refused once shutdown has begun.
         return context.isAccepting ? 0 : -1
-    case LWS_CALLBACK_WSI_CREATE:
+    case .wsiCreate:
         context.connectionOpened()
         context.connectionTracker.opened(wsi, now: MonotonicClock.now())
-    case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+    case .serverNewClientInstantiated:
         // The socket is attached now (not yet at WSI_CREATE); at the close it may be gone.
         context.connectionTracker.accepted(wsi, peer: LWSHTTPConnection(wsi: wsi, context: context).peerAddress())
-    case LWS_CALLBACK_WSI_DESTROY:
+    case .wsiDestroy:
         // The last word on every connection, whatever protocol it ended on (WebSockets too).
-        context.releaseExchange(of: wsi)
+        context.exchanges.release(of: wsi)
         context.admittedRequests[wsi] = nil
         context.connectionTracker.closed(wsi)
         context.connectionClosed()
-    case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
+    case .filterHTTPConnection:
         // Every request's head once complete, files and routes alike, before either is served
         // (not WebSocket upgrades, which libwebsockets hands to CONFIRM_UPGRADE instead).
         return LWSHTTPConnection(wsi: wsi, context: context).admit()
-    case LWS_CALLBACK_HTTP_FILE_COMPLETION:
+    case .httpFileCompletion:
         // A file went out whole: a next request on this connection starts its clock now.
         context.admittedRequests[wsi] = nil
         context.connectionTracker.requestEnded(wsi, now: MonotonicClock.now(), bytes: LWSHTTPConnection.byteCounts(wsi))
-    case LWS_CALLBACK_RAW_ADOPT:
+    case .rawAdopt:
         return 0  // a request line libwebsockets could not take as HTTP; its bytes come next
-    case LWS_CALLBACK_RAW_RX:
+    case .rawRX:
         return LWSHTTPConnection(wsi: wsi, context: context).refuseUnknownMethod(input, length)
-    case LWS_CALLBACK_HTTP:
+    case .http:
         return LWSHTTPConnection(wsi: wsi, context: context).begin()
-    case LWS_CALLBACK_HTTP_BODY:
-        if let exchange = context.exchange(of: wsi) {
+    case .httpBody:
+        if let exchange = context.exchanges.exchange(of: wsi) {
             return LWSHTTPConnection(wsi: wsi, context: context).receiveBody(exchange, input, length)
         }
-    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-        if let exchange = context.exchange(of: wsi) {
+    case .httpBodyCompletion:
+        if let exchange = context.exchanges.exchange(of: wsi) {
             return LWSHTTPConnection(wsi: wsi, context: context).bodyComplete(exchange)
         }
-    case LWS_CALLBACK_HTTP_WRITEABLE:
-        if let exchange = context.exchange(of: wsi) {
+    case .httpWriteable:
+        if let exchange = context.exchanges.exchange(of: wsi) {
             return LWSHTTPConnection(wsi: wsi, context: context).writeable(exchange)
         }
-    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+    case .httpDropProtocol:
         // A connection that ends mid-exchange: a late answer must find nothing to write to.
-        context.releaseExchange(of: wsi)
-    case LWS_CALLBACK_CLOSED_HTTP:
+        context.exchanges.release(of: wsi)
+    case .closedHTTP:
         // The socket is still open here: a head libwebsockets dropped is logged, and answered
         // where the socket still takes an answer.
         LWSHTTPConnection(wsi: wsi, context: context).answerDroppedHead()
         // As above; and an HTTP/2 stream ends here, with no WSI_DESTROY of its own to count on.
-        context.releaseExchange(of: wsi)
+        context.exchanges.release(of: wsi)
         context.admittedRequests[wsi] = nil
         context.connectionTracker.closed(wsi)
     default:
         break
     }
-    return lws_callback_http_dummy(wsi, reason, user, input, length)
+    return wsi.defaultHTTPCallback(reason, user: user, input: input, length: length)
 }
 
-/// One request and its response on one connection, from LWS_CALLBACK_HTTP until the response
-/// is written or the connection ends. The context keeps it in its table of live exchanges,
-/// by `wsi` (for callbacks) and by `id` (for answers that come later, from other threads).
-///
-/// It must be gone before `lws_http_transaction_completed`, which, for a request that reached
-/// us as a file mount's miss, frees and reuses the connection's state.
-final class HTTPExchange {
-    /// Never reused, so an answer for an exchange that ended cannot reach another one.
-    let id: UInt64
-    /// Valid while the exchange is in the context's table: removed there before libwebsockets
-    /// frees the connection.
-    let wsi: OpaquePointer
-    var request: HTTPRequest
-    /// The request announced a body (Content-Length > 0); the handler runs once it is all in.
-    var expectsBody: Bool
-    /// The handler is running now (inside the callback that called it): an answer it gives
-    /// meanwhile is written when it returns, not through WRITEABLE.
-    var handlerRunning = false
-    /// An answer given and not yet written.
-    var answer: HTTPResponse?
-    var responseStarted = false
-    var closesAfterResponse = false
-    /// The response body still to send from `sendOffset`.
-    var pendingBody: [UInt8] = []
-    var sendOffset = 0
-    var sending = false
-
-    init(id: UInt64, wsi: OpaquePointer, request: HTTPRequest, expectsBody: Bool) {
-        self.id = id
-        self.wsi = wsi
-        self.request = request
-        self.expectsBody = expectsBody
-    }
-}
-
-/// The view of one `struct lws *` that the callback works through.
+/// The view of one connection (`LWSConnection`) that the callback works through.
 private struct LWSHTTPConnection {
-    let wsi: OpaquePointer
+    let wsi: LWSConnection
     let context: LWSContext
 
     /// HTTP/2's default SETTINGS_MAX_FRAME_SIZE: libwebsockets sends one lws_write as one DATA
@@ -152,13 +116,13 @@ private struct LWSHTTPConnection {
         guard let (method, path) = requestLine() else {
             // Over HTTP/1 libwebsockets knows every method it lets through (the others come
             // to `refuseUnknownMethod`); over HTTP/2 `:method` may be anything.
-            let name = header(WSI_TOKEN_HTTP_COLON_METHOD) ?? "?"
+            let name = wsi.header(.method) ?? "?"
             return refuse(Self.unknownMethod(String(name.prefix(32))), method: nil, methodName: name,
-                          path: header(WSI_TOKEN_HTTP_COLON_PATH) ?? "", peer: peer, forwardedFor: nil)
+                          path: wsi.header(.path) ?? "", peer: peer, forwardedFor: nil)
         }
         let headers = headers()
         let client = context.options.clientAddresses.clientAddress(peer: peer, forwardedFor: headers["x-forwarded-for"])
-        let network = lws_get_network_wsi(wsi) ?? wsi
+        let network = wsi.networkConnection
         guard context.connectionTracker.attribute(network, to: client) else {
             return refuse(APIError(status: 429, code: "too_many_connections",
                 message: "Your address has \(limits.maxConnectionsPerIP) HTTP connections open, the most allowed; close one first."),
@@ -185,11 +149,11 @@ private struct LWSHTTPConnection {
     func begin() -> Int32 {
         guard let (request, bodyLength) = context.admittedRequests.removeValue(forKey: wsi) else {
             // Not admitted: cannot happen (admit runs first for every request); refuse safely.
-            let exchange = context.registerExchange(wsi: wsi, request: HTTPRequest(method: .get, path: "/"), expectsBody: false)
+            let exchange = context.exchanges.register(on: wsi, request: HTTPRequest(method: .get, path: "/"), expectsBody: false)
             exchange.closesAfterResponse = true
             return respond(exchange, .error(status: 400, code: "bad_request", message: "The request could not be read."))
         }
-        let exchange = context.registerExchange(wsi: wsi, request: request, expectsBody: bodyLength > 0)
+        let exchange = context.exchanges.register(on: wsi, request: request, expectsBody: bodyLength > 0)
         if bodyLength > HTTPRequest.maximumBodySize {
             exchange.closesAfterResponse = true
             return respond(exchange, .error(
@@ -224,7 +188,7 @@ private struct LWSHTTPConnection {
             method: methodName, path: path, peerAddress: peer,
             clientAddress: context.options.clientAddresses.clientAddress(peer: peer, forwardedFor: forwardedFor),
             refusal: refusal))
-        let exchange = context.registerExchange(wsi: wsi, request: HTTPRequest(method: method ?? .get, path: path),
+        let exchange = context.exchanges.register(on: wsi, request: HTTPRequest(method: method ?? .get, path: path),
                                                 expectsBody: false)
         exchange.closesAfterResponse = true
         return respond(exchange, refusal.response)
@@ -243,10 +207,7 @@ private struct LWSHTTPConnection {
         context.options.onRefusal(HTTPRefusalRecord(method: method, path: path, peerAddress: peer,
                                                     clientAddress: peer, refusal: refusal))
         let raw = HTTPRawResponse.bytes(refusal.response, extraHeaders: context.options.responseHeaders)
-        var buffer = [UInt8](repeating: 0, count: Int(rr_lws_pre)) + raw
-        _ = buffer.withUnsafeMutableBufferPointer { buffer in
-            lws_write(wsi, buffer.baseAddress! + Int(rr_lws_pre), raw.count, LWS_WRITE_HTTP)  // LWS_WRITE_RAW is this, as a macro
-        }
+        _ = wsi.write(copying: raw, .http)  // a raw socket: LWS_WRITE_RAW is LWS_WRITE_HTTP
         return -1
     }
 
@@ -265,11 +226,11 @@ private struct LWSHTTPConnection {
     /// `HTTPRequestLimits.bodySilenceSeconds` without a byte, by the same kind of close, so that
     /// exchange gets its 408 here too.
     func answerDroppedHead() {
-        guard lws_is_ssl(wsi) == 0, lws_get_network_wsi(wsi) == wsi, let socket = Self.socketState(wsi) else { return }
+        guard !wsi.isTLS, wsi.hasOwnSocket, let socket = Self.socketState(wsi) else { return }
         let refusal: APIError
         let peer = context.connectionTracker.peer(of: wsi) ?? ""
         var method = "", path = "", client = peer
-        if let exchange = context.exchange(of: wsi) {
+        if let exchange = context.exchanges.exchange(of: wsi) {
             guard exchange.expectsBody, !exchange.responseStarted, socket.canSend else { return }
             let limits = context.options.requestLimits
             refusal = APIError(status: 408, code: "request_timeout",
@@ -286,7 +247,7 @@ private struct LWSHTTPConnection {
                 elapsedMicroseconds: now - context.connectionTracker.requestStart(wsi, now: now),
                 limits: context.options.requestLimits)
         }
-        let fd = lws_get_socket_fd(wsi)
+        let fd = wsi.socketDescriptor
         context.options.onRefusal(HTTPRefusalRecord(method: method, path: path, peerAddress: peer, clientAddress: client,
                                                     refusal: refusal, answered: socket.canSend))
         guard socket.canSend else { return }
@@ -297,16 +258,16 @@ private struct LWSHTTPConnection {
     }
 
     /// The connection's socket byte counts, when it has a TCP socket that can tell.
-    static func byteCounts(_ wsi: OpaquePointer) -> HTTPConnectionTracker<OpaquePointer>.ByteCounts? {
+    static func byteCounts(_ wsi: LWSConnection) -> HTTPConnectionTracker<LWSConnection>.ByteCounts? {
         socketState(wsi)?.bytes
     }
 
     /// Data bytes received (the peer's FIN, which TCP counts as one, taken off) and sent, and
     /// whether our side may still send (it has not shut down).
-    static func socketState(_ wsi: OpaquePointer)
-        -> (bytes: HTTPConnectionTracker<OpaquePointer>.ByteCounts, canSend: Bool)?
+    static func socketState(_ wsi: LWSConnection)
+        -> (bytes: HTTPConnectionTracker<LWSConnection>.ByteCounts, canSend: Bool)?
     {
-        let fd = lws_get_socket_fd(wsi)
+        let fd = wsi.socketDescriptor
         guard fd >= 0 else { return nil }
         guard let counts = TCPByteCounts(socket: fd) else { return nil }
         let (received, sent, state) = (counts.received, counts.sent, counts.state)
@@ -315,7 +276,7 @@ private struct LWSHTTPConnection {
         // (after a reset that undercounts by one, which only errs towards silence).
         let established: UInt8 = 1, finWait1: UInt8 = 4, finWait2: UInt8 = 5, closeWait: UInt8 = 8
         let noFINYet = [established, finWait1, finWait2].contains(state)
-        let bytes = HTTPConnectionTracker<OpaquePointer>.ByteCounts(
+        let bytes = HTTPConnectionTracker<LWSConnection>.ByteCounts(
             received: !noFINYet && received > 0 ? received - 1 : received, sent: sent)
         // Our side may still send until it has sent its own FIN.
         return (bytes, state == established || state == closeWait)
@@ -348,7 +309,7 @@ private struct LWSHTTPConnection {
             exchange.answer = nil
             return respond(exchange, answer)
         }
-        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, Self.answerTimeoutSeconds)
+        wsi.setTimeout(seconds: Self.answerTimeoutSeconds)
         return 0
     }
 
@@ -356,32 +317,27 @@ private struct LWSHTTPConnection {
     func writeable(_ exchange: HTTPExchange) -> Int32 {
         if let answer = exchange.answer, !exchange.responseStarted {
             exchange.answer = nil
-            lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+            wsi.clearTimeout()
             return respond(exchange, answer)
         }
         return writeNext(exchange)
     }
 
     private func requestLine() -> (HTTPMethod, String)? {
-        var uri: UnsafeMutablePointer<CChar>?
-        var uriLength: Int32 = 0
-        let lwsMethod = Int(lws_http_get_uri_and_method(wsi, &uri, &uriLength))
-        guard lwsMethod >= 0, let uri else { return nil }
-        let method: HTTPMethod?
-        switch lwsMethod {
-        case Int(LWSHUMETH_GET): method = .get
-        case Int(LWSHUMETH_POST): method = .post
-        case Int(LWSHUMETH_OPTIONS): method = .options
-        case Int(LWSHUMETH_PUT): method = .put
-        case Int(LWSHUMETH_PATCH): method = .patch
-        case Int(LWSHUMETH_DELETE): method = .delete
-        case Int(LWSHUMETH_HEAD): method = .head
-        case Int(LWSHUMETH_COLON_PATH): method = header(WSI_TOKEN_HTTP_COLON_METHOD).flatMap(HTTPMethod.init(rawValue:))
-        default: method = nil
+        guard let (lwsMethod, uri) = wsi.requestTarget() else { return nil }
+        let method: HTTPMethod? = switch lwsMethod {
+        case .get: .get
+        case .post: .post
+        case .options: .options
+        case .put: .put
+        case .patch: .patch
+        case .delete: .delete
+        case .head: .head
+        case .http2: wsi.header(.method).flatMap(HTTPMethod.init(rawValue:))
+        case .other: nil
         }
         guard let method else { return nil }
-        let path = String(decoding: UnsafeRawBufferPointer(start: uri, count: Int(uriLength)), as: UTF8.self)
-        return (method, path)
+        return (method, String(decoding: uri, as: UTF8.self))
     }
 
     private func headers() -> [String: String] {
@@ -389,116 +345,53 @@ private struct LWSHTTPConnection {
         for name in HTTPRequest.readHeaders {
             let value: String?
             switch name {
-            case "authorization": value = header(WSI_TOKEN_HTTP_AUTHORIZATION)
-            case "content-type": value = header(WSI_TOKEN_HTTP_CONTENT_TYPE)
-            case "if-match": value = header(WSI_TOKEN_HTTP_IF_MATCH)
-            case "x-forwarded-for": value = header(WSI_TOKEN_X_FORWARDED_FOR)
-            default: value = customHeader(name)
+            case "authorization": value = wsi.header(.authorization)
+            case "content-type": value = wsi.header(.contentType)
+            case "if-match": value = wsi.header(.ifMatch)
+            case "x-forwarded-for": value = wsi.header(.forwardedFor)
+            default: value = wsi.customHeader(name)
             }
             if let value { headers[name] = value }
         }
         return headers
     }
 
-    private func header(_ token: lws_token_indexes) -> String? {
-        let length = Int(lws_hdr_total_length(wsi, token))
-        guard length > 0 else { return nil }
-        var bytes = [CChar](repeating: 0, count: length + 1)
-        guard lws_hdr_copy(wsi, &bytes, Int32(bytes.count), token) >= 0 else { return nil }
-        return String(decoding: bytes.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// A header libwebsockets has no token for. It keeps those by name, lower-cased (as the
-    /// tests show for any spelling a client sends), with the colon.
-    private func customHeader(_ name: String) -> String? {
-        let key = name.lowercased() + ":"
-        let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
-        guard length > 0 else { return nil }
-        var bytes = [CChar](repeating: 0, count: length + 1)
-        guard lws_hdr_custom_copy(wsi, &bytes, Int32(bytes.count), key, Int32(key.utf8.count)) >= 0 else { return nil }
-        return String(decoding: bytes.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     /// Every piece of the query string, each copied at its exact size: libwebsockets splits
-    /// the query at '&' and ';' and percent-decodes it. `lws_hdr_copy_fragment` tells a piece
-    /// that is empty (0) from one that does not exist (-1).
+    /// the query at '&' and ';' and percent-decodes it, and tells a piece that is empty from
+    /// one that does not exist.
     private func queryPieces() -> [[UInt8]] {
-        var pieces: [[UInt8]] = []
-        var index: Int32 = 0
-        while true {
-            let length = Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, index))
-            var buffer = [CChar](repeating: 0, count: length + 1)
-            let copied = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
-            guard copied >= 0 else { break }
-            pieces.append(buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) })
-            index += 1
-        }
-        return pieces
+        wsi.headerFragments(.uriArguments)
     }
 
     /// The head as `HTTPFraming` judges it.
     private func requestHead(path: String) -> HTTPRequestHead {
-        let isHTTP2 = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_COLON_PATH) > 0
-        var uri: UnsafeMutablePointer<CChar>?
-        var uriLength: Int32 = 0
-        _ = lws_http_get_uri_and_method(wsi, &uri, &uriLength)
-        let rawPath = uri.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(uriLength))) } ?? []
-        let queryLength = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
+        let isHTTP2 = wsi.headerLength(.path) > 0
+        let rawPath = wsi.requestTarget().map { Array($0.uri) } ?? []
+        let queryLength = wsi.headerLength(.uriArguments)
         return HTTPRequestHead(
             isHTTP2: isHTTP2,
-            version: isHTTP2 ? nil : header(WSI_TOKEN_HTTP),
+            version: isHTTP2 ? nil : wsi.header(.httpVersion),
             path: rawPath,
-            targetBytes: Int(uriLength) + (queryLength > 0 ? queryLength + 1 : 0),
-            headerBytes: headerBytes(),
-            host: isHTTP2 ? framingHeader(WSI_TOKEN_HTTP_COLON_AUTHORITY) : framingHeader(WSI_TOKEN_HOST),
-            contentLength: framingHeader(WSI_TOKEN_HTTP_CONTENT_LENGTH),
-            transferEncoding: framingHeader(WSI_TOKEN_HTTP_TRANSFER_ENCODING))
+            targetBytes: rawPath.count + (queryLength > 0 ? queryLength + 1 : 0),
+            // Every field libwebsockets knows by name, and the unknown ones the server reads.
+            headerBytes: wsi.headerFieldBytes(customNames: HTTPRequest.readHeaders),
+            host: isHTTP2 ? framingHeader(.authority) : framingHeader(.host),
+            contentLength: framingHeader(.contentLength),
+            transferEncoding: framingHeader(.transferEncoding))
     }
 
     /// A header the framing rules judge: "" when it was sent empty. libwebsockets gives an
     /// empty header length 0, as if it were absent, and would take `Content-Length:` as no
-    /// body and `Transfer-Encoding:` as none (seen writing fuzz-http-query, which reads heads so); only
-    /// `lws_hdr_copy_fragment` tells an empty one (0) from a missing one (-1).
-    private func framingHeader(_ token: lws_token_indexes) -> String? {
-        if let value = header(token) { return value }
-        var terminator: CChar = 0
-        return lws_hdr_copy_fragment(wsi, &terminator, 1, token, 0) == 0 ? "" : nil
+    /// body and `Transfer-Encoding:` as none (seen writing fuzz-http-query, which reads heads so).
+    private func framingHeader(_ header: LWSConnection.Header) -> String? {
+        if let value = wsi.header(header) { return value }
+        return wsi.headerIsPresentAndEmpty(header) ? "" : nil
     }
 
-    /// The header fields' names and values, for `HTTPRequestLimits.maxHeaderBytes`: every field
-    /// libwebsockets knows by name, and the unknown ones the server reads. (libwebsockets 4.1.6
-    /// cannot list the other unknown ones; they count only toward its own buffer.)
-    private func headerBytes() -> Int {
-        var total = 0
-        for index in 0..<Int(WSI_TOKEN_COUNT.rawValue) {
-            let token = lws_token_indexes(rawValue: UInt32(index))
-            if Self.requestLineTokens.contains(token) { continue }
-            let length = Int(lws_hdr_total_length(wsi, token))
-            guard length > 0 else { continue }
-            total += length + (lws_token_to_string(token).map { strlen($0) } ?? 0)
-        }
-        for name in HTTPRequest.readHeaders {
-            let key = name + ":"
-            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
-            if length > 0 { total += length + key.utf8.count }
-        }
-        return total
-    }
-
-    /// Tokens that hold the request line (method and path, query, version), not header fields.
-    private static let requestLineTokens: Set<lws_token_indexes> = [
-        WSI_TOKEN_GET_URI, WSI_TOKEN_POST_URI, WSI_TOKEN_OPTIONS_URI, WSI_TOKEN_PUT_URI, WSI_TOKEN_PATCH_URI,
-        WSI_TOKEN_DELETE_URI, WSI_TOKEN_CONNECT, WSI_TOKEN_HEAD_URI, WSI_TOKEN_HTTP, WSI_TOKEN_HTTP_URI_ARGS,
-        WSI_TOKEN_HTTP_COLON_PATH, WSI_TOKEN_HTTP_COLON_METHOD,
-    ]
-
+    /// The peer's address in its canonical spelling (an IPv4 client of an IPv6 socket by its
+    /// IPv4 address: one limit per address, whichever way it came); "" when unknown.
     func peerAddress() -> String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
-        var address = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        // An IPv4 client of an IPv6 socket: one limit per address, whichever way it came.
-        if address.hasPrefix("::ffff:") && address.contains(".") { address.removeFirst(7) }
-        return address
+        wsi.peerAddress(canonical: true) ?? ""
     }
 
     // MARK: - Response
@@ -517,7 +410,7 @@ private struct LWSHTTPConnection {
     private func respond(_ exchange: HTTPExchange, _ response: HTTPResponse) -> Int32 {
         exchange.responseStarted = true
         var response = response
-        if lws_get_peer_write_allowance(wsi) < 0 {  // -1: HTTP/1.x, no flow-control window
+        if wsi.peerWriteAllowance < 0 {  // -1: HTTP/1.x, no flow-control window
             exchange.closesAfterResponse = true
             response.headers.append(HTTPHeader("connection", "close"))
         }
@@ -529,25 +422,9 @@ private struct LWSHTTPConnection {
     }
 
     private func writeHeaders(_ response: HTTPResponse) -> Bool {
-        let headerSpace = 1024 + response.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
-        var buffer = [UInt8](repeating: 0, count: Int(rr_lws_pre) + headerSpace)
-        return buffer.withUnsafeMutableBufferPointer { buffer -> Bool in
-            let start = buffer.baseAddress! + Int(rr_lws_pre)
-            let end = buffer.baseAddress! + buffer.count
-            var p: UnsafeMutablePointer<UInt8>? = start
-            guard lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType,
-                                              lws_filepos_t(response.body.count), &p, end) == 0 else {
-                return false
-            }
-            for header in response.headers {
-                var name = Array((header.name + ":").utf8) + [0]
-                var value = Array(header.value.utf8)
-                guard lws_add_http_header_by_name(wsi, &name, &value, Int32(value.count), &p, end) == 0 else {
-                    return false
-                }
-            }
-            return lws_finalize_write_http_header(wsi, start, &p, end) == 0
-        }
+        wsi.writeHTTPHead(status: response.status, contentType: response.contentType,
+                          contentLength: response.body.count,
+                          headers: response.headers.map { (name: $0.name, value: $0.value) })
     }
 
     /// Writes the rest of the body, or on HTTP/2 as much of it as one frame and the peer's
@@ -558,31 +435,31 @@ private struct LWSHTTPConnection {
         let remaining = exchange.pendingBody.count - exchange.sendOffset
         var count = remaining
         // -1 on HTTP/1; on HTTP/2 the bytes the peer's flow-control window has room for.
-        let allowance = Int(lws_get_peer_write_allowance(wsi))
+        let allowance = wsi.peerWriteAllowance
         if allowance >= 0 {
             count = min(count, Self.http2FrameSize, allowance)
             if count == 0 && remaining > 0 {
-                lws_callback_on_writable(wsi)  // called again when the window opens
+                wsi.requestWriteable()  // called again when the window opens
                 return 0
             }
         }
         let isFinal = count == remaining
-        var buffer = [UInt8](repeating: 0, count: Int(rr_lws_pre) + count)
-        buffer.replaceSubrange(Int(rr_lws_pre)..., with: exchange.pendingBody[exchange.sendOffset..<exchange.sendOffset + count])
+        let headroom = LWSConnection.headroom
+        var buffer = [UInt8](repeating: 0, count: headroom + count)
+        buffer.replaceSubrange(headroom..., with: exchange.pendingBody[exchange.sendOffset..<exchange.sendOffset + count])
         let written = buffer.withUnsafeMutableBufferPointer { buffer in
-            lws_write(wsi, buffer.baseAddress! + Int(rr_lws_pre), count,
-                      isFinal ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
+            wsi.write(buffer.baseAddress! + headroom, count: count, isFinal ? .httpFinal : .http)
         }
         guard written >= 0 else { return -1 }
         exchange.sendOffset += count
         guard isFinal else {
-            lws_callback_on_writable(wsi)
+            wsi.requestWriteable()
             return 0
         }
         let closes = exchange.closesAfterResponse
-        context.releaseExchange(of: wsi)
+        context.exchanges.release(of: wsi)
         context.connectionTracker.requestEnded(wsi, now: MonotonicClock.now(), bytes: Self.byteCounts(wsi))
         if closes { return -1 }
-        return lws_http_transaction_completed(wsi) == 0 ? 0 : -1
+        return wsi.completeHTTPTransaction() ? 0 : -1
     }
 }

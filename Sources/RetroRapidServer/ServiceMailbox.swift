@@ -1,4 +1,4 @@
-import CLibWebSockets
+import RetroRapidLWS
 import Synchronization
 
 /// The one way into the libwebsockets service thread from any other thread.
@@ -26,16 +26,10 @@ public final class ServiceMailbox: Sendable {
 
     private struct State {
         var jobs: [Job] = []
-        /// The context to wake; nil while none exists. Set and cleared by the service thread.
-        var context: ContextHandle?
+        /// Wakes the context; nil while none exists. Set and cleared by the service thread.
+        var waker: LWSNativeContext.Waker?
         /// A wake-up is on its way (saves a syscall per post when many arrive at once).
         var wakeupPending = false
-    }
-
-    /// `lws_context *` is not Sendable; the only use off the service thread is
-    /// `lws_cancel_service`, made under the lock so it never races `lws_context_destroy`.
-    private struct ContextHandle: @unchecked Sendable {
-        let pointer: OpaquePointer
     }
 
     public init() {}
@@ -44,9 +38,10 @@ public final class ServiceMailbox: Sendable {
     public func post(_ job: @escaping Job) {
         state.withLock { state in
             state.jobs.append(job)
-            guard !state.wakeupPending, let context = state.context else { return }
+            // Under the lock, so the wake-up never races the context's destroy (`detach`).
+            guard !state.wakeupPending, let waker = state.waker else { return }
             state.wakeupPending = true
-            lws_cancel_service(context.pointer)
+            waker.wake()
         }
     }
 
@@ -59,11 +54,11 @@ public final class ServiceMailbox: Sendable {
 
     /// Called by the service thread once its context exists: later posts wake it, and jobs
     /// that were waiting are run at the next wake-up (asked for here).
-    func attach(context: OpaquePointer) {
+    func attach(_ waker: LWSNativeContext.Waker) {
         state.withLock { state in
-            state.context = ContextHandle(pointer: context)
+            state.waker = waker
             state.wakeupPending = !state.jobs.isEmpty
-            if state.wakeupPending { lws_cancel_service(context) }
+            if state.wakeupPending { waker.wake() }
         }
     }
 
@@ -71,7 +66,7 @@ public final class ServiceMailbox: Sendable {
     /// calls `lws_cancel_service` on it.
     func detach() {
         state.withLock { state in
-            state.context = nil
+            state.waker = nil
             state.wakeupPending = false
         }
     }

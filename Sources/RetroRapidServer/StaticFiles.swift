@@ -1,4 +1,5 @@
 import Foundation
+import RetroRapidLWS
 
 /// The browser client: one folder served at `/` by libwebsockets' file mount, which sends
 /// ETag (file size and modification second, unquoted) and answers If-None-Match with 304 on

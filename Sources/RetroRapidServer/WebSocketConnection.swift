@@ -1,4 +1,4 @@
-import CLibWebSockets
+import RetroRapidLWS
 import RetroRapidStorage
 
 /// One client on `/ws`: who it is, the message it is receiving, what waits to be written to
@@ -9,7 +9,7 @@ import RetroRapidStorage
 /// keep the `wsi`.
 final class WebSocketConnection {
     let id: Int
-    let wsi: OpaquePointer
+    let wsi: LWSConnection
     /// The address the socket comes from: the client, or a reverse proxy in front of us.
     let peerAddress: String
     /// The client's address (`ClientAddressResolver`): the per-IP limit counts it.
@@ -59,7 +59,7 @@ final class WebSocketConnection {
     var refusedInARow = 0
 
     private var incoming: WebSocketIncomingMessage
-    /// Messages waiting for WRITEABLE, each with `rr_lws_pre` bytes of headroom.
+    /// Messages waiting for WRITEABLE, each with `LWSConnection.headroom` bytes of headroom.
     private var queue: WebSocketOutgoingQueue
     /// The close frame is libwebsockets' to send now.
     private var closeFrameRequested = false
@@ -79,10 +79,10 @@ final class WebSocketConnection {
     /// HTTP/2 connection: only then may a message be written outside WRITEABLE.
     private let isOwnSocket: Bool
 
-    init(id: Int, wsi: OpaquePointer, peerAddress: String, clientAddress: String, limits: WebSocketLimits, now: Int64) {
+    init(id: Int, wsi: LWSConnection, peerAddress: String, clientAddress: String, limits: WebSocketLimits, now: Int64) {
         self.id = id
         self.wsi = wsi
-        isOwnSocket = lws_get_network_wsi(wsi) == wsi
+        isOwnSocket = wsi.hasOwnSocket
         self.peerAddress = peerAddress
         self.clientAddress = clientAddress
         openedAt = now
@@ -116,20 +116,20 @@ final class WebSocketConnection {
     /// every write must wait for the stream's WRITEABLE (flow control).
     func send(_ message: ServerMessage, using buffer: WebSocketSendBuffer) -> SendOutcome {
         guard closing == nil, !isGone else { return .ignored }  // going away: nothing more to say
-        if queue.isEmpty && isOwnSocket && lws_partial_buffered(wsi) == 0 {
+        if queue.isEmpty && isOwnSocket && !wsi.isPartiallyBuffered {
             let written = buffer.withEncoded(message) { bytes in
-                lws_write(wsi, bytes.baseAddress! + Int(rr_lws_pre), bytes.count - Int(rr_lws_pre), LWS_WRITE_TEXT)
+                wsi.write(bytes.baseAddress! + LWSConnection.headroom, count: bytes.count - LWSConnection.headroom, .text)
             }
             // The socket failed: outside a callback we cannot return -1, so libwebsockets is
             // asked to close it on its next turn; nothing more is sent.
             if written < 0 {
                 closing = .init(code: ProtocolError.Close.abnormal, reason: "write failed")
-                lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+                wsi.closeOnNextTurn()
             }
             return .written
         }
-        guard queue.append(message.encoded(headroom: Int(rr_lws_pre))) else { return .queueFull }
-        lws_callback_on_writable(wsi)
+        guard queue.append(message.encoded(headroom: LWSConnection.headroom)) else { return .queueFull }
+        wsi.requestWriteable()
         return .queued
     }
 
@@ -150,10 +150,10 @@ final class WebSocketConnection {
         guard closing == nil, !isGone else { return }
         closing = close
         if dropQueue { queue.removeAll() }
-        lws_callback_on_writable(wsi)
+        wsi.requestWriteable()
         // A client that never lets us write would otherwise hold the socket: kill it if the
         // close has not gone out in a few seconds.
-        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 5)
+        wsi.setTimeout(seconds: 5)
     }
 
     /// The client sent a close frame: libwebsockets replies to it, and nothing more is sent
@@ -170,7 +170,7 @@ final class WebSocketConnection {
     func ping() {
         guard closing == nil, !isGone else { return }
         pingRequested = true
-        lws_callback_on_writable(wsi)
+        wsi.requestWriteable()
     }
 
     /// LWS_CALLBACK_SERVER_WRITEABLE: one `lws_write` (libwebsockets allows no more), then ask
@@ -184,12 +184,9 @@ final class WebSocketConnection {
             // Not empty: libwebsockets 4.1.6 does not pass an empty PONG to the callback, so
             // the answer to an empty PING would never count.
             let payload = Array("alive?".utf8)
-            var frame = [UInt8](repeating: 0, count: Int(rr_lws_pre)) + payload
-            let written = frame.withUnsafeMutableBufferPointer { buffer in
-                lws_write(wsi, buffer.baseAddress! + Int(rr_lws_pre), payload.count, LWS_WRITE_PING)
-            }
+            let written = wsi.write(copying: payload, .ping)
             guard written >= 0 else { return -1 }
-            if !queue.isEmpty || closing != nil { lws_callback_on_writable(wsi) }
+            if !queue.isEmpty || closing != nil { wsi.requestWriteable() }
             return 0
         }
         guard var message = queue.popFirst() else {
@@ -200,12 +197,12 @@ final class WebSocketConnection {
             }
             return 0
         }
-        let headroom = Int(rr_lws_pre)
+        let headroom = LWSConnection.headroom
         let written = message.withUnsafeMutableBufferPointer { buffer in
-            lws_write(wsi, buffer.baseAddress! + headroom, buffer.count - headroom, LWS_WRITE_TEXT)
+            wsi.write(buffer.baseAddress! + headroom, count: buffer.count - headroom, .text)
         }
         guard written >= 0 else { return -1 }
-        if !queue.isEmpty || closing != nil { lws_callback_on_writable(wsi) }
+        if !queue.isEmpty || closing != nil { wsi.requestWriteable() }
         return 0
     }
 
@@ -214,7 +211,6 @@ final class WebSocketConnection {
         closing = closing ?? close
         // A failed socket gets no close frame (and 1006 may not be sent in one).
         guard close.code != ProtocolError.Close.abnormal else { return }
-        var reason = Array(close.reason.utf8.prefix(123))
-        lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), &reason, reason.count)
+        wsi.setCloseReason(code: Int(close.code), reason: close.reason)
     }
 }

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CLibWebSockets
 import RetroRapidLWS
 import Foundation
 import RetroRapidRules
@@ -93,13 +92,6 @@ public final class WebSocketHub: @unchecked Sendable {
     ///   - mailbox: the server's (`HTTPServer.mailbox`): what other threads post to.
     ///   - events: settings changes made over HTTP, pushed to the player's other connections.
     ///   - clientAddresses: which address a client counts as behind a reverse proxy.
-    public convenience init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
-                            metrics: Metrics, events: PlayerEvents?, logger: Logger) {
-        self.init(configuration: configuration, worker: worker, mailbox: mailbox, metrics: metrics, events: events,
-                  logger: logger, clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
-                  rateLimits: RateLimits(APILimits(configuration), metrics: metrics))
-    }
-
     init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
          metrics: Metrics, events: PlayerEvents?, logger: Logger, clientAddresses: ClientAddressResolver,
          rateLimits: RateLimits) {
@@ -227,7 +219,7 @@ public final class WebSocketHub: @unchecked Sendable {
     }
 
     /// LWS_CALLBACK_ESTABLISHED: a new game connection. It has `helloTimeoutSeconds` to say hello.
-    func established(wsi: OpaquePointer, peerAddress: String, clientAddress: String) -> WebSocketConnection {
+    func established(wsi: LWSConnection, peerAddress: String, clientAddress: String) -> WebSocketConnection {
         let connection = WebSocketConnection(id: nextID(), wsi: wsi, peerAddress: peerAddress, clientAddress: clientAddress,
                                              limits: limits, now: MonotonicClock.now())
         connections[connection.id] = connection

@@ -1,4 +1,3 @@
-import CLibWebSockets
 import RetroRapidLWS
 import Foundation
 import RetroRapidRules

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CLibWebSockets
 import RetroRapidLWS
 import Foundation
 
@@ -11,32 +10,31 @@ import Foundation
 ///
 /// Threading rule: libwebsockets calls it on the service thread only, from `lws_service` (and
 /// from `lws_context_destroy` for the last CLOSED and PROTOCOL_DESTROY). It finds its
-/// `WebSocketHub` through the protocol's `user` pointer (set from `LWSProtocolDefinition.owner`)
+/// `WebSocketHub` as its `owner` (`LWSProtocolDefinition.owner`, through the protocol's `user`)
 /// and its `WebSocketConnection` in the connection's `user` memory: one retained pointer,
 /// stored on ESTABLISHED and released on CLOSED. It ignores EVENT_WAIT_CANCELLED: the HTTP
 /// protocol (`protocols[0]`) drains the mailbox.
-func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
+func webSocketProtocolCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConnection, _ reason: LWSCallbackReason,
                                _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
                                _ length: Int) -> Int32 {
-    guard let wsi, let owner = lws_get_protocol(wsi)?.pointee.user else { return 0 }
     let hub = Unmanaged<WebSocketHub>.fromOpaque(owner).takeUnretainedValue()
     let slot = user?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
     let connection = slot?.pointee.map { Unmanaged<WebSocketConnection>.fromOpaque($0).takeUnretainedValue() }
 
     switch reason {
-    case LWS_CALLBACK_PROTOCOL_INIT:
-        hub.protocolInitialised(context: lws_get_context(wsi))
-    case LWS_CALLBACK_PROTOCOL_DESTROY:
+    case .protocolInit:
+        hub.protocolInitialised(context: wsi.contextPointer)
+    case .protocolDestroy:
         hub.protocolDestroyed()
-    case LWS_CALLBACK_ESTABLISHED:
+    case .established:
         guard let slot else { return -1 }
         limitSendBuffer(wsi, bytes: hub.limits.sendBufferBytes)
         // The request's headers are still there (libwebsockets drops them after this reason).
-        let peer = peerAddress(wsi)
-        let client = hub.clientAddresses.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
+        let peer = wsi.peerAddress() ?? "unknown"
+        let client = hub.clientAddresses.clientAddress(peer: peer, forwardedFor: wsi.header(.forwardedFor))
         let created = hub.established(wsi: wsi, peerAddress: peer, clientAddress: client)
         slot.pointee = Unmanaged.passRetained(created).toOpaque()
-    case LWS_CALLBACK_RECEIVE:
+    case .receive:
         guard let connection else { return -1 }
         // Sticky: once a connection is closing, what it sends is read and dropped until the
         // close frame has gone out (on WRITEABLE, after the error message that explains it).
@@ -45,7 +43,7 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
         if connection.closing != nil { return 0 }
         // Every fragment of a message carries its first frame's opcode. The protocol is JSON
         // in text messages; a binary one is refused at its first fragment, not read as text.
-        if lws_frame_is_binary(wsi) != 0 {
+        if wsi.isBinaryFrame {
             hub.refuse(connection, ProtocolError(.binaryMessage,
                 "This server reads text messages only (one JSON object each); a binary message came. Closing.",
                 close: .init(code: ProtocolError.Close.unsupportedData, reason: "binary messages are not accepted")))
@@ -53,8 +51,8 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
             return 0
         }
         let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
-        switch connection.receive(bytes, isFinal: lws_is_final_fragment(wsi) != 0,
-                                  remaining: Int(lws_remaining_packet_payload(wsi))) {
+        switch connection.receive(bytes, isFinal: wsi.isFinalFragment,
+                                  remaining: wsi.remainingPacketPayload) {
         case .incomplete:
             return 0
         case .tooLarge:
@@ -69,7 +67,7 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
             hub.received(message, on: connection)
             return 0
         }
-    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+    case .peerInitiatedClose:
         // libwebsockets answers the client's close frame itself, on its next POLLOUT; a
         // message written at once meanwhile would go out before that answer.
         connection?.peerIsClosing()
@@ -77,17 +75,16 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
         // with a close reason set, returning -1 makes libwebsockets send that and close.
         let payload = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
         if let refusal = WebSocketCloseFrame.refusal(of: payload) {
-            var reason = Array(refusal.reason.utf8.prefix(123))
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(refusal.code)), &reason, reason.count)
+            wsi.setCloseReason(code: Int(refusal.code), reason: refusal.reason)
             hub.protocolViolation(on: connection, refusal)
             return -1
         }
-    case LWS_CALLBACK_RECEIVE_PONG:
+    case .receivePong:
         connection?.pongAt = MonotonicClock.now()
-    case LWS_CALLBACK_SERVER_WRITEABLE:
+    case .serverWriteable:
         guard let connection else { return -1 }
         return connection.writeNext()
-    case LWS_CALLBACK_CLOSED:
+    case .closed:
         guard let slot, let pointer = slot.pointee else { return 0 }
         slot.pointee = nil
         let closing = Unmanaged<WebSocketConnection>.fromOpaque(pointer)
@@ -109,36 +106,35 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
 /// per-IP quota or a shutdown be answered with an HTTP status and a JSON error body.
 ///
 /// Threading rule: service thread, like every callback.
-func lwsHTTPCallbackConfirmingGameUpgrades(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
-                                           _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
-                                           _ length: Int) -> Int32 {
-    if reason == LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, let wsi,
+func lwsHTTPCallbackConfirmingGameUpgrades(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConnection,
+                                           _ reason: LWSCallbackReason, _ user: UnsafeMutableRawPointer?,
+                                           _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    if reason == .httpConfirmUpgrade,
        let input, String(cString: input.assumingMemoryBound(to: CChar.self)).lowercased() == "websocket",
-       let game = lws_vhost_name_to_protocol(lws_get_vhost(wsi), WebSocketLimits.subprotocol),
-       let owner = game.pointee.user {
-        let hub = Unmanaged<WebSocketHub>.fromOpaque(owner).takeUnretainedValue()
-        let offered = header(wsi, WSI_TOKEN_PROTOCOL).map { list in
+       let game = wsi.owner(ofProtocolNamed: WebSocketLimits.subprotocol) {
+        let hub = Unmanaged<WebSocketHub>.fromOpaque(game).takeUnretainedValue()
+        let offered = wsi.header(.webSocketProtocol).map { list in
             list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
-        let path = header(wsi, WSI_TOKEN_GET_URI).map { String($0.prefix { $0 != "?" }) } ?? ""
-        let client = hub.clientAddresses.clientAddress(peer: peerAddress(wsi),
-                                                       forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
-        let origin = header(wsi, WSI_TOKEN_ORIGIN)
+        let path = wsi.header(.getURI).map { String($0.prefix { $0 != "?" }) } ?? ""
+        let client = hub.clientAddresses.clientAddress(peer: wsi.peerAddress() ?? "unknown",
+                                                       forwardedFor: wsi.header(.forwardedFor))
+        let origin = wsi.header(.origin)
         if let refusal = hub.refusalOfUpgrade(path: path, offeredProtocols: offered, clientAddress: client,
-                                              origin: origin, host: header(wsi, WSI_TOKEN_HOST)) {
+                                              origin: origin, host: wsi.header(.host)) {
             hub.metrics.errors.increment(refusal.error.code.rawValue)
             if refusal.error.code == .originNotAllowed {
                 // Another site's page tried to connect, or a proxy's name is missing from
                 // --allowed-origins: either way the operator should see it.
                 hub.logger.warning("game connection refused: origin not allowed", metadata: [
                     "client.address": client, "http.origin": String(origin?.prefix(200) ?? ""),
-                    "http.host": String(header(wsi, WSI_TOKEN_HOST)?.prefix(200) ?? "")])
+                    "http.host": String(wsi.header(.host)?.prefix(200) ?? "")])
             }
             return writeRefusal(wsi, status: refusal.status, error: refusal.error)
         }
         return 0
     }
-    return lwsHTTPCallback(wsi, reason, user, input, length)
+    return lwsHTTPCallback(owner, wsi, reason, user, input, length)
 }
 
 /// Answers an upgrade request with `status` and `{"error":{"code":…,"message":…}}`, the HTTP
@@ -148,7 +144,7 @@ func lwsHTTPCallbackConfirmingGameUpgrades(_ wsi: OpaquePointer?, _ reason: lws_
 /// The status line is written here rather than by `lws_add_http_common_headers`: at this point
 /// libwebsockets has not read the request's HTTP version yet and would answer "HTTP/1.0",
 /// which WebSocket clients reject as a malformed handshake reply.
-private func writeRefusal(_ wsi: OpaquePointer, status: Int, error: ProtocolError) -> Int32 {
+private func writeRefusal(_ wsi: LWSConnection, status: Int, error: ProtocolError) -> Int32 {
     var json = JSONWriter()
     json.beginObject()
     json.key("error")
@@ -164,11 +160,7 @@ private func writeRefusal(_ wsi: OpaquePointer, status: Int, error: ProtocolErro
         + "x-content-type-options: nosniff\r\n"
         + "cache-control: no-store\r\n"
         + "connection: close\r\n\r\n"
-    var response = [UInt8](repeating: 0, count: Int(rr_lws_pre)) + Array(head.utf8) + body
-    let count = response.count - Int(rr_lws_pre)
-    let written = response.withUnsafeMutableBufferPointer { buffer in
-        lws_write(wsi, buffer.baseAddress! + Int(rr_lws_pre), count, LWS_WRITE_HTTP_HEADERS)
-    }
+    let written = wsi.write(copying: Array(head.utf8) + body, .httpHeaders)
     return written < 0 ? -1 : 1
 }
 
@@ -187,25 +179,9 @@ private func reasonPhrase(_ status: Int) -> String {
 /// client that stops reading has not taken then piles up in its bounded, counted queue rather
 /// than in megabytes of kernel memory. A failure leaves the kernel's default (the queue still
 /// bounds our own memory, only later).
-private func limitSendBuffer(_ wsi: OpaquePointer, bytes: Int) {
-    let fd = lws_get_socket_fd(wsi)
+private func limitSendBuffer(_ wsi: LWSConnection, bytes: Int) {
+    let fd = wsi.socketDescriptor
     guard fd >= 0 else { return }
     var size = Int32(bytes)
     _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-}
-
-/// The peer's numeric address ("127.0.0.1", "::1").
-private func peerAddress(_ wsi: OpaquePointer) -> String {
-    var buffer = [CChar](repeating: 0, count: 64)
-    guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "unknown" }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-/// A request header's whole value, or nil when absent.
-private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
-    let length = Int(lws_hdr_total_length(wsi, token))
-    guard length > 0 else { return nil }
-    var bytes = [CChar](repeating: 0, count: length + 1)
-    guard lws_hdr_copy(wsi, &bytes, Int32(bytes.count), token) >= 0 else { return nil }
-    return String(decoding: bytes.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

@@ -1,4 +1,4 @@
-import CLibWebSockets
+import RetroRapidLWS
 
 /// The one buffer in which every message written straight away is encoded: a step goes out
 /// without allocating (issue 6: with malloc and free of a per-message array, libc was ~6 % of the server's samples).
@@ -20,7 +20,7 @@ final class WebSocketSendBuffer {
     /// (headroom included) for one `lws_write`.
     func withEncoded<Result>(_ message: ServerMessage,
                              _ body: (UnsafeMutableBufferPointer<UInt8>) -> Result) -> Result {
-        var writer = JSONWriter(reusing: takeStorage(), headroom: Int(rr_lws_pre))
+        var writer = JSONWriter(reusing: takeStorage(), headroom: LWSConnection.headroom)
         message.encode(into: &writer)
         storage = writer.takeBytes()
         return storage.withUnsafeMutableBufferPointer { body($0) }

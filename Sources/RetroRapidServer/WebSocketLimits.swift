@@ -39,7 +39,7 @@ struct WebSocketLimits: Equatable, Sendable {
     var idleTimeoutSeconds = 900
     /// How long a game whose connection dropped waits, paused, for the player to come back.
     var disconnectGraceSeconds = 60
-    /// How often running games' logs are saved (`WebSocketHubCheckpoints.swift`).
+    /// How often running games' logs are saved (`CheckpointWriter.swift`).
     var checkpointIntervalMilliseconds = 1000
     /// The grace rule's window as configured; the engine caps it at half a step.
     var latencyGraceMilliseconds = 150

@@ -34,7 +34,9 @@ func webSocketProtocolCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
         // The request's headers are still there (libwebsockets drops them after this reason).
         let peer = peerAddress(wsi)
         let client = hub.clientAddresses.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
-        let created = hub.established(wsi: wsi, peerAddress: peer, clientAddress: client)
+        let created = WebSocketConnection(id: hub.connections.nextID(), wsi: wsi, peerAddress: peer, clientAddress: client,
+                                          limits: hub.limits, now: MonotonicClock.now())
+        hub.established(created)
         slot.pointee = Unmanaged.passRetained(created).toOpaque()
     case LWS_CALLBACK_RECEIVE:
         guard let connection else { return -1 }

@@ -48,33 +48,27 @@ public final class WebSocketHub: @unchecked Sendable {
 
     private var serviceThread: pthread_t?
 
-    /// - Parameters:
-    ///   - mailbox: the server's (`HTTPServer.mailbox`): what other threads post to.
-    ///   - events: settings changes made over HTTP, pushed to the player's other connections.
-    public convenience init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
-                            metrics: Metrics, events: PlayerEvents?, logger: Logger) {
-        self.init(configuration: configuration, worker: worker, mailbox: mailbox, metrics: metrics, events: events,
-                  logger: logger, clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
-                  rateLimits: RateLimits(APILimits(configuration), metrics: metrics))
-    }
-
-    init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
-         metrics: Metrics, events: PlayerEvents?, logger: Logger, clientAddresses: ClientAddressResolver,
-         rateLimits: RateLimits) {
-        limits = WebSocketLimits(configuration: configuration)
-        originPolicy = OriginPolicy(allowedOrigins: configuration.allowedOrigins)
-        self.worker = worker
-        self.mailbox = mailbox
-        self.logger = logger
-        self.metrics = WebSocketMetrics(metrics)
-        self.clientAddresses = clientAddresses
-        self.rateLimits = rateLimits
-        connections = ConnectionRegistry(limits: limits, metrics: self.metrics)
-        host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: self.metrics, logger: logger)
-        events?.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
+    /// Everything comes from the server's one context (`GameServer` makes it): the
+    /// configuration itself, read where each limit is used (`WebSocketLimits`), the storage
+    /// thread, the mailbox other threads post to, the player events (settings changed over
+    /// HTTP are pushed to the player's other connections; signed-out devices are closed), and
+    /// the client-address rule and sign-in limits the HTTP API shares.
+    init(_ context: ServerComponentContext) {
+        limits = WebSocketLimits(configuration: context.configuration)
+        originPolicy = OriginPolicy(allowedOrigins: context.configuration.allowedOrigins)
+        worker = context.worker
+        mailbox = context.mailbox
+        logger = context.logger
+        metrics = WebSocketMetrics(context.metrics)
+        clientAddresses = context.clientAddresses
+        rateLimits = context.rateLimits
+        connections = ConnectionRegistry(limits: limits, metrics: metrics)
+        host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: metrics, logger: logger)
+        let events = context.events
+        events.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
             self.pushSettings(playerID: playerID, settings: settings, exceptDevice: deviceID)
         }
-        events?.subscribeToDeviceRevocations { [unowned self] playerID, deviceID in
+        events.subscribeToDeviceRevocations { [unowned self] playerID, deviceID in
             self.closeConnections(playerID: playerID, deviceID: deviceID)
         }
     }
@@ -374,12 +368,6 @@ public final class WebSocketHub: @unchecked Sendable {
 
 /// How `GameServer` assembles and stops the game side.
 extension WebSocketHub: ServerComponent {
-    convenience init(_ context: ServerComponentContext) {
-        self.init(configuration: context.configuration, worker: context.worker, mailbox: context.mailbox,
-                  metrics: context.metrics, events: context.events, logger: context.logger,
-                  clientAddresses: context.clientAddresses, rateLimits: context.rateLimits)
-    }
-
     var protocols: [LWSProtocolDefinition] { [protocolDefinition] }
 
     /// Service thread (posted by `GameServer.stop`): ends every game as "shutdown", saves them,

@@ -39,9 +39,10 @@ final class GameRecorder: @unchecked Sendable {
     /// A practice game's `running_games` row (a ranked game's is written with its play before
     /// it starts). The game does not wait for it: queued first, it is written before any
     /// checkpoint or save of the game.
-    func recordPracticeStart(_ session: GameSession) {
+    func recordPracticeStart(_ match: Match) {
+        let session = match.session
         let start = (gameID: session.gameID, playerID: session.playerID, level: session.game.state.level,
-                     seed: session.game.seed)
+                     seed: match.seed)
         worker.perform({ storage in
             try storage.runningGames.begin(RunningGameStart(
                 publicID: start.gameID, playerID: start.playerID, level: start.level, seed: start.seed, practice: true,

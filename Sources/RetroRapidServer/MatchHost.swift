@@ -133,7 +133,7 @@ final class MatchHost: @unchecked Sendable {
         if practice {
             // Practice consumes no play and scores nothing: no need to wait for the database.
             let match = startMatch(gameID: gameID, playerID: identity.playerID, level: level, seed: seed, practice: true)
-            recorder.recordPracticeStart(match.session)
+            recorder.recordPracticeStart(match)
             attach(match, to: connection)
             send(.started(match.session.snapshot, quota: nil), to: connection)
             return
@@ -298,8 +298,8 @@ final class MatchHost: @unchecked Sendable {
             "game.grace.seconds": String(limits.disconnectGraceSeconds)])
     }
 
-    /// LWS_CALLBACK_CLOSED, after the registry forgot the connection: its game waits for the
-    /// player, and a shutdown waiting for the last connection to go finishes.
+    /// LWS_CALLBACK_CLOSED, after the registry forgot the connection: the watchdog stops
+    /// watching it and its game waits for the player.
     func connectionClosed(_ connection: WebSocketConnection) {
         watchdog.forget(connection)
         detachGame(of: connection)
@@ -364,7 +364,6 @@ final class MatchHost: @unchecked Sendable {
         let session = match.session
         scheduler.cancel(match.id)
         matches[match.id] = nil
-        if let connection { match.detach(connection) }
         if matchByPlayer[session.playerID] === match { matchByPlayer[session.playerID] = nil }
         metrics.gamesRunning.set(Double(matches.count))
         metrics.gamesEnded.increment(reason.rawValue)

@@ -16,11 +16,12 @@ import RetroRapidSupport
 /// - `ConnectionRegistry`: every open connection, its address and player indexes, sending;
 /// - `MatchHost`: every running match (`Match`), their step timer, checkpoints and the
 ///   watchdog on silent connections (`ConnectionWatchdog`);
-/// - `GameRecorder` (the host's): finished games saved, the shutdown's summary.
+/// - `GameRecorder` (the host's): finished games saved, the shutdown's summary;
+/// - `ConnectionSignIn`: `hello` (a sign-in is the connection's, not a game's).
 ///
 /// Itself it holds only what decides where a message goes: the upgrade checks, the rate limit
-/// and parse of every message, `hello` (a sign-in is the connection's, not a game's) and the
-/// settings pushes and device revocations that reach a player's connections.
+/// and parse of every message, and the settings pushes and device revocations that reach a
+/// player's connections.
 ///
 /// Threading rule: everything mutable here and in the parts belongs to the libwebsockets
 /// service thread. The protocol callback (`webSocketProtocolCallback`), the timers and the
@@ -45,6 +46,7 @@ public final class WebSocketHub: @unchecked Sendable {
     let rateLimits: RateLimits
     let connections: ConnectionRegistry
     let host: MatchHost
+    let signIn: ConnectionSignIn
 
     private var serviceThread: pthread_t?
 
@@ -64,6 +66,8 @@ public final class WebSocketHub: @unchecked Sendable {
         rateLimits = context.rateLimits
         connections = ConnectionRegistry(limits: limits, metrics: metrics)
         host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: metrics, logger: logger)
+        signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
+                                  rateLimits: rateLimits, metrics: metrics, logger: logger)
         let events = context.events
         events.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
             self.pushSettings(playerID: playerID, settings: settings, exceptDevice: deviceID)
@@ -244,11 +248,11 @@ public final class WebSocketHub: @unchecked Sendable {
         host.refreshIdleTimeout(connection)
     }
 
-    /// Who handles what: sign-in and ping here, games in the match host.
+    /// Who handles what: `hello` to the sign-in, games to the match host, `ping` here.
     private func route(_ message: ClientMessage, on connection: WebSocketConnection, now: Int64) {
         switch (connection.state, message) {
         case (.awaitingHello, .hello(let token, let client)):
-            hello(token: token, client: client, on: connection)
+            signIn.hello(token: token, client: client, on: connection)
         case (.awaitingHello, _), (.authenticating, _):
             refuse(connection, helloFirst(on: connection, type: message.typeName))
         case (.ready, .hello):
@@ -276,67 +280,6 @@ public final class WebSocketHub: @unchecked Sendable {
             return ProtocolError(.helloFirst, "Wait for welcome before sending anything else.", inReplyTo: type)
         }
         return ProtocolError(.helloFirst, "Send hello with your device token first.", inReplyTo: type)
-    }
-
-    // MARK: - hello
-
-    private func hello(token: String, client: String?, on connection: WebSocketConnection) {
-        // An address over the limit on failed sign-ins is refused here, before any database job.
-        let address = connection.clientAddress
-        if let refusal = rateLimits.refusal(.signIn, .address, key: RateLimits.addressKey(address)) {
-            return refuse(connection, Self.helloRefusal(refusal))
-        }
-        connection.state = .authenticating
-        let connectionID = connection.id
-        let rateLimits = self.rateLimits
-        worker.perform({ storage -> (AuthenticatedDevice, QuotaStatus?) in
-            let now = storage.now
-            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)
-            let quota = try? storage.quota.status(playerID: device.player.id, now: now)
-            return (device, quota)
-        }, then: { [self] result in
-            helloAnswered(result, client: client, connectionID: connectionID)
-        })
-    }
-
-    private func helloAnswered(_ result: Result<(AuthenticatedDevice, QuotaStatus?), any Error>, client: String?,
-                               connectionID: Int) {
-        defer { metrics.flush() }
-        guard let connection = connections[connectionID] else { return }  // gone meanwhile
-        switch result {
-        case .success(let (device, quota)):
-            let identity = WebSocketConnection.Identity(
-                playerID: device.player.id, deviceID: device.deviceID,
-                publicID: device.player.publicID, displayName: device.player.displayName)
-            connections.signedIn(connection, as: identity)
-            let resumable = host.game(of: identity.playerID)?.snapshot
-            connections.send(.welcome(.init(playerID: identity.publicID, displayName: identity.displayName, quota: quota,
-                                            resumable: resumable, limits: limits)), to: connection)
-            host.refreshIdleTimeout(connection)
-            logger.info("player signed in on a game connection", metadata: [
-                "ws.connection.id": String(connection.id), "player.id": identity.publicID,
-                "ws.client": client ?? ""])
-        case .failure(let error as RateLimitedError):
-            connection.state = .awaitingHello
-            refuse(connection, Self.helloRefusal(error))
-        case .failure(let error as StoreError) where error.code == .unauthorized:
-            connection.state = .awaitingHello
-            refuse(connection, ProtocolError(.unauthorized, error.message, inReplyTo: "hello",
-                close: .init(code: ProtocolError.Close.unauthorizedCode, reason: "unauthorized: bad or revoked device token")))
-        case .failure(let error):
-            connection.state = .awaitingHello
-            logger.error("hello failed on the storage thread", metadata: ["ws.connection.id": String(connectionID), "error": "\(error)"])
-            refuse(connection, ProtocolError(.unavailable, "The server could not check your token just now; connect again shortly.",
-                inReplyTo: "hello", close: .init(code: ProtocolError.Close.tryAgainLater, reason: "try again later")))
-        }
-    }
-
-    /// `too_many_failed_sign_ins` with the seconds to wait, and close 4429 (like HTTP 429).
-    static func helloRefusal(_ error: RateLimitedError) -> ProtocolError {
-        var refusal = ProtocolError(.tooManyFailedSignIns, error.message, inReplyTo: "hello",
-            close: .init(code: ProtocolError.Close.tooManyRequests, reason: "too many failed sign-ins; retry in \(error.retryAfter) s"))
-        refusal.retryAfter = error.retryAfter
-        return refusal
     }
 
     // MARK: - Player events

@@ -109,14 +109,8 @@ public final class GameServer: Sendable {
                            metadata: ["fonts.path": configuration.fontsPath])
         }
         http = HTTPServer(
-            configuration: HTTPServerOptions(
-                host: configuration.host, port: configuration.port, webRoot: configuration.webRoot,
-                fontsPath: fontsPath,
-                tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath,
-                eventLoop: configuration.eventLoop,
-                allowedOrigins: configuration.allowedOrigins.compactMap(WebOrigin.init),
-                requestLimits: HTTPRequestLimits(configuration: configuration),
-                trustedProxies: Array(options.limits.trustedProxies)),
+            configuration: HTTPServerOptions(configuration, fontsPath: fontsPath,
+                                             trustedProxies: Array(options.limits.trustedProxies)),
             router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols),
             onRefusal: Self.refusalObserver(metrics: metrics, logger: logger))
         registerGauges(mailbox: mailbox)

@@ -46,6 +46,19 @@ public struct HTTPServerOptions: Sendable, Equatable {
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsPrivateKeyPath = tlsPrivateKeyPath
     }
+
+    /// What `retrorapid serve`'s configuration asks of the HTTP side, read from it in this one
+    /// place (its defaults and validation are `ServerConfiguration`'s). `fontsPath` is the
+    /// configured one when it exists; `trustedProxies` the server's `APILimits`' (tests set it).
+    public init(_ configuration: ServerConfiguration, fontsPath: String?, trustedProxies: [String]) {
+        self.init(host: configuration.host, port: configuration.port, webRoot: configuration.webRoot,
+                  fontsPath: fontsPath,
+                  tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath,
+                  eventLoop: configuration.eventLoop,
+                  allowedOrigins: configuration.allowedOrigins.compactMap(WebOrigin.init),
+                  requestLimits: HTTPRequestLimits(configuration: configuration),
+                  trustedProxies: trustedProxies)
+    }
 }
 
 /// The HTTP server: static files from the web root at `/`, the router's routes (`/healthz`,

@@ -111,13 +111,7 @@ public final class GameServer: Sendable {
                            metadata: ["fonts.path": configuration.fontsPath])
         }
         http = HTTPServer(
-            configuration: HTTPServerOptions(
-                host: configuration.host, port: configuration.port, webRoot: configuration.webRoot,
-                fontsPath: fontsPath,
-                tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath,
-                eventLoop: configuration.eventLoop,
-                allowedOrigins: configuration.allowedOrigins.compactMap(WebOrigin.init),
-                requestLimits: HTTPRequestLimits(configuration: configuration)),
+            configuration: HTTPServerOptions(configuration, fontsPath: fontsPath),
             router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols),
             clientAddresses: clientAddresses,
             onRefusal: Self.refusalObserver(metrics: metrics, logger: logger))

@@ -8,7 +8,7 @@ import RetroRapidStorage
 /// everything into the messages the client gets.
 ///
 /// Pure: no sockets, no clock, no database. Every call takes `now` in microseconds of a
-/// monotonic clock and returns what to send; `WebSocketHub` owns the session on the service
+/// monotonic clock and returns what to send; `MatchHost` owns the session (in its `Match`) on the service
 /// thread, asks `wakeAt` when to call `tick`, and saves the game when it ends.
 final class GameSession {
     /// The scheduler's key for this session (unique while the server runs).
@@ -334,7 +334,7 @@ final class GameSession {
     /// What changed since the last checkpoint the database confirmed, for the periodic one:
     /// the step count and the moves made since. Nil when nothing changed (a paused game costs
     /// nothing) or the game is over (it is being saved whole). `full` asks for the whole log,
-    /// changed or not (the compaction, `WebSocketHubCheckpoints.swift`).
+    /// changed or not (the compaction, `CheckpointWriter.swift`).
     func checkpoint(now: Int64, full: Bool = false) -> (GameCheckpoint, LogSize)? {
         guard !isOver else { return nil }
         let log = game.log

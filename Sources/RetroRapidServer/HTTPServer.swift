@@ -44,6 +44,19 @@ public struct HTTPServerOptions: Sendable, Equatable {
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsPrivateKeyPath = tlsPrivateKeyPath
     }
+
+    /// What `retrorapid serve`'s configuration asks of the HTTP side, read from it in this one
+    /// place (its defaults and validation are `ServerConfiguration`'s). `fontsPath` is the
+    /// configured one when it exists. (Who counts as a trusted proxy is the one
+    /// `ClientAddressResolver` the server hands to `HTTPServer`.)
+    public init(_ configuration: ServerConfiguration, fontsPath: String?) {
+        self.init(host: configuration.host, port: configuration.port, webRoot: configuration.webRoot,
+                  fontsPath: fontsPath,
+                  tlsCertificatePath: configuration.tlsCertificatePath, tlsPrivateKeyPath: configuration.tlsKeyPath,
+                  eventLoop: configuration.eventLoop,
+                  allowedOrigins: configuration.allowedOrigins.compactMap(WebOrigin.init),
+                  requestLimits: HTTPRequestLimits(configuration: configuration))
+    }
 }
 
 /// The HTTP server: static files from the web root at `/`, the router's routes (`/healthz`,

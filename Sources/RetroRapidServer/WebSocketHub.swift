@@ -5,24 +5,34 @@ import Darwin
 #endif
 import RetroRapidLWS
 import Foundation
+import RetroRapidLWS
 import RetroRapidRules
 import RetroRapidStorage
 import RetroRapidSupport
 
-/// The WebSocket game side of the server: every connection on `/ws`, every running game, the
-/// one timer that steps them all and the one that watches for silent clients
-/// (`WebSocketHubWatchdog.swift`) (docs/PROTOCOL.md, docs/ARCHITECTURE.md).
+/// The WebSocket game side of the server, as the protocol callback sees it: it takes each
+/// connection's lifetime events and messages and routes them to the part that owns them
+/// (docs/PROTOCOL.md, docs/ARCHITECTURE.md):
 ///
-/// Threading rule: everything mutable here belongs to the libwebsockets service thread. The
-/// protocol callback (`webSocketProtocolCallback`), the two timers (game ticks; the watchdog
-/// on silent clients) and the `DatabaseWorker`'s completions all run there; SQLite work
-/// (sign-in, consuming a play, saving a game) goes to the storage thread and its result comes
-/// back through the `ServiceMailbox`, so the service thread never waits on the database. The
-/// only entry points for other threads are `broadcastSettings` and `endAllGames`, which post to
-/// the mailbox.
+/// - `ConnectionRegistry`: every open connection, its address and player indexes, sending;
+/// - `MatchHost`: every running match (`Match`), their step timer, checkpoints and the
+///   watchdog on silent connections (`ConnectionWatchdog`);
+/// - `GameRecorder` (the host's): finished games saved, the shutdown's summary;
+/// - `ConnectionSignIn`: `hello` (a sign-in is the connection's, not a game's).
+///
+/// Itself it holds only what decides where a message goes: the upgrade checks, the rate limit
+/// and parse of every message, and the settings pushes and device revocations that reach a
+/// player's connections.
+///
+/// Threading rule: everything mutable here and in the parts belongs to the libwebsockets
+/// service thread. The protocol callback (`webSocketProtocolCallback`), the timers and the
+/// `DatabaseWorker`'s completions all run there; SQLite work (sign-in, consuming a play, saving
+/// a game) goes to the storage thread and its result comes back through the `ServiceMailbox`,
+/// so the service thread never waits on the database. The only entry points for other threads
+/// are `broadcastSettings` and `endAllGames`, which post to the mailbox.
 public final class WebSocketHub: @unchecked Sendable {
-    // @unchecked: the mutable state below is confined to the service thread (see above); the
-    // lets are Sendable or used only there.
+    // @unchecked: the mutable state (here and in the parts) is confined to the service thread
+    // (see above); the lets are Sendable or used only there.
 
     let limits: WebSocketLimits
     /// Which pages' upgrades are taken (`--allowed-origins`).
@@ -35,84 +45,35 @@ public final class WebSocketHub: @unchecked Sendable {
     let clientAddresses: ClientAddressResolver
     /// The limit on tokens that sign nobody in, shared with the HTTP API (`hello`).
     let rateLimits: RateLimits
-    /// Steps every game (ids: game sessions, `shutdownTimerID`, `checkpointTimerID`). It wakes at
-    /// least every 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be
-    /// moved earlier from a socket callback in libwebsockets 4.1.6).
-    let scheduler = TickScheduler(maximumSleepMicroseconds: 50_000)
-    /// Checks connections for silence (ids: connections). A coarse grain: its deadlines are
-    /// seconds long, and a tenth of a second late is close enough.
-    let watchdog = TickScheduler(granularityMicroseconds: 100_000, maximumSleepMicroseconds: 100_000)
-    /// Pings connections that have gone quiet and hangs up on ones that stay so (ids:
-    /// connections). A one-second grain: the limits are tens of seconds.
-    let keepaliveTimer = TickScheduler(granularityMicroseconds: 1_000_000, maximumSleepMicroseconds: 1_000_000)
+    let connections: ConnectionRegistry
+    let host: MatchHost
+    let signIn: ConnectionSignIn
 
-    // MARK: Service-thread state
+    private var serviceThread: pthread_t?
 
-    var connections: [Int: WebSocketConnection] = [:]
-    /// Where messages written straight away are encoded, one for every connection.
-    let sendBuffer = WebSocketSendBuffer()
-    /// Open game connections per client address (the per-IP limit).
-    var connectionsByIP: [String: Int] = [:]
-    /// Signed-in connections of each player (settings pushes, reconnects).
-    var connectionsByPlayer: [Int64: [Int]] = [:]
-    var sessions: [Int: GameSession] = [:]
-    /// A player has at most one game at a time.
-    var sessionByPlayer: [Int64: Int] = [:]
-    /// The connection a game's messages go to; none while its player is away. The connection
-    /// itself, not its id: every step looks it up.
-    var sessionConnection: [Int: WebSocketConnection] = [:]
-    /// Players whose `start` waits for the storage thread (one at a time, across devices).
-    var startingPlayers: Set<Int64> = []
-    var lastID = 0
-    var serviceThread: pthread_t?
-    /// Set by `endAllGames`: no new game starts or resumes.
-    var shuttingDown = false
-    /// Games handed to the storage thread and not saved yet.
-    var savesInFlight = 0
-    /// A checkpoint of running games is queued or running on the storage thread.
-    var checkpointInFlight = false
-    /// Checkpoints saved since the last compacting one.
-    var checkpointsSinceCompaction = 0
-    var shutdown: ShutdownProgress?
-
-    struct ShutdownProgress {
-        var saved = 0
-        var failed = 0
-        var completion: @Sendable (GameShutdownSummary) -> Void
-        /// Saves done: the connections are being closed, and then `completion` runs.
-        var closing = false
-    }
-
-    /// The scheduler id of the shutdown's deadline (game ids are positive).
-    static let shutdownTimerID = -1
-    /// How long the shutdown waits for clients to take their last messages and close.
-    static let shutdownFlushMicroseconds: Int64 = 2_000_000
-
-    /// - Parameters:
-    ///   - mailbox: the server's (`HTTPServer.mailbox`): what other threads post to.
-    ///   - events: settings changes made over HTTP, pushed to the player's other connections.
-    ///   - clientAddresses: which address a client counts as behind a reverse proxy.
-    init(configuration: ServerConfiguration, worker: DatabaseWorker, mailbox: ServiceMailbox,
-         metrics: Metrics, events: PlayerEvents?, logger: Logger, clientAddresses: ClientAddressResolver,
-         rateLimits: RateLimits) {
-        limits = WebSocketLimits(configuration: configuration)
-        originPolicy = OriginPolicy(allowedOrigins: configuration.allowedOrigins)
-        self.worker = worker
-        self.mailbox = mailbox
-        self.logger = logger
-        self.metrics = WebSocketMetrics(metrics)
-        self.clientAddresses = clientAddresses
-        self.rateLimits = rateLimits
-        scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
-        scheduler.afterDue = { [unowned self] in self.metrics.flush() }
-        watchdog.onDue = { [unowned self] id, now in self.watchdogDue(id, now: now) }
-        watchdog.afterDue = { [unowned self] in self.metrics.flush() }
-        keepaliveTimer.onDue = { [unowned self] id, now in self.keepaliveDue(id, now: now) }
-        keepaliveTimer.afterDue = { [unowned self] in self.metrics.flush() }
-        events?.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
+    /// Everything comes from the server's one context (`GameServer` makes it): the
+    /// configuration itself, read where each limit is used (`WebSocketLimits`), the storage
+    /// thread, the mailbox other threads post to, the player events (settings changed over
+    /// HTTP are pushed to the player's other connections; signed-out devices are closed), and
+    /// the client-address rule and sign-in limits the HTTP API shares.
+    init(_ context: ServerComponentContext) {
+        limits = WebSocketLimits(configuration: context.configuration)
+        originPolicy = OriginPolicy(allowedOrigins: context.configuration.allowedOrigins)
+        worker = context.worker
+        mailbox = context.mailbox
+        logger = context.logger
+        metrics = WebSocketMetrics(context.metrics)
+        clientAddresses = context.clientAddresses
+        rateLimits = context.rateLimits
+        connections = ConnectionRegistry(limits: limits, metrics: metrics)
+        host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: metrics, logger: logger)
+        signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
+                                  rateLimits: rateLimits, metrics: metrics, logger: logger)
+        let events = context.events
+        events.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
             self.pushSettings(playerID: playerID, settings: settings, exceptDevice: deviceID)
         }
-        events?.subscribeToDeviceRevocations { [unowned self] playerID, deviceID in
+        events.subscribeToDeviceRevocations { [unowned self] playerID, deviceID in
             self.closeConnections(playerID: playerID, deviceID: deviceID)
         }
     }
@@ -135,7 +96,7 @@ public final class WebSocketHub: @unchecked Sendable {
             // libwebsockets' keepalive off (0, 0; nil would mean its 5-minute default): it keeps
             // one timer per connection in a sorted list and re-inserts it on every PONG, walking
             // the list each time (a quarter of the server's CPU at 8,000 games).
-            // `keepaliveTimer` does the same job on one timer.
+            // `ConnectionWatchdog`'s keepalive does the same job on one timer.
             keepalive: (0, 0))
     }
 
@@ -161,17 +122,12 @@ public final class WebSocketHub: @unchecked Sendable {
     /// LWS_CALLBACK_PROTOCOL_INIT: the vhost exists; the timers can be set.
     func protocolInitialised(context: OpaquePointer) {
         serviceThread = pthread_self()
-        scheduler.attach(context: context)
-        watchdog.attach(context: context)
-        keepaliveTimer.attach(context: context)
-        scheduler.schedule(Self.checkpointTimerID, at: MonotonicClock.now() + checkpointInterval)
+        host.attach(context: context)
     }
 
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
     func protocolDestroyed() {
-        scheduler.detach()
-        watchdog.detach()
-        keepaliveTimer.detach()
+        host.detach()
     }
 
     func assertOnServiceThread() {
@@ -179,9 +135,9 @@ public final class WebSocketHub: @unchecked Sendable {
                "WebSocketHub used off the service thread")
     }
 
-    func nextID() -> Int {
-        lastID += 1
-        return lastID
+    func beginShutdown(reason: GameEndReason, completion: @escaping @Sendable (GameShutdownSummary) -> Void) {
+        assertOnServiceThread()
+        host.beginShutdown(reason: reason, completion: completion)
     }
 
     // MARK: - Connections
@@ -189,11 +145,11 @@ public final class WebSocketHub: @unchecked Sendable {
     /// LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (through `protocols[0]`): nil lets the upgrade go on;
     /// otherwise the refusal to answer with, before any WebSocket exists.
     func refusalOfUpgrade(path: String, offeredProtocols: [String]?, clientAddress: String,
-                          origin: String? = nil, host: String? = nil) -> (status: Int, error: ProtocolError)? {
+                          origin: String? = nil, host hostHeader: String? = nil) -> (status: Int, error: ProtocolError)? {
         if path != WebSocketLimits.path {
             return (404, ProtocolError(.notFound, "WebSocket connections go to \(WebSocketLimits.path), not \(path)."))
         }
-        if let refusal = originPolicy.refusal(origin: origin, host: host) {
+        if let refusal = originPolicy.refusal(origin: origin, host: hostHeader) {
             return (403, refusal)
         }
         // libwebsockets itself would drop a connection offering only unknown subprotocols
@@ -202,12 +158,11 @@ public final class WebSocketHub: @unchecked Sendable {
         if !offered.contains(WebSocketLimits.subprotocol) {
             return (400, Self.subprotocolError(offered: offered))
         }
-        if shuttingDown {
+        if host.shuttingDown {
             return (503, ProtocolError(.shuttingDown, "The server is restarting; connect again in a moment."))
         }
-        if connectionsByIP[clientAddress, default: 0] >= limits.maxConnectionsPerIP {
-            return (429, ProtocolError(.tooManyConnections,
-                "Your address has \(limits.maxConnectionsPerIP) game connections open, the most allowed; close one first."))
+        if let refusal = connections.refusal(clientAddress: clientAddress) {
+            return (429, refusal)
         }
         return nil
     }
@@ -218,74 +173,29 @@ public final class WebSocketHub: @unchecked Sendable {
             "This server speaks the WebSocket subprotocol \(WebSocketLimits.subprotocol) (Sec-WebSocket-Protocol); the client offered \(what).")
     }
 
-    /// LWS_CALLBACK_ESTABLISHED: a new game connection. It has `helloTimeoutSeconds` to say hello.
-    func established(wsi: LWSConnection, peerAddress: String, clientAddress: String) -> WebSocketConnection {
-        let connection = WebSocketConnection(id: nextID(), wsi: wsi, peerAddress: peerAddress, clientAddress: clientAddress,
-                                             limits: limits, now: MonotonicClock.now())
-        connections[connection.id] = connection
-        connectionsByIP[clientAddress, default: 0] += 1
-        metrics.connections.set(Double(connections.count))
-        watchForHello(connection)
-        keepaliveTimer.schedule(connection.id, at: connection.openedAt + Self.microseconds(limits.keepalivePingSeconds))
-        var metadata = ["ws.connection.id": String(connection.id), "client.address": clientAddress]
-        if peerAddress != clientAddress { metadata["net.peer.address"] = peerAddress }
+    /// LWS_CALLBACK_ESTABLISHED: a new game connection (made by the callback with an id from
+    /// `connections.nextID()`). It has `helloTimeoutSeconds` to say hello.
+    func established(_ connection: WebSocketConnection) {
+        connections.add(connection)
+        host.watchdog.watch(connection)
+        var metadata = ["ws.connection.id": String(connection.id), "client.address": connection.clientAddress]
+        if connection.peerAddress != connection.clientAddress { metadata["net.peer.address"] = connection.peerAddress }
         logger.info("game connection opened", metadata: metadata)
-        return connection
     }
 
     /// LWS_CALLBACK_CLOSED: the connection is gone. Its game, if running, waits for the player.
     func closed(_ connection: WebSocketConnection) {
         connection.markGone()
-        connections[connection.id] = nil
-        watchdog.cancel(connection.id)
-        keepaliveTimer.cancel(connection.id)
-        if let count = connectionsByIP[connection.clientAddress] {
-            connectionsByIP[connection.clientAddress] = count > 1 ? count - 1 : nil
-        }
-        if let identity = connection.identity {
-            connectionsByPlayer[identity.playerID]?.removeAll { $0 == connection.id }
-            if connectionsByPlayer[identity.playerID]?.isEmpty == true { connectionsByPlayer[identity.playerID] = nil }
-        }
-        metrics.connections.set(Double(connections.count))
-        detachGame(of: connection)
+        connections.remove(connection)
+        host.connectionClosed(connection)
         logger.info("game connection closed", metadata: [
             "ws.connection.id": String(connection.id), "client.address": connection.clientAddress])
-        if shutdown?.closing == true && connections.isEmpty { completeShutdown() }
-    }
-
-    /// The connection's game, if it has one, waits paused for its player to come back (and
-    /// ends as abandoned after the grace period): the connection dropped, or is being dropped.
-    func detachGame(of connection: WebSocketConnection) {
-        guard let sessionID = connection.sessionID else { return }
-        connection.sessionID = nil
-        guard let session = sessions[sessionID] else { return }
-        sessionConnection[sessionID] = nil
-        let now = MonotonicClock.now()
-        session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
-        reschedule(session)
-        logger.info("game waits for its player", metadata: [
-            "ws.connection.id": String(connection.id), "game.id": session.gameID,
-            "game.grace.seconds": String(limits.disconnectGraceSeconds)])
-    }
-
-    // MARK: - Sending
-
-    /// Sends `message` to `connection` (at once, or queued behind what waits); a client whose
-    /// queue is full is dropped (1008).
-    func send(_ message: ServerMessage, to connection: WebSocketConnection) {
-        switch connection.send(message, using: sendBuffer) {
-        case .written: metrics.sent += 1
-        case .queued: metrics.sent += 1; metrics.queued += 1
-        case .queueFull: dropSlowReader(connection)
-        case .ignored: break
-        }
+        host.connectionsMayHaveEmptied()
     }
 
     /// Sends the error and, when it ends the connection, closes after it.
     func refuse(_ connection: WebSocketConnection, _ error: ProtocolError, quota: QuotaStatus? = nil) {
-        metrics.errors.increment(error.code.rawValue)
-        send(.error(error, quota: quota), to: connection)
-        if let close = error.close { connection.close(close) }
+        connections.refuse(connection, error, quota: quota)
     }
 
     /// The client broke RFC 6455 in a way the protocol callback caught (a bad close frame):
@@ -297,13 +207,90 @@ public final class WebSocketHub: @unchecked Sendable {
             "ws.close.reason": close.reason])
     }
 
+    // MARK: - Messages
+
+    /// One complete message from `connection`. Every refusal is an `error` message that changes
+    /// nothing; only a bad token, flooding and (in the callback) an oversized message end the
+    /// connection.
+    func received(_ bytes: [UInt8], on connection: WebSocketConnection) {
+        assertOnServiceThread()
+        metrics.receivedCount += 1
+        defer { metrics.flush() }
+        let now = MonotonicClock.now()
+        connection.heardAt = now  // any message, even one refused below, is a client that is there
+        // The rate limit comes before parsing, so a flood costs the server next to nothing.
+        guard connection.rate.take(now: now) else {
+            connection.refusedInARow += 1
+            if connection.refusedInARow == 1 {
+                refuse(connection, ProtocolError(.rateLimited,
+                    "Too many messages: at most \(limits.inputsPerSecond) a second (\(limits.inputBurst) in a burst). This one was ignored."))
+            } else if connection.refusedInARow >= limits.floodLimit {
+                refuse(connection, ProtocolError(.flooding, "Too many messages over the limit; closing.",
+                    close: .init(code: ProtocolError.Close.policyViolation, reason: "flooding: too many messages")))
+            }
+            return
+        }
+        connection.refusedInARow = 0
+        let message: ClientMessage
+        do throws(ProtocolError) {
+            let raw = try ClientMessage.read(bytes)
+            // Before welcome, a message of any type but hello is hello_first whatever its fields
+            // (unknown types too); only what is not JSON, or not a message, says so instead.
+            if connection.identity == nil, let type = raw.type, type != "hello", !raw.wrongFields.contains(.type) {
+                throw helloFirst(on: connection, type: ClientMessage.typeNames.contains(type) ? type : nil)
+            }
+            message = try raw.message()
+        } catch {
+            refuse(connection, error)
+            host.refreshIdleTimeout(connection)
+            return
+        }
+        route(message, on: connection, now: now)
+        host.refreshIdleTimeout(connection)
+    }
+
+    /// Who handles what: `hello` to the sign-in, games to the match host, `ping` here.
+    private func route(_ message: ClientMessage, on connection: WebSocketConnection, now: Int64) {
+        switch (connection.state, message) {
+        case (.awaitingHello, .hello(let token, let client)):
+            signIn.hello(token: token, client: client, on: connection)
+        case (.awaitingHello, _), (.authenticating, _):
+            refuse(connection, helloFirst(on: connection, type: message.typeName))
+        case (.ready, .hello):
+            refuse(connection, ProtocolError(.alreadyAuthenticated, "This connection has already said hello.", inReplyTo: "hello"))
+        case (.ready(let identity), .start(let level, let practice)):
+            host.start(level: level, practice: practice, for: identity, on: connection)
+        case (.ready, .move(let direction, let seenStep)):
+            host.withGame(of: connection, replyingTo: "move") { session in
+                session.move(direction, seenStep: seenStep, now: now)
+            }
+        case (.ready, .pause):
+            host.withGame(of: connection, replyingTo: "pause") { session in session.pause(now: now) }
+        case (.ready(let identity), .resume):
+            host.resume(for: identity, on: connection, now: now)
+        case (.ready(let identity), .quit):
+            host.quit(for: identity, on: connection, now: now)
+        case (.ready, .ping):
+            connections.send(.pong, to: connection)
+        }
+    }
+
+    /// The refusal of anything but `hello` before `welcome`.
+    private func helloFirst(on connection: WebSocketConnection, type: String?) -> ProtocolError {
+        if case .authenticating = connection.state {
+            return ProtocolError(.helloFirst, "Wait for welcome before sending anything else.", inReplyTo: type)
+        }
+        return ProtocolError(.helloFirst, "Send hello with your device token first.", inReplyTo: type)
+    }
+
+    // MARK: - Player events
+
     /// Closes every game connection signed in with a device that was just signed out, as a
     /// `hello` with its token would now be refused (4401). Its game waits for the player, as
     /// after a lost connection: another of their devices can resume or quit it.
     func closeConnections(playerID: Int64, deviceID: Int64) {
         assertOnServiceThread()
-        for id in connectionsByPlayer[playerID] ?? [] {
-            guard let connection = connections[id], connection.identity?.deviceID == deviceID else { continue }
+        for connection in connections.connections(of: playerID) where connection.identity?.deviceID == deviceID {
             refuse(connection, ProtocolError(
                 .unauthorized, "This device was signed out. Sign in again to play on it.",
                 close: .init(code: ProtocolError.Close.unauthorizedCode, reason: "unauthorized: device signed out")))
@@ -313,38 +300,38 @@ public final class WebSocketHub: @unchecked Sendable {
     /// Sends the new settings to every signed-in connection of the player but `exceptDevice`'s.
     func pushSettings(playerID: Int64, settings: VersionedSettings, exceptDevice: Int64?) {
         assertOnServiceThread()
-        let ids = connectionsByPlayer[playerID] ?? []
-        guard !ids.isEmpty else { return }
+        let receivers = connections.connections(of: playerID)
+        guard !receivers.isEmpty else { return }
         let document = Array(settings.jsonData())
-        for id in ids {
-            guard let connection = connections[id], let identity = connection.identity,
-                  identity.deviceID != exceptDevice else { continue }
-            send(.settings(document: document), to: connection)
+        for connection in receivers {
+            guard let identity = connection.identity, identity.deviceID != exceptDevice else { continue }
+            connections.send(.settings(document: document), to: connection)
         }
     }
 }
 
-/// What `endAllGames` did.
-public struct GameShutdownSummary: Sendable, Equatable {
-    /// Games saved with their score.
-    public var saved: Int
-    /// Games the database refused or failed to save (logged).
-    public var failed: Int
-}
-
 /// How `GameServer` assembles and stops the game side.
 extension WebSocketHub: ServerComponent {
-    convenience init(_ context: ServerComponentContext) {
-        self.init(configuration: context.configuration, worker: context.worker, mailbox: context.mailbox,
-                  metrics: context.metrics, events: context.events, logger: context.logger,
-                  clientAddresses: context.clientAddresses, rateLimits: context.rateLimits)
-    }
-
     var protocols: [LWSProtocolDefinition] { [protocolDefinition] }
 
     /// Service thread (posted by `GameServer.stop`): ends every game as "shutdown", saves them,
     /// says goodbye to every client, then calls `done`.
     func beginShutdown(_ done: @escaping @Sendable () -> Void) {
         beginShutdown(reason: .shutdown) { _ in done() }
+    }
+}
+
+/// The names `hello_first` and other refusals reply to.
+extension ClientMessage {
+    var typeName: String {
+        switch self {
+        case .hello: "hello"
+        case .start: "start"
+        case .move: "move"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .quit: "quit"
+        case .ping: "ping"
+        }
     }
 }

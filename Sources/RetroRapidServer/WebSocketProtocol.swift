@@ -32,7 +32,9 @@ func webSocketProtocolCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConne
         // The request's headers are still there (libwebsockets drops them after this reason).
         let peer = wsi.peerAddress() ?? "unknown"
         let client = hub.clientAddresses.clientAddress(peer: peer, forwardedFor: wsi.header(.forwardedFor))
-        let created = hub.established(wsi: wsi, peerAddress: peer, clientAddress: client)
+        let created = WebSocketConnection(id: hub.connections.nextID(), wsi: wsi, peerAddress: peer, clientAddress: client,
+                                          limits: hub.limits, now: MonotonicClock.now())
+        hub.established(created)
         slot.pointee = Unmanaged.passRetained(created).toOpaque()
     case .receive:
         guard let connection else { return -1 }

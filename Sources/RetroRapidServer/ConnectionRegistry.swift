@@ -1,0 +1,104 @@
+import RetroRapidStorage
+
+/// Every open game connection on `/ws`, found by id, counted by client address (the per-IP
+/// limit) and indexed by signed-in player (settings pushes, device revocations), and the one
+/// way anything on the game side sends to a connection.
+///
+/// It knows nothing of games: a connection's game is the `MatchHost`'s business. When a
+/// client stops reading (its queue is full) the registry says so through `onQueueFull`, and
+/// the owner of the watchdog decides what that means.
+///
+/// Threading rule: owned by the libwebsockets service thread; every method runs there (the
+/// protocol callback, the timers, mailbox jobs).
+final class ConnectionRegistry {
+    let limits: WebSocketLimits
+    let metrics: WebSocketMetrics
+    /// Where messages written straight away are encoded, one for every connection.
+    let sendBuffer = WebSocketSendBuffer()
+    /// A send found the connection's queue full: the client has stopped reading.
+    var onQueueFull: (WebSocketConnection) -> Void = { _ in }
+
+    private var connections: [Int: WebSocketConnection] = [:]
+    /// Open game connections per client address (the per-IP limit).
+    private var countByAddress: [String: Int] = [:]
+    /// Signed-in connections of each player, in the order they signed in.
+    private var idsByPlayer: [Int64: [Int]] = [:]
+    private var lastID = 0
+
+    init(limits: WebSocketLimits, metrics: WebSocketMetrics) {
+        self.limits = limits
+        self.metrics = metrics
+    }
+
+    // MARK: - Membership
+
+    /// The id for the next connection (positive, never reused while the server runs).
+    func nextID() -> Int {
+        lastID += 1
+        return lastID
+    }
+
+    subscript(id: Int) -> WebSocketConnection? { connections[id] }
+
+    var isEmpty: Bool { connections.isEmpty }
+
+    /// Every open connection, in no particular order.
+    var all: Dictionary<Int, WebSocketConnection>.Values { connections.values }
+
+    /// The refusal of one more connection from `clientAddress`, if it has as many as allowed.
+    func refusal(clientAddress: String) -> ProtocolError? {
+        guard countByAddress[clientAddress, default: 0] >= limits.maxConnectionsPerIP else { return nil }
+        return ProtocolError(.tooManyConnections,
+            "Your address has \(limits.maxConnectionsPerIP) game connections open, the most allowed; close one first.")
+    }
+
+    func add(_ connection: WebSocketConnection) {
+        connections[connection.id] = connection
+        countByAddress[connection.clientAddress, default: 0] += 1
+        metrics.connections.set(Double(connections.count))
+    }
+
+    /// Forgets a connection libwebsockets has closed, and its place in every index.
+    func remove(_ connection: WebSocketConnection) {
+        connections[connection.id] = nil
+        if let count = countByAddress[connection.clientAddress] {
+            countByAddress[connection.clientAddress] = count > 1 ? count - 1 : nil
+        }
+        if let identity = connection.identity {
+            idsByPlayer[identity.playerID]?.removeAll { $0 == connection.id }
+            if idsByPlayer[identity.playerID]?.isEmpty == true { idsByPlayer[identity.playerID] = nil }
+        }
+        metrics.connections.set(Double(connections.count))
+    }
+
+    /// The connection's `hello` was accepted: it now counts as one of the player's.
+    func signedIn(_ connection: WebSocketConnection, as identity: WebSocketConnection.Identity) {
+        connection.state = .ready(identity)
+        idsByPlayer[identity.playerID, default: []].append(connection.id)
+    }
+
+    /// The player's signed-in connections, in the order they signed in.
+    func connections(of playerID: Int64) -> [WebSocketConnection] {
+        (idsByPlayer[playerID] ?? []).compactMap { connections[$0] }
+    }
+
+    // MARK: - Sending
+
+    /// Sends `message` to `connection` (at once, or queued behind what waits); a connection
+    /// whose queue is full goes to `onQueueFull`.
+    func send(_ message: ServerMessage, to connection: WebSocketConnection) {
+        switch connection.send(message, using: sendBuffer) {
+        case .written: metrics.sent += 1
+        case .queued: metrics.sent += 1; metrics.queued += 1
+        case .queueFull: onQueueFull(connection)
+        case .ignored: break
+        }
+    }
+
+    /// Sends the error and, when it ends the connection, closes after it.
+    func refuse(_ connection: WebSocketConnection, _ error: ProtocolError, quota: QuotaStatus? = nil) {
+        metrics.errors.increment(error.code.rawValue)
+        send(.error(error, quota: quota), to: connection)
+        if let close = error.close { connection.close(close) }
+    }
+}

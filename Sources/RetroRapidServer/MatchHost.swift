@@ -1,0 +1,438 @@
+import Foundation
+import RetroRapidLWS
+import RetroRapidRules
+import RetroRapidStorage
+import RetroRapidSupport
+
+/// Owns every running match: starting one (one game per player, one start in flight per
+/// player), the one timer that steps them all, delivering what they say to their receivers,
+/// handing them to the `GameRecorder` when they end, their checkpoints (`CheckpointWriter`),
+/// the watch on silent connections (`ConnectionWatchdog`), and ending them all on shutdown.
+///
+/// A race room would be one more kind of `Match` here: `start` would put the player into a
+/// match that waits for others instead of starting one of their own, and `deliver` already
+/// fans out to every receiver of the match.
+///
+/// Threading rule: owned by the `WebSocketHub` on the libwebsockets service thread; the step
+/// timer fires from `lws_service` and the worker's completions come back through the mailbox,
+/// both on that thread.
+final class MatchHost: @unchecked Sendable {
+    // @unchecked: the mutable state is confined to the service thread (see above), where the
+    // worker's completions run.
+
+    let limits: WebSocketLimits
+    let connections: ConnectionRegistry
+    let recorder: GameRecorder
+    let checkpoints: CheckpointWriter
+    let watchdog: ConnectionWatchdog
+    let worker: DatabaseWorker
+    let metrics: WebSocketMetrics
+    let logger: Logger
+    /// Steps every match (ids: matches, `shutdownTimerID`, `checkpointTimerID`). It wakes at
+    /// least every 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be
+    /// moved earlier from a socket callback in libwebsockets 4.1.6).
+    private let scheduler = TickScheduler(maximumSleepMicroseconds: 50_000)
+
+    /// The scheduler id of the shutdown's deadline (match ids are positive).
+    static let shutdownTimerID = -1
+    /// The scheduler id of the checkpoint timer.
+    static let checkpointTimerID = -2
+    /// How long the shutdown waits for clients to take their last messages and close.
+    static let shutdownFlushMicroseconds: Int64 = 2_000_000
+
+    private var matches: [Int: Match] = [:]
+    /// A player plays at most one match at a time.
+    private var matchByPlayer: [Int64: Match] = [:]
+    /// Players whose `start` waits for the storage thread (one at a time, across devices).
+    private var startingPlayers: Set<Int64> = []
+    private var lastID = 0
+    /// Set by `beginShutdown`: no new game starts or resumes.
+    private(set) var shuttingDown = false
+    private var shutdown: ShutdownProgress?
+
+    private struct ShutdownProgress {
+        var completion: @Sendable (GameShutdownSummary) -> Void
+        /// Saves done: the connections are being closed, and then `completion` runs.
+        var closing = false
+    }
+
+    init(limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker, metrics: WebSocketMetrics,
+         logger: Logger) {
+        self.limits = limits
+        self.connections = connections
+        self.worker = worker
+        self.metrics = metrics
+        self.logger = logger
+        recorder = GameRecorder(worker: worker, connections: connections, metrics: metrics, logger: logger)
+        checkpoints = CheckpointWriter(limits: limits, worker: worker, metrics: metrics, logger: logger)
+        watchdog = ConnectionWatchdog(limits: limits, connections: connections, metrics: metrics, logger: logger)
+        scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
+        scheduler.afterDue = { [unowned self] in self.metrics.flush() }
+        recorder.onAllSaved = { [unowned self] in self.closeEveryConnection() }
+        checkpoints.session = { [unowned self] id in self.matches[id]?.session }
+        watchdog.detachGame = { [unowned self] connection in self.detachGame(of: connection) }
+        connections.onQueueFull = { [unowned self] connection in self.watchdog.dropSlowReader(connection) }
+    }
+
+    /// LWS_CALLBACK_PROTOCOL_INIT: the vhost exists; the timers can be set.
+    func attach(context: OpaquePointer) {
+        scheduler.attach(context: context)
+        watchdog.attach(context: context)
+        scheduler.schedule(Self.checkpointTimerID, at: MonotonicClock.now() + checkpoints.interval)
+    }
+
+    /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
+    func detach() {
+        scheduler.detach()
+        watchdog.detach()
+    }
+
+    // MARK: - Looking games up
+
+    /// The player's game that is not over yet, wherever it is (on a connection or waiting).
+    func game(of playerID: Int64) -> GameSession? {
+        guard let session = matchByPlayer[playerID]?.session, !session.isOver else { return nil }
+        return session
+    }
+
+    /// The match the connection plays, if any.
+    private func match(of connection: WebSocketConnection) -> Match? {
+        guard let id = connection.sessionID else { return nil }
+        return matches[id]
+    }
+
+    /// Whether a game on the connection is taking steps (or holding a crash): not paused, not over.
+    private func hasRunningGame(_ connection: WebSocketConnection) -> Bool {
+        match(of: connection)?.wakeAt != nil
+    }
+
+    /// Starts or stops the connection's idle clock as its game runs or not. Call it after
+    /// anything that may change that.
+    func refreshIdleTimeout(_ connection: WebSocketConnection) {
+        watchdog.refreshIdleTimeout(connection) { hasRunningGame(connection) }
+    }
+
+    // MARK: - start
+
+    func start(level: SpeedLevel, practice: Bool, for identity: WebSocketConnection.Identity,
+               on connection: WebSocketConnection) {
+        if shuttingDown {
+            return refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start"))
+        }
+        if let match = matchByPlayer[identity.playerID], !match.session.isOver {
+            let whereItIs = match.playerConnection === connection ? "on this connection" : "waiting for you"
+            return refuse(connection, ProtocolError(.gameInProgress,
+                "Game \(match.session.gameID) is \(whereItIs): send resume to go on with it, or quit to end it, before starting another.",
+                inReplyTo: "start"))
+        }
+        if startingPlayers.contains(identity.playerID) {
+            return refuse(connection, ProtocolError(.startPending, "A game is already starting for you.", inReplyTo: "start"))
+        }
+        let gameID = Match.newGameID()
+        let seed = Match.newSeed()
+        if practice {
+            // Practice consumes no play and scores nothing: no need to wait for the database.
+            let match = startMatch(gameID: gameID, playerID: identity.playerID, level: level, seed: seed, practice: true)
+            recorder.recordPracticeStart(match)
+            attach(match, to: connection)
+            send(.started(match.session.snapshot, quota: nil), to: connection)
+            return
+        }
+        startingPlayers.insert(identity.playerID)
+        let connectionID = connection.id
+        let playerID = identity.playerID
+        worker.perform({ storage in
+            // The play and the game's running_games row, in one transaction.
+            try storage.runningGames.begin(RunningGameStart(
+                publicID: gameID, playerID: playerID, level: level, seed: seed, practice: false, startedAt: storage.now))
+        }, then: { [self] result in
+            startAnswered(result, gameID: gameID, playerID: playerID, level: level, seed: seed, connectionID: connectionID)
+        })
+    }
+
+    private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64,
+                               level: SpeedLevel, seed: UInt64, connectionID: Int) {
+        defer { metrics.flush() }
+        startingPlayers.remove(playerID)
+        let connection = connections[connectionID]
+        switch result {
+        case .success(let quota):
+            if shuttingDown {
+                recorder.cancelStart(gameID: gameID)
+                if let connection { refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start")) }
+                return
+            }
+            let match = startMatch(gameID: gameID, playerID: playerID, level: level, seed: seed, practice: false)
+            guard let connection, connection.closing == nil else {
+                // The play is spent and the player gone: the game waits for them, paused,
+                // like any game whose connection dropped.
+                let now = MonotonicClock.now()
+                match.session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+                reschedule(match)
+                return
+            }
+            attach(match, to: connection)
+            send(.started(match.session.snapshot, quota: quota), to: connection)
+            refreshIdleTimeout(connection)
+        case .failure(let error as QuotaExhaustedError):
+            if let connection {
+                connections.refuse(connection, ProtocolError(.noPlaysLeft, error.storeError.message, inReplyTo: "start"),
+                                   quota: error.status)
+            }
+        case .failure(let error):
+            logger.error("could not start a game", metadata: ["player.row": String(playerID), "error": "\(error)"])
+            if let connection {
+                refuse(connection, ProtocolError(.unavailable, "The game could not start just now; nothing was used up. Try again.",
+                                                 inReplyTo: "start"))
+            }
+        }
+    }
+
+    /// A solo match, running from now. Its seed was chosen before: a ranked game's
+    /// `running_games` row, written with the play it consumes, holds it.
+    private func startMatch(gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool) -> Match {
+        lastID += 1
+        let match = Match(
+            id: lastID, gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice,
+            graceLimitMilliseconds: limits.latencyGraceMilliseconds, startedAt: Date(), now: MonotonicClock.now())
+        matches[match.id] = match
+        matchByPlayer[playerID] = match
+        metrics.gamesRunning.set(Double(matches.count))
+        reschedule(match)
+        logger.info("game started", metadata: [
+            "game.id": gameID, "game.level": level.rawValue, "game.practice": String(practice)])
+        return match
+    }
+
+    private func attach(_ match: Match, to connection: WebSocketConnection) {
+        match.attach(connection)
+        connection.sessionID = match.id
+        connection.lastEndedGameID = nil
+        refreshIdleTimeout(connection)
+    }
+
+    // MARK: - move, pause, resume, quit
+
+    /// Runs `action` on the connection's game and delivers what it produced, or the refusal.
+    func withGame(of connection: WebSocketConnection, replyingTo type: String,
+                  _ action: (GameSession) -> Result<GameSession.Output, ProtocolError>) {
+        guard let match = match(of: connection) else {
+            if let ended = connection.lastEndedGameID {
+                refuse(connection, ProtocolError(.gameOver, "Game \(ended) is over; start a new one.", inReplyTo: type))
+            } else {
+                refuse(connection, ProtocolError(.noGame, "No game is running on this connection; send start first.", inReplyTo: type))
+            }
+            return
+        }
+        switch action(match.session) {
+        case .success(let output):
+            deliver(output, of: match)
+        case .failure(let error):
+            refuse(connection, error.replying(to: type))
+        }
+    }
+
+    /// Resumes the connection's paused game, or takes back the player's game that waits after
+    /// a dropped connection (or runs on another of their connections): a full snapshot first.
+    func resume(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection, now: Int64) {
+        if let match = match(of: connection) {
+            switch match.session.resume(now: now) {
+            case .success(let output): deliver(output, of: match)
+            case .failure(let error): refuse(connection, error.replying(to: "resume"))
+            }
+            return
+        }
+        guard let match = matchByPlayer[identity.playerID], !match.session.isOver else {
+            return refuse(connection, ProtocolError(.noGame, "You have no game to resume; send start for a new one.", inReplyTo: "resume"))
+        }
+        if shuttingDown {
+            return refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; your game is being saved.", inReplyTo: "resume"))
+        }
+        let session = match.session
+        takeOver(match, on: connection)
+        send(.snapshot(session.snapshot), to: connection)
+        if case .paused = session.phase, case .success(let output) = session.resume(now: now) {
+            deliver(output, of: match)
+        } else {
+            reschedule(match)
+        }
+        logger.info("game resumed on a new connection", metadata: [
+            "ws.connection.id": String(connection.id), "game.id": session.gameID])
+    }
+
+    /// Ends the connection's game, or the player's game that waits for them (or runs on
+    /// another of their connections, which is told it no longer has it): saved as abandoned.
+    func quit(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection, now: Int64) {
+        if connection.sessionID == nil, let match = matchByPlayer[identity.playerID], !match.session.isOver {
+            takeOver(match, on: connection)
+        }
+        withGame(of: connection, replyingTo: "quit") { session in .success(session.end(.abandoned, now: now)) }
+    }
+
+    /// Moves the player's game to `connection`; the connection that had it gets `detached`.
+    private func takeOver(_ match: Match, on connection: WebSocketConnection) {
+        if let previous = match.playerConnection, previous !== connection {
+            previous.sessionID = nil
+            match.detach(previous)
+            send(.detached(gameID: match.session.gameID), to: previous)
+            refreshIdleTimeout(previous)
+        }
+        match.session.attach()
+        attach(match, to: connection)
+    }
+
+    // MARK: - Connections going away
+
+    /// The connection's game, if it has one, waits paused for its player to come back (and
+    /// ends as abandoned after the grace period): the connection dropped, or is being dropped.
+    func detachGame(of connection: WebSocketConnection) {
+        guard let matchID = connection.sessionID else { return }
+        connection.sessionID = nil
+        guard let match = matches[matchID] else { return }
+        match.detach(connection)
+        let now = MonotonicClock.now()
+        match.session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+        reschedule(match)
+        logger.info("game waits for its player", metadata: [
+            "ws.connection.id": String(connection.id), "game.id": match.session.gameID,
+            "game.grace.seconds": String(limits.disconnectGraceSeconds)])
+    }
+
+    /// LWS_CALLBACK_CLOSED, after the registry forgot the connection: the watchdog stops
+    /// watching it and its game waits for the player.
+    func connectionClosed(_ connection: WebSocketConnection) {
+        watchdog.forget(connection)
+        detachGame(of: connection)
+    }
+
+    // MARK: - Steps
+
+    /// Sets the match's one timer entry to when it next needs a tick (or none).
+    private func reschedule(_ match: Match) {
+        if let wake = match.wakeAt {
+            scheduler.schedule(match.id, at: wake)
+        } else {
+            scheduler.cancel(match.id)
+        }
+    }
+
+    /// The step timer says `id` is due.
+    private func timerDue(_ id: Int, now: Int64) {
+        if id == Self.shutdownTimerID {
+            completeShutdown()
+            return
+        }
+        if id == Self.checkpointTimerID {
+            guard shutdown == nil else { return }  // shutdown stores every game whole; nothing to keep
+            scheduler.schedule(Self.checkpointTimerID, at: now + checkpoints.interval)
+            checkpoints.write(matches.values, now: now)
+            return
+        }
+        guard let match = matches[id] else { return }
+        let session = match.session
+        let stepBefore = session.game.state.step
+        let output = session.tick(now: now)
+        if session.game.state.step > stepBefore { metrics.stepTaken(lateMicroseconds: session.lastStepLateness) }
+        deliver(output, of: match)
+    }
+
+    /// Sends what a match's session said to the match's receivers, then either hands the game
+    /// to the recorder (it ended) or sets its next tick.
+    private func deliver(_ output: GameSession.Output, of match: Match) {
+        // Taken before sending: a send that drops a slow reader detaches it from the match.
+        let connection = match.playerConnection
+        match.fanOut(output.messages, through: connections)
+        if let reason = output.ended {
+            finish(match, reason: reason, connection: connection)
+        } else {
+            reschedule(match)
+            if let connection, output.messages.contains(where: Self.changesIdleness) { refreshIdleTimeout(connection) }
+        }
+    }
+
+    /// Pausing starts the idle clock and resuming stops it; steps do not touch it.
+    private static func changesIdleness(_ message: ServerMessage) -> Bool {
+        switch message {
+        case .paused, .resumed: true
+        default: false
+        }
+    }
+
+    /// Forgets the match and has the recorder save its game; `gameOver` goes to the player's
+    /// connection once the database has answered.
+    private func finish(_ match: Match, reason: GameEndReason, connection: WebSocketConnection?) {
+        let session = match.session
+        scheduler.cancel(match.id)
+        matches[match.id] = nil
+        if matchByPlayer[session.playerID] === match { matchByPlayer[session.playerID] = nil }
+        metrics.gamesRunning.set(Double(matches.count))
+        metrics.gamesEnded.increment(reason.rawValue)
+        if let connection {
+            connection.sessionID = nil
+            connection.lastEndedGameID = session.gameID
+            refreshIdleTimeout(connection)
+        }
+        recorder.save(session, replyingTo: connection?.id)
+    }
+
+    // MARK: - Shutdown
+
+    /// Ends every match as `reason`, has every game saved, then closes every connection
+    /// (1001) and calls `completion` with what was saved. From then on no game starts.
+    func beginShutdown(reason: GameEndReason, completion: @escaping @Sendable (GameShutdownSummary) -> Void) {
+        guard shutdown == nil else {
+            // Asked twice: the second caller hears when the first shutdown is done.
+            let first = shutdown!.completion
+            shutdown!.completion = { summary in first(summary); completion(summary) }
+            return
+        }
+        shuttingDown = true
+        shutdown = ShutdownProgress(completion: completion)
+        recorder.startCounting()
+        let now = MonotonicClock.now()
+        for match in Array(matches.values).sorted(by: { $0.id < $1.id }) {
+            deliver(match.session.end(reason, now: now), of: match)
+        }
+        logger.notice("ending every game for shutdown", metadata: ["games.saving": String(recorder.savesInFlight)])
+        if recorder.savesInFlight == 0 { closeEveryConnection() }
+        metrics.flush()
+    }
+
+    /// Every game is saved: say goodbye (1001) after what is queued, and finish when the
+    /// clients have gone or the flush time is up.
+    private func closeEveryConnection() {
+        guard var progress = shutdown, !progress.closing else { return }
+        progress.closing = true
+        shutdown = progress
+        for connection in connections.all {
+            connection.close(.init(code: ProtocolError.Close.goingAway, reason: "server restarting; games were saved"))
+        }
+        if connections.isEmpty {
+            completeShutdown()
+        } else {
+            scheduler.schedule(Self.shutdownTimerID, at: MonotonicClock.now() + Self.shutdownFlushMicroseconds)
+        }
+    }
+
+    /// A connection closed: the shutdown may have been waiting for the last one.
+    func connectionsMayHaveEmptied() {
+        if shutdown?.closing == true && connections.isEmpty { completeShutdown() }
+    }
+
+    private func completeShutdown() {
+        guard let progress = shutdown, progress.closing else { return }
+        shutdown = nil
+        scheduler.cancel(Self.shutdownTimerID)
+        progress.completion(recorder.finishCounting())
+    }
+
+    // MARK: -
+
+    private func send(_ message: ServerMessage, to connection: WebSocketConnection) {
+        connections.send(message, to: connection)
+    }
+
+    private func refuse(_ connection: WebSocketConnection, _ error: ProtocolError) {
+        connections.refuse(connection, error)
+    }
+}

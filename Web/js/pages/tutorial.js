@@ -94,7 +94,7 @@ function wakeAudio() {
 }
 const demoSounds = new SoundBoard(game.audio);
 wireDemos(document.getElementById("main"), demoSounds, wakeAudio);
-new Explorer(document.getElementById("lesson-cues"), { sounds: demoSounds, store, prepare: wakeAudio });
+new Explorer(document.querySelector("#lesson-cues .explorer"), { sounds: demoSounds, store, prepare: wakeAudio });
 
 // ---- The drill: a board of its own, captioned under the drill's road ----
 const drillSection = document.getElementById("lesson-drill");

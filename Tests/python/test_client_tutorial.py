@@ -619,6 +619,11 @@ def test_practice_runs_at_a_faster_level_uses_no_play_and_the_crash_notice_leave
 
 # ---- The new lessons in every display mode and at phone sizes ----
 
+FOCUS_PART = {"lesson-road": "#lesson-road figure", "lesson-cues": "#lesson-cues .explorer-result",
+              "lesson-drill": "#lesson-drill .drill-layout", "lesson-fast-cues": "#fast-timings",
+              "lesson-practice": "#practice-levels"}
+
+
 @pytest.mark.parametrize("lesson", ["lesson-road", "lesson-cues", "lesson-drill", "lesson-fast-cues", "lesson-practice"])
 def test_the_new_lessons_pass_axe_in_every_display_mode_and_fit_a_phone(server, browser, lesson):
     open_page(browser, server.base_url, f"/tutorial.html#{lesson}")
@@ -633,6 +638,7 @@ def test_the_new_lessons_pass_axe_in_every_display_mode_and_fit_a_phone(server, 
     if lesson == "lesson-fast-cues":
         browser.find_element("id", "use-chord").click()
         wait_for(browser, "document.getElementById('fast-message').textContent !== ''", timeout=10)
+    browser.execute_script("document.getElementById(arguments[0]).scrollIntoView()", lesson)
     failures = axe_in_every_mode(browser, f"tutorial-new-{lesson}")
     browser.execute_script("document.documentElement.dataset.contrast = 'high'")
     violations = run_axe(browser)
@@ -647,6 +653,9 @@ def test_the_new_lessons_pass_axe_in_every_display_mode_and_fit_a_phone(server, 
         try:
             browser.execute_script("return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
             overflow = browser.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            # The lesson's working part in view: the explorer, the drill's road, the advice, the level choice.
+            browser.execute_script("arguments[0].scrollIntoView()", browser.find_element("css selector", FOCUS_PART[lesson]))
+            screenshot(browser, f"tutorial-{lesson}-{name}")
             assert overflow <= 1, f"{lesson} scrolls sideways by {overflow}px ({name})"
         finally:
             browser.execute_script("document.documentElement.style.setProperty('--text-scale', '1')")

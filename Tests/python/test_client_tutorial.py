@@ -498,12 +498,20 @@ def test_the_drill_takes_the_one_switch_as_a_dodge_and_is_timed_only_on_request(
     browser.find_element("css selector", "[data-drill='surface']").click()
     wait_for_feedback(browser, f"{DRILL['rightMove'].format(lane=lane('right'))} {DRILL['nextComing']}")
 
-    # Asked for a time limit (a Rapid step), an answer that does not come is "too late".
+    # Without "tell me the answer": only what is heard and "which way?", the cars hidden until
+    # the answer; with a time limit asked for (a Rapid step), an answer that does not come is "too late".
+    browser.find_element("css selector", "label[for='drill-guided']").click()
     Select(browser.find_element("id", "drill-timing")).select_by_value("420")
     browser.find_element("css selector", "[data-drill='start']").click()
     wait_for_pattern(browser, 1)
+    assert drill(browser)["prompt"] == f"{DRILL['heard'].format(notes='C only')} {DRILL['youAre'].format(lane=lane('middle'))} {DRILL['which']}"
+    picture = browser.execute_script(PICTURE, browser.find_element("css selector", "#lesson-drill .pattern-picture"))
+    assert picture["lit"] == [[0, 0, 0]] * 3 and picture["safe"] == [] and picture["unsafe"] == []
+    assert picture["label"] == DRILL["hiddenRoad"].format(lane=lane("middle"))
     wait_for_feedback(browser, f"{DRILL['whyLate']} {DRILL['tryAgain'].format(action=DRILL['actionLeft'])}")
     assert drill(browser)["progress"] == progress(1)
+    picture = browser.execute_script(PICTURE, browser.find_element("css selector", "#lesson-drill .pattern-picture"))
+    assert picture["lit"][1] == [0, 1, 1] and picture["safe"] == [0], "the reason is shown as well as said"
     assert browser_errors(browser) == []
 
 

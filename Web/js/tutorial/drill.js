@@ -45,7 +45,8 @@ export class Drill extends Emitter {
 
   /**
    * `root`: the drill's section; `surface`: the road the hub listens to (taps, swipes, wheel);
-   * `picture`: a PatternPicture; `sounds`: a SoundBoard; `mode()`: the cue mode to play.
+   * `picture`: a PatternPicture; `sounds`: a SoundBoard; `prepare()`: wakes the audio (run on
+   * each press that plays something).
    */
   constructor({ root, surface, picture, sounds, store, announcer, prepare }) {
     super();

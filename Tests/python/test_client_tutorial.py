@@ -523,7 +523,7 @@ def test_the_fast_level_advice_matches_the_notes_played_and_switches_the_setting
         ({level: li.dataset.level, pulse: Number(li.dataset.pulseFloor), chord: Number(li.dataset.chordFloor), text: li.textContent}))""")
     assert [row["level"] for row in rows] == ["cruise", "fast", "rapid"]
     rapid = rows[2]
-    assert rapid["text"].startswith(EN["levels"]["rapid"]) and "210 ms" in rapid["text"]
+    assert rapid["text"].startswith(EN["levels"]["rapid"]) and "210\u00a0ms" in rapid["text"], "a number and its unit never part"
 
     # What the advice says of lane pulse at Rapid's top speed is what the audio engine is asked for:
     # the right lane's slot (the third) ends late in a 210 ms step.

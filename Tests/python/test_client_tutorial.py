@@ -531,10 +531,11 @@ def test_the_fast_level_advice_matches_the_notes_played_and_switches_the_setting
     browser.find_element("css selector", "#lesson-fast-cues [data-mode='lanePulse']").click()
     pulse = notes_after(browser, before, 2)
     assert [n["frequency"] for n in pulse] == [C4, E4]
-    slot = pulse[1]["start"] - pulse[0]["start"]
-    offset = pulse[0]["start"] - browser.execute_script("return window.__rr.oscillators[arguments[0]].contextTime", before)
-    right_known_ms = (offset + 3 * slot) * 1000
-    assert abs((210 - right_known_ms) - rapid["pulse"]) <= 2, (right_known_ms, rapid)
+    # The chord is known when it starts, lane pulse's right lane three slots later (the same short
+    # lead before both: the audio clock moves in 3 ms quanta, too coarse to measure it here).
+    slot_ms = (pulse[1]["start"] - pulse[0]["start"]) * 1000
+    assert abs((rapid["chord"] - rapid["pulse"]) - 3 * slot_ms) <= 1, (slot_ms, rapid)
+    assert rapid["pulse"] < 0.15 * 210, "lane pulse leaves little of a Rapid step"
     before = len(browser.execute_script("return window.__rr.notes()"))
     browser.find_element("css selector", "#lesson-fast-cues [data-mode='chord']").click()
     chord = notes_after(browser, before, 2)

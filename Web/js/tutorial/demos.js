@@ -13,7 +13,11 @@ export function playDemo(sounds, button) {
   const { demo } = button.dataset;
   const lane = Number(button.dataset.lane);
   const safe = button.dataset.safe === "true";
-  if (demo === "cue") sounds.cue(button.dataset.mode, EXAMPLE_SAFE_LANES, EXAMPLE_INTERVAL_MS);
+  if (demo === "cue") {
+    // data-lanes and data-interval: another pattern or another speed than the first examples'.
+    const lanes = button.dataset.lanes ? button.dataset.lanes.split(",").map(Number) : EXAMPLE_SAFE_LANES;
+    sounds.cue(button.dataset.mode, lanes, Number(button.dataset.interval ?? EXAMPLE_INTERVAL_MS));
+  }
   else if (demo === "lane") sounds.laneChange("confirmation", lane, true);
   else if (demo === "success") sounds.laneChange("success", 1, safe);
   else if (demo === "both") sounds.laneChange("both", lane, safe);

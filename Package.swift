@@ -37,8 +37,10 @@ let package = Package(
         // MARK: - Server side
         // Logger and configuration shared by every server-side target.
         .target(name: "RetroRapidSupport"),
-        // SQLite connection, statements, migrations, repositories.
-        .target(name: "RetroRapidStorage", dependencies: ["CSQLite3", "RetroRapidSupport", "RetroRapidRules"]),
+        // SQLite connection, statements, migrations, repositories. (Mid-move: one module over
+        // both folders until the domain target stands on its own.)
+        .target(name: "RetroRapidStorage", dependencies: ["CSQLite3", "RetroRapidSupport", "RetroRapidRules"],
+                path: "Sources", sources: ["RetroRapidSQLite", "RetroRapidDomain"]),
         // libwebsockets plumbing shared by the server and the load generator: the one-timer
         // tick scheduler, the monotonic clock, libwebsockets' log lines.
         .target(name: "RetroRapidLWS", dependencies: ["CLibWebSockets", "CLibEV"]),

@@ -37,28 +37,34 @@ let package = Package(
         // MARK: - Server side
         // Logger and configuration shared by every server-side target.
         .target(name: "RetroRapidSupport"),
-        // SQLite connection, statements, migrations, repositories. (Mid-move: one module over
-        // both folders until the domain target stands on its own.)
-        .target(name: "RetroRapidStorage", dependencies: ["CSQLite3", "RetroRapidSupport", "RetroRapidRules"],
-                path: "Sources", sources: ["RetroRapidSQLite", "RetroRapidDomain"]),
+        // The domain: players, devices, codes, orders, games, settings, their errors, and the
+        // storage interface (the repositories as protocols). Imports only the rules, so a
+        // backend, the server and the CLI can all name a player without naming a database.
+        .target(name: "RetroRapidDomain", dependencies: ["RetroRapidRules"]),
+        // The SQLite backend: connection, statements, migrations, the repositories over them.
+        // The only importer of CSQLite3.
+        .target(name: "RetroRapidSQLite", dependencies: ["CSQLite3", "RetroRapidDomain", "RetroRapidRules"]),
+        // Opens storage from the configuration (StorageFactory): the one place that picks a
+        // backend. A new backend is a target beside RetroRapidSQLite, chosen here.
+        .target(name: "RetroRapidStorage", dependencies: ["RetroRapidDomain", "RetroRapidSQLite", "RetroRapidSupport"]),
         // libwebsockets plumbing shared by the server and the load generator: the one-timer
         // tick scheduler, the monotonic clock, libwebsockets' log lines.
         .target(name: "RetroRapidLWS", dependencies: ["CLibWebSockets", "CLibEV"]),
         // The libwebsockets loop, HTTP routes, WebSocket sessions.
-        .target(name: "RetroRapidServer", dependencies: ["CLibWebSockets", "RetroRapidLWS", "RetroRapidSupport", "RetroRapidRules", "RetroRapidStorage"]),
+        .target(name: "RetroRapidServer", dependencies: ["CLibWebSockets", "RetroRapidLWS", "RetroRapidSupport", "RetroRapidRules", "RetroRapidDomain", "RetroRapidStorage"]),
         // The load generator: many libwebsockets client connections playing like people.
         .target(name: "RetroRapidLoad", dependencies: ["CLibWebSockets", "RetroRapidLWS", "RetroRapidSupport", "RetroRapidRules"]),
         // The thin executable: parses a command and hands it to the targets above.
         .executableTarget(
             name: "retrorapid",
-            dependencies: ["RetroRapidRules", "RetroRapidBots", "RetroRapidSupport", "RetroRapidStorage", "RetroRapidServer",
+            dependencies: ["RetroRapidRules", "RetroRapidBots", "RetroRapidSupport", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidServer",
                            "RetroRapidLoad"]
         ),
 
         // MARK: - Fuzzing (docs/FUZZING.md)
         // What each fuzz target feeds its input to and which properties it checks beyond "does
         // not crash"; the corpus tests replay the seed corpus through it in every test run.
-        .target(name: "RetroRapidFuzz", dependencies: ["CLibFuzzer", "RetroRapidRules", "RetroRapidStorage", "RetroRapidServer"]),
+        .target(name: "RetroRapidFuzz", dependencies: ["CLibFuzzer", "RetroRapidRules", "RetroRapidDomain", "RetroRapidServer"]),
         // libFuzzer's driver, declared only: `-sanitize=fuzzer` links it (fuzz builds only).
         .systemLibrary(name: "CLibFuzzer"),
 
@@ -66,9 +72,9 @@ let package = Package(
         .testTarget(name: "RetroRapidRulesTests", dependencies: ["RetroRapidRules"]),
         .testTarget(name: "RetroRapidBotsTests", dependencies: ["RetroRapidBots", "RetroRapidRules"]),
         .testTarget(name: "RetroRapidSupportTests", dependencies: ["RetroRapidSupport"]),
-        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidRules"]),
+        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidSupport"]),
         // The server's tests also run the load generator against a real server.
-        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidStorage", "RetroRapidRules", "RetroRapidSupport"]),
+        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidRules", "RetroRapidSupport"]),
         .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad"]),
         .testTarget(name: "RetroRapidFuzzTests", dependencies: ["RetroRapidFuzz"]),
     ]

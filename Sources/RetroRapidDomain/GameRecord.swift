@@ -144,6 +144,11 @@ public struct RecordedGame: Sendable, Equatable {
     /// Today, this week and all time for the game's level, in that order; empty for practice.
     public var standings: [LeaderboardStanding]
 
+    package init(game: GameRecord, standings: [LeaderboardStanding]) {
+        self.game = game
+        self.standings = standings
+    }
+
     public func standing(_ period: LeaderboardPeriod) -> LeaderboardStanding? {
         standings.first { $0.period == period }
     }
@@ -181,7 +186,69 @@ public struct GameMismatch: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-extension GameRepository {
-    /// Named so the CLI and tests can write `GameRepository.Mismatch`.
-    public typealias Mismatch = GameMismatch
+extension GameRecord {
+    /// How many games one page of a player's games may ask for.
+    public static let pageSizeRange = 1...500
+}
+
+extension GameMismatch {
+    /// The mismatch for one game, or nil when its replay agrees with what was stored.
+    public static func check(_ game: GameRecord) -> GameMismatch? {
+        func mismatch(_ reason: String, _ state: GameState? = nil) -> GameMismatch {
+            GameMismatch(gameID: game.id, publicID: game.publicID, playerID: game.playerID, storedScore: game.score, storedSteps: game.steps,
+                     replayedScore: state?.score, replayedSteps: state?.step, reason: reason)
+        }
+        let log: InputLog
+        do {
+            log = try InputLog(encoded: game.inputLog)
+        } catch {
+            return mismatch("cannot replay: \(error)")
+        }
+        let state: GameState
+        do {
+            state = try Replay.run(seed: game.seed, level: game.level, log: log, rulesVersion: game.rulesVersion)
+        } catch {
+            return mismatch("cannot replay: \(error)")
+        }
+        var differences: [String] = []
+        if state.score != game.score { differences.append("score \(game.score) stored, \(state.score) replayed") }
+        if state.step != game.steps { differences.append("steps \(game.steps) stored, \(state.step) replayed") }
+        if game.endReason == .crash, !state.isOver { differences.append("stored as a crash but the replay did not crash") }
+        if game.endReason != .crash, state.isOver { differences.append("stored as \(game.endReason.rawValue) but the replay crashed") }
+        return differences.isEmpty ? nil : mismatch(differences.joined(separator: "; "), state)
+    }
+}
+
+extension NewGame {
+    /// The refusals of ``GameRepository/record(_:)``, the same in every backend.
+    package func validate() throws(StoreError) {
+        if let publicID = self.publicID, publicID.isEmpty {
+            throw StoreError(.invalid, "must not be empty; pass nil for a game without one", field: "publicID")
+        }
+        guard !self.playRefunded || self.endReason == .serverCrash else {
+            throw StoreError(.invalid, "only a server_crash game has its play refunded", field: "playRefunded")
+        }
+        guard self.rulesVersion >= 1 else {
+            throw StoreError(.invalid, "must be 1 or more, got \(self.rulesVersion)", field: "rulesVersion")
+        }
+        guard self.score >= 0 else {
+            throw StoreError(.invalid, "must not be negative, got \(self.score)", field: "score")
+        }
+        guard self.steps == self.inputLog.steps else {
+            throw StoreError(.invalid, "must equal the input log's step count \(self.inputLog.steps), got \(self.steps)", field: "steps")
+        }
+        // A row never holds three cars, so a step overtakes at most two.
+        guard self.score <= 2 * self.steps else {
+            throw StoreError(.invalid, "cannot exceed two per step taken (\(self.steps) steps), got \(self.score)", field: "score")
+        }
+        let start = UTCCivilTime.seconds(self.startedAt)
+        let end = UTCCivilTime.seconds(self.endedAt)
+        guard end >= start else {
+            throw StoreError(.invalid, "must not be before startedAt", field: "endedAt")
+        }
+        // Whole seconds are stored, so allow the second the flooring may have cut.
+        guard self.durationMilliseconds >= 0, Int64(self.durationMilliseconds) <= (end - start + 1) * 1000 else {
+            throw StoreError(.invalid, "must be from 0 to the time between start and end, got \(self.durationMilliseconds) ms", field: "durationMilliseconds")
+        }
+    }
 }

@@ -15,7 +15,7 @@ public enum LeaderboardPeriod: String, CaseIterable, Sendable, Codable {
     case allTime
 
     /// The name stored in `best_scores.period`.
-    var storageName: String {
+    package var storageName: String {
         switch self {
         case .today: "day"
         case .thisWeek: "week"

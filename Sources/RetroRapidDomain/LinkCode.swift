@@ -51,12 +51,12 @@ public struct LinkCode: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A new random code.
-    static func generate() -> LinkCode {
+    package static func generate() -> LinkCode {
         LinkCode(normalized: randomSymbols(count: length))
     }
 
     /// SHA-256 of the normalised symbols: the only form `link_codes` stores.
-    var hash: [UInt8] { SHA256.hash(Array(normalized.utf8)) }
+    package var hash: [UInt8] { SHA256.hash(Array(normalized.utf8)) }
 
     public var description: String { "LinkCode(redacted)" }
 
@@ -65,7 +65,7 @@ public struct LinkCode: Sendable, Hashable, CustomStringConvertible {
     /// `count` symbols of ``alphabet``, each uniform (32 divides 2⁶⁴, so `next(upperBound:)`
     /// has no bias), from `SystemRandomNumberGenerator`: the OS CSPRNG (`getrandom(2)` on
     /// Linux). Also makes players' public ids.
-    static func randomSymbols(count: Int) -> String {
+    package static func randomSymbols(count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         var symbols: [UInt8] = []
         symbols.reserveCapacity(count)

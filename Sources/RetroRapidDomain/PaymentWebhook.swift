@@ -63,7 +63,8 @@ public struct PaymentWebhook {
         case ignored(eventID: String, type: String)
     }
 
-    public let database: Database
+    /// Where handled events are kept, and orders paid with them.
+    public let events: any PaymentEventRepository
     /// How far the signed timestamp may be from `now`, either way, in seconds (300 by default).
     public let tolerance: TimeInterval
     private let secret: [UInt8]
@@ -72,13 +73,13 @@ public struct PaymentWebhook {
     ///   - secret: the shared secret as configured (its UTF-8 bytes are the HMAC key). Empty
     ///     means not configured: every request is then refused with `.unauthorized`.
     ///   - tolerance: seconds between the signed timestamp and `now` allowed either way.
-    public init(database: Database, secret: String, tolerance: TimeInterval = 300) {
-        self.init(database: database, secret: Array(secret.utf8), tolerance: tolerance)
+    public init(events: any PaymentEventRepository, secret: String, tolerance: TimeInterval = 300) {
+        self.init(events: events, secret: Array(secret.utf8), tolerance: tolerance)
     }
 
-    public init(database: Database, secret: [UInt8], tolerance: TimeInterval = 300) {
+    public init(events: any PaymentEventRepository, secret: [UInt8], tolerance: TimeInterval = 300) {
         precondition(tolerance >= 0, "the webhook tolerance must not be negative")
-        self.database = database
+        self.events = events
         self.secret = secret
         self.tolerance = tolerance
     }
@@ -91,21 +92,7 @@ public struct PaymentWebhook {
     public func handle(body: [UInt8], signatureHeader: String?, now: Date) throws -> Outcome {
         try verify(body: body, signatureHeader: signatureHeader, now: now)
         let event = try Self.parse(body)
-        return try database.transaction(.immediate) { db in
-            let seen = try db.prepare("SELECT 1 FROM webhook_events WHERE event_id = ?").query([event.id]) { _ in true }
-            if !seen.isEmpty { return .alreadyHandled(eventID: event.id) }
-
-            var outcome = Outcome.ignored(eventID: event.id, type: event.type)
-            var orderRowID: Int64?
-            if let orderID = event.paidOrder {
-                let order = try OrderRepository.markPaid(orderID: orderID, providerEventID: event.id, now: now, in: db)
-                orderRowID = try db.prepare("SELECT id FROM orders WHERE public_id = ?").query([orderID]) { $0.int64(at: 0) }.first
-                outcome = .paid(order)
-            }
-            try db.prepare("INSERT INTO webhook_events (event_id, type, order_id, received_at) VALUES (?, ?, ?, ?)")
-                .execute([event.id, event.type, orderRowID, UTCCivilTime.text(now)])
-            return outcome
-        }
+        return try events.record(eventID: event.id, type: event.type, paying: event.paidOrder, now: now)
     }
 
     /// The header value a provider would send for `body` signed at `timestamp`: for tests, the
@@ -142,7 +129,7 @@ public struct PaymentWebhook {
 
     /// `t=<digits>,v1=<hex>[,v1=<hex>…]`; nil when `t` is missing, repeated or not digits, or
     /// when there is no `v1`.
-    static func parseHeader(_ header: String) -> (timestampText: String, timestamp: Int64, signatures: [String])? {
+    package static func parseHeader(_ header: String) -> (timestampText: String, timestamp: Int64, signatures: [String])? {
         var timestampText: String?
         var signatures: [String] = []
         for item in header.split(separator: ",", omittingEmptySubsequences: false) {

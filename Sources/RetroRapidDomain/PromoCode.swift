@@ -66,7 +66,7 @@ public struct Money: Sendable, Hashable, CustomStringConvertible {
 
     /// A price as repositories accept it: a positive amount in a currency of three letters
     /// (lowercase is uppercased). `.invalid` on `field` otherwise.
-    func validatedPrice(field: String) throws -> Money {
+    package func validatedPrice(field: String) throws -> Money {
         let code = currency.uppercased()
         guard code.utf8.count == 3, code.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
             throw StoreError(.invalid, "The currency must be an ISO 4217 code of three letters, e.g. GBP.", field: field + ".currency")
@@ -90,7 +90,7 @@ public struct PromoCode: Sendable, Equatable {
         /// Unlimited play, granted when the code is redeemed.
         case unlock
 
-        var name: String {
+        package var name: String {
             switch self {
             case .discount: return "discount"
             case .unlock: return "unlock"
@@ -139,7 +139,7 @@ public struct PromoCode: Sendable, Equatable {
     }
 
     /// Why the code is not live at `now`, as the `.expired` refusal to give; nil when live.
-    func liveRefusal(at now: Date) -> StoreError? {
+    package func liveRefusal(at now: Date) -> StoreError? {
         let second = UTCCivilTime.seconds(now)
         if let disabledAt {
             return StoreError(.expired, "Code \(code) was withdrawn on \(UTCCivilTime.text(disabledAt)) and can no longer be redeemed.", field: "code")

@@ -1,5 +1,5 @@
 /// A refusal by a repository: bad input, or a state that forbids the request. Every
-/// repository throws this (and `DatabaseError` only for real database failures), so
+/// repository throws this (and its backend's own error only for real failures of the store), so
 /// the server maps one type to HTTP statuses and WebSocket errors. A struct over a
 /// code rather than an enum, so adding a code breaks no caller's `switch`.
 /// A refused request changes nothing: repositories throw before or inside the
@@ -42,4 +42,28 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         field.map { "\(code): \($0): \(message)" } ?? "\(code): \(message)"
     }
+}
+
+extension StoreError.Code {
+    /// What is stored cannot be read back as a domain value (an unknown kind or status, a
+    /// malformed time, a row gone right after it was written): damage or a newer build's data,
+    /// not the caller's mistake. The server answers it as the internal failure it is (500),
+    /// never as a refusal.
+    public static let unreadable = StoreError.Code(rawValue: "unreadable")
+}
+
+extension StoreError {
+    /// The one refusal for a player id or public id that names nobody, in every repository.
+    public static func unknownPlayer(field: String) -> StoreError {
+        StoreError(.notFound, "No player has this id.", field: field)
+    }
+
+    /// A stored value this build cannot read; see ``Code/unreadable``.
+    public static func unreadable(_ message: String) -> StoreError {
+        StoreError(.unreadable, message)
+    }
+
+    /// True when the request was refused (the caller can act on it); false for ``Code/unreadable``,
+    /// which is the store failing.
+    public var isRefusal: Bool { code != .unreadable }
 }

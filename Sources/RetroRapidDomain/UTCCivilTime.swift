@@ -1,4 +1,3 @@
-import CSQLite3
 import Foundation
 
 /// UTC times as every storage table keeps them (games, scores, settings, codes, orders, plays):
@@ -6,18 +5,18 @@ import Foundation
 /// time order, and UTC days, `2026-01-15`. Dates are floored to the second (not rounded), so a
 /// time and the period key derived from it always agree. Pure integer arithmetic (Howard
 /// Hinnant's civil-date algorithms): no formatter, locale or calendar, safe on any thread.
-enum UTCCivilTime {
+package enum UTCCivilTime {
     /// Whole seconds since 1970-01-01T00:00:00Z, floored.
-    static func seconds(_ date: Date) -> Int64 {
+    package static func seconds(_ date: Date) -> Int64 {
         Int64(date.timeIntervalSince1970.rounded(.down))
     }
 
-    static func date(seconds: Int64) -> Date {
+    package static func date(seconds: Int64) -> Date {
         Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
     /// `date` as `YYYY-MM-DDTHH:MM:SSZ`.
-    static func text(_ date: Date) -> String {
+    package static func text(_ date: Date) -> String {
         let seconds = seconds(date)
         let days = floorDiv(seconds, 86_400)
         let second = seconds - days * 86_400
@@ -26,7 +25,7 @@ enum UTCCivilTime {
     }
 
     /// Reads back exactly what ``text(_:)`` writes; nil for anything else.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
               bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
@@ -51,41 +50,41 @@ enum UTCCivilTime {
     }
 
     /// Stored text back to a date; a malformed stored time is a database fault, not a refusal.
-    static func storedDate(_ text: String, column: String) throws -> Date {
+    package static func storedDate(_ text: String, column: String) throws -> Date {
         guard let date = parse(text) else {
-            throw DatabaseError(extendedCode: SQLITE_CORRUPT, message: "\(column) holds '\(text)', not an ISO-8601 UTC time")
+            throw StoreError.unreadable("\(column) holds '\(text)', not an ISO-8601 UTC time")
         }
         return date
     }
 
     /// `2026-01-15`, the UTC day of `date`.
-    static func day(_ date: Date) -> String {
+    package static func day(_ date: Date) -> String {
         dateText(civil(fromDays: floorDiv(seconds(date), 86_400)))
     }
 
     /// The first UTC midnight strictly after `date`.
-    static func nextMidnight(after date: Date) -> Date {
+    package static func nextMidnight(after date: Date) -> Date {
         self.date(seconds: (floorDiv(seconds(date), 86_400) + 1) * 86_400)
     }
 
     /// The day number (days since 1970-01-01) of the Monday on or before the given moment.
-    static func mondayDays(containingSeconds seconds: Int64) -> Int64 {
+    package static func mondayDays(containingSeconds seconds: Int64) -> Int64 {
         let days = floorDiv(seconds, 86_400)
         // 1970-01-01 was a Thursday: (days + 3) mod 7 is 0 on Mondays.
         return days - floorMod(days + 3, 7)
     }
 
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+    package static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         let quotient = a / b
         return (a % b != 0 && (a < 0) != (b < 0)) ? quotient - 1 : quotient
     }
 
-    static func floorMod(_ a: Int64, _ b: Int64) -> Int64 {
+    package static func floorMod(_ a: Int64, _ b: Int64) -> Int64 {
         a - floorDiv(a, b) * b
     }
 
     /// Year, month, day of a day number.
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = floorDiv(z, 146_097)
         let dayOfEra = z - era * 146_097
@@ -99,7 +98,7 @@ enum UTCCivilTime {
     }
 
     /// The day number of a year, month, day.
-    static func days(fromCivil date: (year: Int64, month: Int64, day: Int64)) -> Int64 {
+    package static func days(fromCivil date: (year: Int64, month: Int64, day: Int64)) -> Int64 {
         let year = date.month <= 2 ? date.year - 1 : date.year
         let era = floorDiv(year, 400)
         let yearOfEra = year - era * 400
@@ -109,11 +108,11 @@ enum UTCCivilTime {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    static func dateText(_ date: (year: Int64, month: Int64, day: Int64)) -> String {
+    package static func dateText(_ date: (year: Int64, month: Int64, day: Int64)) -> String {
         "\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))"
     }
 
-    static func pad(_ value: Int64, _ width: Int) -> String {
+    package static func pad(_ value: Int64, _ width: Int) -> String {
         let digits = String(value)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }

@@ -1,5 +1,6 @@
 import CSQLite3
 import Foundation
+import RetroRapidDomain
 
 /// One SQL file of `Migrations/`, named `NNNN_snake_name.sql`.
 public struct Migration: Sendable, Equatable {
@@ -16,20 +17,8 @@ public struct Migration: Sendable, Equatable {
     public var identifier: String { Migration.identifier(version: version, name: name) }
 
     static func identifier(version: Int, name: String) -> String {
-        let digits = String(version)
-        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "_" + name
+        AppliedMigration.identifier(version: version, name: name)
     }
-}
-
-/// A row of `schema_migrations`.
-public struct AppliedMigration: Sendable, Equatable {
-    public let version: Int
-    public let name: String
-    public let checksum: String
-    /// ISO-8601 UTC, e.g. `2026-01-15T10:23:45Z`.
-    public let appliedAt: String
-
-    public var identifier: String { Migration.identifier(version: version, name: name) }
 }
 
 /// Why the migrator refused to run or stopped. Matched by `code`; new codes break no caller.

@@ -1,5 +1,5 @@
-import CSQLite3
 import Foundation
+import RetroRapidDomain
 
 /// Promo codes: the operator creates, lists and disables them; players redeem them.
 ///
@@ -10,7 +10,7 @@ import Foundation
 /// over the cap even if some other code path tried.
 ///
 /// Used from one thread at a time, like its ``Database``.
-public struct CodeRepository {
+public struct SQLiteCodeRepository: CodeRepository {
     public let database: Database
 
     public init(database: Database) {
@@ -58,7 +58,7 @@ public struct CodeRepository {
                     UTCCivilTime.text(now),
                 ])
             guard let created = try Self.row(code: normalised, in: db) else {
-                throw DatabaseError(extendedCode: SQLITE_ERROR, message: "promo code \(normalised) vanished right after it was inserted")
+                throw StoreError.unreadable("promo code \(normalised) vanished right after it was inserted")
             }
             return created.code
         }
@@ -107,7 +107,7 @@ public struct CodeRepository {
         let normalised = try PromoCode.normalise(code)
         return try database.transaction(.immediate) { db in
             guard let row = try Self.row(code: normalised, in: db) else { throw Self.unknown(normalised) }
-            try CommercePlayers.require(playerID, in: db)
+            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
             let promo = row.code
 
             let earlier = try db.prepare("SELECT redeemed_at FROM code_redemptions WHERE code_id = ? AND player_id = ?")
@@ -123,7 +123,7 @@ public struct CodeRepository {
             if let cap = promo.maxRedemptions, promo.redemptions >= cap {
                 throw Self.fullyRedeemed(promo.code)
             }
-            if try EntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
                 throw StoreError(.conflict, "You already have unlimited play, so code \(promo.code) was not used; it stays available to others.", field: "code")
             }
 
@@ -137,7 +137,7 @@ public struct CodeRepository {
             try db.prepare("INSERT INTO code_redemptions (code_id, player_id, redeemed_at) VALUES (?, ?, ?)")
                 .execute([row.id, playerID, redeemedAt])
             if promo.kind == .unlock {
-                _ = try EntitlementRepository.grant(playerID: playerID, source: .code, reference: promo.code, now: now, in: db)
+                _ = try SQLiteEntitlementRepository.grant(playerID: playerID, source: .code, reference: promo.code, now: now, in: db)
             }
             return Redemption(
                 code: promo.code, kind: promo.kind, playerID: playerID,
@@ -182,7 +182,7 @@ public struct CodeRepository {
         switch row.string(at: 2) {
         case "discount": kind = .discount(Money(minorUnits: row.int64(at: 3), currency: row.string(at: 4)))
         case "unlock": kind = .unlock
-        case let other: throw DatabaseError(extendedCode: SQLITE_CORRUPT, message: "promo_codes.kind holds unknown '\(other)'")
+        case let other: throw StoreError.unreadable("promo_codes.kind holds unknown '\(other)'")
         }
         let code = PromoCode(
             code: row.string(at: 1),

@@ -1,30 +1,5 @@
-import CSQLite3
 import Foundation
-
-/// Unlimited play held by a player: no daily quota (docs/API.md, "Unlimited play").
-public struct UnlimitedEntitlement: Sendable, Equatable {
-    /// What granted it.
-    public enum Source: String, Sendable, CaseIterable {
-        /// An unlock code; the reference is the normalised code.
-        case code
-        /// A paid order; the reference is the order's public id.
-        case order
-        /// The operator's CLI; the reference is the operator's note.
-        case `operator`
-    }
-
-    public let playerID: Int64
-    public let source: Source
-    public let reference: String
-    public let grantedAt: Date
-
-    public init(playerID: Int64, source: Source, reference: String, grantedAt: Date) {
-        self.playerID = playerID
-        self.source = source
-        self.reference = reference
-        self.grantedAt = grantedAt
-    }
-}
+import RetroRapidDomain
 
 /// Grants and reads the unlimited-play entitlement: one row per player in
 /// `unlimited_entitlements`, the first grant. Granting again changes nothing and returns that
@@ -32,7 +7,7 @@ public struct UnlimitedEntitlement: Sendable, Equatable {
 ///
 /// Codes and orders grant it inside their own transactions through the internal
 /// `grant(…in:)`, so a redemption or a payment and its entitlement commit together.
-public struct EntitlementRepository {
+public struct SQLiteEntitlementRepository: EntitlementRepository {
     public let database: Database
 
     public init(database: Database) {
@@ -54,7 +29,7 @@ public struct EntitlementRepository {
             throw StoreError(.invalid, "The reference must say why unlimited play is granted (1 to 200 characters).", field: "reference")
         }
         return try database.transaction(.immediate) { db in
-            try CommercePlayers.require(playerID, in: db)
+            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
             return try Self.grant(playerID: playerID, source: source, reference: reference, now: now, in: db)
         }
     }
@@ -85,7 +60,7 @@ public struct EntitlementRepository {
             ON CONFLICT (player_id) DO NOTHING
             """).execute([playerID, source.rawValue, reference, UTCCivilTime.text(now)])
         guard let entitlement = try unlimited(playerID: playerID, in: db) else {
-            throw DatabaseError(extendedCode: SQLITE_ERROR, message: "unlimited_entitlements has no row for player \(playerID) right after granting it")
+            throw StoreError.unreadable("unlimited_entitlements has no row for player \(playerID) right after granting it")
         }
         return entitlement
     }
@@ -95,7 +70,7 @@ public struct EntitlementRepository {
             .query([playerID]) { row in (row.string(at: 0), row.string(at: 1), row.string(at: 2)) }
         guard let (source, reference, grantedAt) = rows.first else { return nil }
         guard let parsedSource = UnlimitedEntitlement.Source(rawValue: source) else {
-            throw DatabaseError(extendedCode: SQLITE_ERROR, message: "unlimited_entitlements.source holds unknown '\(source)'")
+            throw StoreError.unreadable("unlimited_entitlements.source holds unknown '\(source)'")
         }
         return UnlimitedEntitlement(
             playerID: playerID,

@@ -1,5 +1,5 @@
-import CSQLite3
 import Foundation
+import RetroRapidDomain
 import RetroRapidRules
 
 /// Finished games (table `games`) and, through them, the leaderboards.
@@ -15,7 +15,7 @@ import RetroRapidRules
 /// change nothing; `DatabaseError` means a real failure.
 ///
 /// Like its ``Database``, a repository is used from one thread at a time (the storage thread).
-public struct GameRepository {
+public struct SQLiteGameRepository: GameRepository {
     public let database: Database
     let statements: ScoreStatements
 
@@ -24,13 +24,11 @@ public struct GameRepository {
         self.statements = ScoreStatements(database)
     }
 
-    public static let pageSizeRange = 1...500
-
     /// Stores a finished game and updates the leaderboards, in one transaction. A game with a
     /// public id also leaves `running_games` in it, so it is never both stored and running.
     @discardableResult
     public func record(_ game: NewGame) throws -> RecordedGame {
-        try Self.validate(game)
+        try game.validate()
         return try database.transaction(.immediate) { _ in
             try Self.insert(game, statements)
         }
@@ -41,7 +39,7 @@ public struct GameRepository {
     static func insert(_ game: NewGame, _ statements: ScoreStatements) throws -> RecordedGame {
         let startedAt = UTCCivilTime.text(game.startedAt)
         let endedAt = UTCCivilTime.text(game.endedAt)
-        try LeaderboardRepository.requirePlayer(statements, game.playerID)
+        try SQLitePlayerRepository.requirePlayer(game.playerID, in: statements)
         try statements.prepare("""
             INSERT INTO games (public_id, player_id, level, seed, rules_version, input_log, score, steps, end_reason,
                                practice, started_at, ended_at, duration_ms, play_refunded)
@@ -65,15 +63,15 @@ public struct GameRepository {
 
         var standings: [LeaderboardStanding] = []
         for period in LeaderboardPeriod.allCases {
-            let board = LeaderboardRepository.Board(level: game.level, period: period, key: period.key(containing: game.endedAt))
-            let isNewBest = try LeaderboardRepository.offer(
+            let board = SQLiteLeaderboardRepository.Board(level: game.level, period: period, key: period.key(containing: game.endedAt))
+            let isNewBest = try SQLiteLeaderboardRepository.offer(
                 statements, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
-            guard let best = try LeaderboardRepository.best(statements, board, playerID: game.playerID) else {
-                throw DatabaseError(extendedCode: SQLITE_INTERNAL, message: "best_scores lost the row just written for game \(id)")
+            guard let best = try SQLiteLeaderboardRepository.best(statements, board, playerID: game.playerID) else {
+                throw StoreError.unreadable("best_scores lost the row just written for game \(id)")
             }
             standings.append(LeaderboardStanding(
                 level: game.level, period: period, periodKey: board.key, personalBest: best.score,
-                isNewBest: isNewBest, rank: try LeaderboardRepository.rank(statements, board, of: best.position)))
+                isNewBest: isNewBest, rank: try SQLiteLeaderboardRepository.rank(statements, board, of: best.position)))
         }
         return RecordedGame(game: stored, standings: standings)
     }
@@ -91,11 +89,11 @@ public struct GameRepository {
     /// The player's games, newest first: `limit` of them, before the game `before` when given
     /// (pass the last id of a page for the next). An unknown player is `StoreError.notFound`.
     public func games(playerID: Int64, limit: Int = 20, before: Int64? = nil) throws -> [GameRecord] {
-        guard Self.pageSizeRange.contains(limit) else {
-            throw StoreError(.invalid, "must be from \(Self.pageSizeRange.lowerBound) to \(Self.pageSizeRange.upperBound), got \(limit)", field: "limit")
+        guard GameRecord.pageSizeRange.contains(limit) else {
+            throw StoreError(.invalid, "must be from \(GameRecord.pageSizeRange.lowerBound) to \(GameRecord.pageSizeRange.upperBound), got \(limit)", field: "limit")
         }
         return try database.transaction(.deferred) { _ in
-            try LeaderboardRepository.requirePlayer(statements, playerID)
+            try SQLitePlayerRepository.requirePlayer(playerID, in: statements)
             return try statements.prepare("""
                 SELECT \(Self.columns) FROM games
                 WHERE player_id = ? AND id < ?
@@ -122,85 +120,6 @@ public struct GameRepository {
         }
     }
 
-    /// Re-simulates every stored game with the rules (`Replay.run`) and returns those whose
-    /// stored score or steps differ from the replay's, whose end reason disagrees with it
-    /// (stored as a crash but the replay still runs, or the other way round), or which cannot
-    /// be replayed at all (unreadable log, another rules version). `retrorapid verify` prints
-    /// these; an empty list means every stored score is the one its inputs earn.
-    /// `progress` gets the number of games checked so far, every 1,000 games and at the end;
-    /// `visiting` sees each game as it is checked (to count them by end, say).
-    public func verifyAll(progress: (Int) -> Void = { _ in }, visiting: (GameRecord) -> Void = { _ in }) throws -> [Mismatch] {
-        var mismatches: [Mismatch] = []
-        var checked = 0
-        try forEachGame { game in
-            visiting(game)
-            if let mismatch = Self.verify(game) { mismatches.append(mismatch) }
-            checked += 1
-            if checked % 1000 == 0 { progress(checked) }
-        }
-        progress(checked)
-        return mismatches
-    }
-
-    /// The mismatch for one game, or nil when its replay agrees with what was stored.
-    public static func verify(_ game: GameRecord) -> Mismatch? {
-        func mismatch(_ reason: String, _ state: GameState? = nil) -> Mismatch {
-            Mismatch(gameID: game.id, publicID: game.publicID, playerID: game.playerID, storedScore: game.score, storedSteps: game.steps,
-                     replayedScore: state?.score, replayedSteps: state?.step, reason: reason)
-        }
-        let log: InputLog
-        do {
-            log = try InputLog(encoded: game.inputLog)
-        } catch {
-            return mismatch("cannot replay: \(error)")
-        }
-        let state: GameState
-        do {
-            state = try Replay.run(seed: game.seed, level: game.level, log: log, rulesVersion: game.rulesVersion)
-        } catch {
-            return mismatch("cannot replay: \(error)")
-        }
-        var differences: [String] = []
-        if state.score != game.score { differences.append("score \(game.score) stored, \(state.score) replayed") }
-        if state.step != game.steps { differences.append("steps \(game.steps) stored, \(state.step) replayed") }
-        if game.endReason == .crash, !state.isOver { differences.append("stored as a crash but the replay did not crash") }
-        if game.endReason != .crash, state.isOver { differences.append("stored as \(game.endReason.rawValue) but the replay crashed") }
-        return differences.isEmpty ? nil : mismatch(differences.joined(separator: "; "), state)
-    }
-
-    // MARK: - Private
-
-    static func validate(_ game: NewGame) throws(StoreError) {
-        if let publicID = game.publicID, publicID.isEmpty {
-            throw StoreError(.invalid, "must not be empty; pass nil for a game without one", field: "publicID")
-        }
-        guard !game.playRefunded || game.endReason == .serverCrash else {
-            throw StoreError(.invalid, "only a server_crash game has its play refunded", field: "playRefunded")
-        }
-        guard game.rulesVersion >= 1 else {
-            throw StoreError(.invalid, "must be 1 or more, got \(game.rulesVersion)", field: "rulesVersion")
-        }
-        guard game.score >= 0 else {
-            throw StoreError(.invalid, "must not be negative, got \(game.score)", field: "score")
-        }
-        guard game.steps == game.inputLog.steps else {
-            throw StoreError(.invalid, "must equal the input log's step count \(game.inputLog.steps), got \(game.steps)", field: "steps")
-        }
-        // A row never holds three cars, so a step overtakes at most two.
-        guard game.score <= 2 * game.steps else {
-            throw StoreError(.invalid, "cannot exceed two per step taken (\(game.steps) steps), got \(game.score)", field: "score")
-        }
-        let start = UTCCivilTime.seconds(game.startedAt)
-        let end = UTCCivilTime.seconds(game.endedAt)
-        guard end >= start else {
-            throw StoreError(.invalid, "must not be before startedAt", field: "endedAt")
-        }
-        // Whole seconds are stored, so allow the second the flooring may have cut.
-        guard game.durationMilliseconds >= 0, Int64(game.durationMilliseconds) <= (end - start + 1) * 1000 else {
-            throw StoreError(.invalid, "must be from 0 to the time between start and end, got \(game.durationMilliseconds) ms", field: "durationMilliseconds")
-        }
-    }
-
     private static let columns = """
         id, player_id, level, seed, rules_version, input_log, score, steps, end_reason, practice,
         started_at, ended_at, duration_ms, public_id, play_refunded
@@ -213,7 +132,7 @@ public struct GameRepository {
               let startedAt = UTCCivilTime.parse(row.string(at: 10)),
               let endedAt = UTCCivilTime.parse(row.string(at: 11))
         else {
-            throw DatabaseError(extendedCode: SQLITE_CORRUPT, message: "games row \(id) holds a value this build cannot read")
+            throw StoreError.unreadable("games row \(id) holds a value this build cannot read")
         }
         return GameRecord(
             id: id, publicID: row.isNull(at: 13) ? nil : row.string(at: 13), playerID: row.int64(at: 1), level: level, seed: UInt64(bitPattern: row.int64(at: 3)),

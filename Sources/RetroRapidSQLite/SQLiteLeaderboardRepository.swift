@@ -1,117 +1,6 @@
-import CSQLite3
 import Foundation
+import RetroRapidDomain
 import RetroRapidRules
-
-/// One line of a leaderboard.
-public struct LeaderboardEntry: Sendable, Equatable {
-    /// 1-based position: higher score first, then the earlier achievement, then the player who
-    /// joined first (lower internal id). No two entries share a rank.
-    public var rank: Int
-    public var playerPublicID: String
-    public var displayName: String
-    public var score: Int
-    /// When the game that set this best ended (whole UTC seconds).
-    public var achievedAt: Date
-
-    public init(rank: Int, playerPublicID: String, displayName: String, score: Int, achievedAt: Date) {
-        self.rank = rank
-        self.playerPublicID = playerPublicID
-        self.displayName = displayName
-        self.score = score
-        self.achievedAt = achievedAt
-    }
-}
-
-/// Where a page of a leaderboard ended, to ask for the next one. Opaque to clients: send it
-/// back as it came. It names its board (level, period and the period's key), so a day that
-/// rolls over while someone pages keeps them on the board they started on.
-public struct LeaderboardCursor: Hashable, Sendable, CustomStringConvertible {
-    /// URL-safe text, e.g. for `?after=`.
-    public let rawValue: String
-
-    public init(rawValue: String) { self.rawValue = rawValue }
-
-    public var description: String { rawValue }
-
-    struct Position: Equatable {
-        var level: SpeedLevel
-        var period: LeaderboardPeriod
-        var periodKey: String
-        var score: Int
-        var achievedAt: String
-        var playerID: Int64
-    }
-
-    init(_ position: Position) {
-        let text = ["1", position.level.rawValue, position.period.rawValue, position.periodKey,
-                    String(position.score), position.achievedAt, String(position.playerID)].joined(separator: "|")
-        rawValue = Data(text.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    /// The alphabet `init(_:)` writes (base64url without padding); docs/openapi.json states it
-    /// with the length limit below, so text outside it is refused before decoding.
-    public static let maximumLength = 200
-
-    /// The position, or nil for text this code did not write.
-    var position: Position? {
-        guard !rawValue.isEmpty, rawValue.utf8.allSatisfy({ byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
-            default: false
-            }
-        }) else { return nil }
-        var base64 = rawValue.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard rawValue.utf8.count <= Self.maximumLength, let data = Data(base64Encoded: base64),
-              let text = String(data: data, encoding: .utf8) else { return nil }
-        let parts = text.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 7, parts[0] == "1",
-              let level = SpeedLevel(rawValue: parts[1]),
-              let period = LeaderboardPeriod(rawValue: parts[2]),
-              !parts[3].isEmpty,
-              let score = Int(parts[4]), score >= 0,
-              UTCCivilTime.parse(parts[5]) != nil,
-              let playerID = Int64(parts[6])
-        else { return nil }
-        return Position(level: level, period: period, periodKey: parts[3], score: score, achievedAt: parts[5], playerID: playerID)
-    }
-}
-
-/// One page of a leaderboard, best first.
-public struct LeaderboardPage: Sendable, Equatable {
-    public var level: SpeedLevel
-    public var period: LeaderboardPeriod
-    /// The board: `2026-01-15`, `2026-W03` or `all`.
-    public var periodKey: String
-    public var entries: [LeaderboardEntry]
-    /// Pass to `top(…after:…)` for the next page; nil on the last page.
-    public var nextCursor: LeaderboardCursor?
-    /// How many players are on the board.
-    public var total: Int
-    /// When the current period of this kind ends (nil for all time). A page read through a
-    /// cursor from a period that has since ended shows that old board, already over.
-    public var resetsAt: Date?
-}
-
-/// A player's own line of a leaderboard with the lines around it.
-public struct LeaderboardNeighbourhood: Sendable, Equatable {
-    public var level: SpeedLevel
-    public var period: LeaderboardPeriod
-    public var periodKey: String
-    /// The player's own line (its `rank` is their rank).
-    public var me: LeaderboardEntry
-    /// Up to N lines above, the player's line, up to N lines below: in rank order.
-    public var entries: [LeaderboardEntry]
-    /// Pass to `top(…after:…)` for the lines below these ("show more"); nil when the last
-    /// line is the board's last.
-    public var nextCursor: LeaderboardCursor?
-    /// How many players are on the board ("rank 512 of 10,000").
-    public var total: Int
-    public var resetsAt: Date?
-}
 
 /// Leaderboards per speed level for today (UTC), this ISO week and all time (docs/API.md).
 ///
@@ -130,7 +19,7 @@ public struct LeaderboardNeighbourhood: Sendable, Equatable {
 ///
 /// Every read runs in one read transaction, so a page's ranks and entries agree. Like its
 /// ``Database``, a repository is used from one thread at a time (the storage thread).
-public struct LeaderboardRepository {
+public struct SQLiteLeaderboardRepository: LeaderboardRepository {
     public let database: Database
     let statements: ScoreStatements
 
@@ -139,8 +28,6 @@ public struct LeaderboardRepository {
         self.statements = ScoreStatements(database)
     }
 
-    public static let pageSizeRange = 1...100
-    public static let neighboursRange = 0...50
 
     /// The best `limit` entries of a board, or the `limit` after `cursor`.
     ///
@@ -150,8 +37,8 @@ public struct LeaderboardRepository {
         level: SpeedLevel, period: LeaderboardPeriod, limit: Int = 20,
         after cursor: LeaderboardCursor? = nil, now: Date
     ) throws -> LeaderboardPage {
-        guard Self.pageSizeRange.contains(limit) else {
-            throw StoreError(.invalid, "must be from \(Self.pageSizeRange.lowerBound) to \(Self.pageSizeRange.upperBound), got \(limit)", field: "limit")
+        guard LeaderboardPage.sizeRange.contains(limit) else {
+            throw StoreError(.invalid, "must be from \(LeaderboardPage.sizeRange.lowerBound) to \(LeaderboardPage.sizeRange.upperBound), got \(limit)", field: "limit")
         }
         var after: LeaderboardCursor.Position?
         if let cursor {
@@ -198,14 +85,14 @@ public struct LeaderboardRepository {
     public func aroundMe(
         playerID: Int64, level: SpeedLevel, period: LeaderboardPeriod, neighbours: Int = 5, now: Date
     ) throws -> LeaderboardNeighbourhood? {
-        guard Self.neighboursRange.contains(neighbours) else {
-            throw StoreError(.invalid, "must be from \(Self.neighboursRange.lowerBound) to \(Self.neighboursRange.upperBound), got \(neighbours)", field: "neighbours")
+        guard LeaderboardNeighbourhood.neighboursRange.contains(neighbours) else {
+            throw StoreError(.invalid, "must be from \(LeaderboardNeighbourhood.neighboursRange.lowerBound) to \(LeaderboardNeighbourhood.neighboursRange.upperBound), got \(neighbours)", field: "neighbours")
         }
         let board = Board(level: level, period: period, key: period.key(containing: now))
         return try database.transaction(.deferred) { _ -> LeaderboardNeighbourhood? in
             let db = statements
             guard let mine = try Self.best(db, board, playerID: playerID) else {
-                try Self.requirePlayer(db, playerID)
+                try SQLitePlayerRepository.requirePlayer(playerID, in: db)
                 return nil
             }
             let rank = try Self.rank(db, board, of: mine.position)
@@ -231,11 +118,6 @@ public struct LeaderboardRepository {
         }
     }
 
-    /// When the board of `period` containing `now` resets: the next 00:00 UTC, the next
-    /// Monday 00:00 UTC, or nil for all time.
-    public func resetsAt(period: LeaderboardPeriod, now: Date) -> Date? {
-        period.resetsAt(now: now)
-    }
 
     // MARK: - Shared with GameRepository (inside its transaction)
 
@@ -376,19 +258,12 @@ public struct LeaderboardRepository {
     static func total(_ db: ScoreStatements, _ board: Board) throws -> Int {
         try db.prepare(totalSQL).query(board.values) { $0.int(at: 0) }.first ?? 0
     }
-
-    static func requirePlayer(_ db: ScoreStatements, _ playerID: Int64) throws {
-        let exists = try db.prepare("SELECT 1 FROM players WHERE id = ?").query([playerID]) { _ in true }
-        guard !exists.isEmpty else {
-            throw StoreError(.notFound, "no player with id \(playerID)", field: "playerID")
-        }
-    }
 }
 
 /// The prepared statements of the score repositories, compiled once per repository and
 /// reused: compiling costs more than running most of these queries. Bound to one connection,
 /// used from its thread only, like the connection.
-final class ScoreStatements {
+final class ScoreStatements: StatementPreparing {
     let database: Database
     private var cache: [String: Statement] = [:]
 

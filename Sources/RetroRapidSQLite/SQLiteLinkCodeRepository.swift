@@ -1,11 +1,5 @@
 import Foundation
-
-/// A link code just created, to show on the device that asked for it.
-public struct IssuedLinkCode: Sendable, Hashable {
-    /// Grouped for reading aloud and typing: `K7Q4-M2XD`.
-    public let code: String
-    public let expiresAt: Date
-}
+import RetroRapidDomain
 
 /// Link codes: how a player's second device joins them (docs/API.md, "Players and devices").
 ///
@@ -23,30 +17,15 @@ public struct IssuedLinkCode: Sendable, Hashable {
 /// Writes run in IMMEDIATE transactions, so two devices claiming one code at the same moment,
 /// even on two connections, are serialised: exactly one gets a token, the other is told the
 /// code was already used.
-public struct LinkCodeRepository {
-    public struct Policy: Sendable, Hashable {
-        /// How long a code works after it is created (whole seconds count; at least 1).
-        public let lifetime: TimeInterval
-        /// How many codes one player may create within ``window``.
-        public let maximumPerWindow: Int
-        public let window: TimeInterval
-
-        public init(lifetime: TimeInterval = 10 * 60, maximumPerWindow: Int = 5, window: TimeInterval = 10 * 60) {
-            precondition(lifetime >= 1 && maximumPerWindow >= 1 && window >= 1, "link code lifetime, window and maximum must be positive")
-            self.lifetime = lifetime
-            self.maximumPerWindow = maximumPerWindow
-            self.window = window
-        }
-    }
-
+public struct SQLiteLinkCodeRepository: LinkCodeRepository {
     public let database: Database
-    public let policy: Policy
+    public let policy: LinkCodePolicy
 
     /// Claimed and expired codes are deleted this long after they expire. Until then, entering
     /// one says "used" or "expired" rather than "unknown".
     static let retention: TimeInterval = 24 * 60 * 60
 
-    public init(database: Database, policy: Policy = Policy()) {
+    public init(database: Database, policy: LinkCodePolicy = LinkCodePolicy()) {
         self.database = database
         self.policy = policy
     }
@@ -69,20 +48,20 @@ public struct LinkCodeRepository {
                 throw StoreError(.rateLimited, "You created \(policy.maximumPerWindow) link codes in the last \(Self.duration(policy.window)), the most allowed. Try again in \(Self.duration(wait)).")
             }
             try db.prepare("DELETE FROM link_codes WHERE player_id = ? AND expires_at < ?")
-                .execute([playerID, PlayerRepository.timestamp(now.addingTimeInterval(-Self.retention))])
+                .execute([playerID, SQLitePlayerRepository.timestamp(now.addingTimeInterval(-Self.retention))])
 
             let insert = try db.prepare("""
                 INSERT INTO link_codes (player_id, created_by_device_id, code_hash, created_at, expires_at)
                 VALUES (?, ?, ?, ?, ?)
                 """)
-            let expiresAt = PlayerRepository.storedDate(now.addingTimeInterval(policy.lifetime))
+            let expiresAt = SQLitePlayerRepository.storedDate(now.addingTimeInterval(policy.lifetime))
             var attempt = 0
             while true {
                 attempt += 1
                 // A clash with another code (live, or kept after expiry) is rare; draw again.
                 let code = LinkCode.generate()
                 do {
-                    try insert.execute([playerID, device.deviceID, code.hash, PlayerRepository.timestamp(now), PlayerRepository.timestamp(expiresAt)])
+                    try insert.execute([playerID, device.deviceID, code.hash, SQLitePlayerRepository.timestamp(now), SQLitePlayerRepository.timestamp(expiresAt)])
                     return IssuedLinkCode(code: code.displayText, expiresAt: expiresAt)
                 } catch let error as DatabaseError where error.isUniqueViolation && attempt < 5 {
                     continue
@@ -107,7 +86,7 @@ public struct LinkCodeRepository {
         guard let code = LinkCode(parsing: code) else {
             throw StoreError(.invalid, "A link code is \(LinkCode.length) letters and digits, shown like K7Q4-M2XD on your other device; dashes, spaces and case do not matter.", field: "code")
         }
-        let label = try PlayerRepository.validatedDeviceLabel(deviceLabel)
+        let label = try Device.validatedLabel(deviceLabel)
         return try database.transaction(.immediate) { db in
             let found = try db.prepare("""
                 SELECT link_codes.id, link_codes.player_id, link_codes.expires_at,
@@ -125,21 +104,21 @@ public struct LinkCodeRepository {
                 throw StoreError(.expired, "This link code was already used: each code works only once. Create a new one on your other device.", field: "code")
             }
             // Fixed-width UTC text: string order is time order.
-            guard PlayerRepository.timestamp(now) < found.expiresAt else {
+            guard SQLitePlayerRepository.timestamp(now) < found.expiresAt else {
                 throw StoreError(.expired, "This link code has expired: codes work for \(Self.duration(policy.lifetime)). Create a new one on your other device.", field: "code")
             }
             guard !found.creatorRevoked else {
                 throw StoreError(.expired, "The device that created this link code was signed out, so the code no longer works. Create a new one on a device that is still signed in.", field: "code")
             }
-            let token = try PlayerRepository.insertDevice(db, playerID: found.playerID, label: label, now: now)
+            let token = try SQLitePlayerRepository.insertDevice(db, playerID: found.playerID, label: label, now: now)
             try db.prepare("UPDATE link_codes SET claimed_at = ?, claimed_by_device_id = ? WHERE id = ? AND claimed_at IS NULL")
-                .execute([PlayerRepository.timestamp(now), db.lastInsertRowID, found.id])
+                .execute([SQLitePlayerRepository.timestamp(now), db.lastInsertRowID, found.id])
             // The write lock taken at BEGIN IMMEDIATE makes this certain; checked anyway, so a
             // change to the locking can never hand out two tokens for one code.
             guard db.changes == 1 else {
                 throw StoreError(.expired, "This link code was already used: each code works only once. Create a new one on your other device.", field: "code")
             }
-            return (try PlayerRepository.readPlayer(db, id: found.playerID), token.text)
+            return (try SQLitePlayerRepository.readPlayer(db, id: found.playerID), token.text)
         }
     }
 
@@ -148,13 +127,13 @@ public struct LinkCodeRepository {
     /// Inside a transaction: nil when the player has created fewer than the maximum codes in
     /// the window ending at `now`, else the seconds until the oldest of them leaves it.
     private func retryAfter(_ db: Database, playerID: Int64, now: Date) throws -> TimeInterval? {
-        let windowStart = PlayerRepository.timestamp(now.addingTimeInterval(-policy.window))
+        let windowStart = SQLitePlayerRepository.timestamp(now.addingTimeInterval(-policy.window))
         let recent = try db.prepare("""
             SELECT created_at FROM link_codes WHERE player_id = ? AND created_at > ?
             ORDER BY created_at DESC LIMIT ?
             """).query([playerID, windowStart, policy.maximumPerWindow]) { $0.string(at: 0) }
         guard recent.count >= policy.maximumPerWindow, let oldestCounted = recent.last else { return nil }
-        let freedAt = try PlayerRepository.date(oldestCounted, column: "link_codes.created_at").addingTimeInterval(policy.window)
+        let freedAt = try SQLitePlayerRepository.date(oldestCounted, column: "link_codes.created_at").addingTimeInterval(policy.window)
         return max(1, freedAt.timeIntervalSince(now).rounded(.up))
     }
 

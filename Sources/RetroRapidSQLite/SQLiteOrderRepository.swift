@@ -1,104 +1,5 @@
-import CSQLite3
 import Foundation
-
-/// The price a player would pay for unlimited play now.
-public struct PriceDue: Sendable, Equatable {
-    /// What to charge: the base price, or the best live discount the player redeemed.
-    public let amount: Money
-    /// The base price (£2.99, configurable: docs/API.md, "Unlimited play").
-    public let base: Money
-    /// The discount code that set `amount`; nil when the base price applies.
-    public let discountCode: String?
-    /// When that discount stops applying; nil without a discount or without an expiry.
-    public let discountExpiresAt: Date?
-
-    public init(amount: Money, base: Money, discountCode: String?, discountExpiresAt: Date?) {
-        self.amount = amount
-        self.base = base
-        self.discountCode = discountCode
-        self.discountExpiresAt = discountExpiresAt
-    }
-}
-
-/// An order for unlimited play.
-public struct Order: Sendable, Equatable {
-    public enum Status: String, Sendable {
-        /// Created, not paid yet.
-        case pending
-        /// Paid: the player has unlimited play.
-        case paid
-        /// Cancelled by the player before it was paid. Stored as `pending` with `cancelled_at`
-        /// (Migrations/0006_order_checkout.sql): a late payment still pays it, since the
-        /// provider took the money.
-        case cancelled
-    }
-
-    /// The provider's hosted checkout for the order, when one was made.
-    public struct Checkout: Sendable, Equatable {
-        /// The provider's session id, e.g. `cs_test_a1…`.
-        public let sessionID: String
-        /// The page the player pays on.
-        public let url: String
-        /// When the provider stops taking payment there; nil when it did not say.
-        public let expiresAt: Date?
-
-        public init(sessionID: String, url: String, expiresAt: Date?) {
-            self.sessionID = sessionID
-            self.url = url
-            self.expiresAt = expiresAt
-        }
-    }
-
-    /// The id the client and the payment provider see, e.g. `ord_k3v9…` (never the rowid).
-    public let publicID: String
-    public let playerID: Int64
-    /// The price due when the order was made; it does not change afterwards.
-    public let amount: Money
-    /// The discount code that set the amount, if any.
-    public let discountCode: String?
-    public let status: Status
-    public let createdAt: Date
-    public let paidAt: Date?
-    /// The provider's event id (or the operator's note) that paid it.
-    public let providerEventID: String?
-    /// The provider's checkout session; nil for an order made without one.
-    public let checkout: Checkout?
-    /// When the player cancelled it (also kept when a late payment paid it afterwards).
-    public let cancelledAt: Date?
-
-    public init(
-        publicID: String, playerID: Int64, amount: Money, discountCode: String?, status: Status,
-        createdAt: Date, paidAt: Date?, providerEventID: String?, checkout: Checkout? = nil, cancelledAt: Date? = nil
-    ) {
-        self.checkout = checkout
-        self.cancelledAt = cancelledAt
-        self.publicID = publicID
-        self.playerID = playerID
-        self.amount = amount
-        self.discountCode = discountCode
-        self.status = status
-        self.createdAt = createdAt
-        self.paidAt = paidAt
-        self.providerEventID = providerEventID
-    }
-}
-
-extension Order {
-    /// Whether the player can still pay on the order's checkout page at `now`: unpaid, not
-    /// cancelled, with a session whose expiry (if the provider gave one) is still ahead.
-    public func checkoutIsOpen(at now: Date) -> Bool {
-        guard status == .pending, let checkout else { return false }
-        return checkout.expiresAt.map { $0 > now } ?? true
-    }
-}
-
-/// What ``OrderRepository/checkoutPlan(playerID:now:)`` found.
-public enum CheckoutPlan: Sendable, Equatable {
-    /// A pending order whose checkout page is still open: send the player there.
-    case existing(Order)
-    /// Open a checkout session for a new order with this id at this price.
-    case new(publicID: String, price: PriceDue)
-}
+import RetroRapidDomain
 
 /// Orders for unlimited play (docs/API.md, "Unlimited play").
 ///
@@ -108,7 +9,7 @@ public enum CheckoutPlan: Sendable, Equatable {
 /// transaction. No card data ever reaches this server.
 ///
 /// Used from one thread at a time, like its ``Database``.
-public struct OrderRepository {
+public struct SQLiteOrderRepository: OrderRepository {
     public let database: Database
     /// Unlimited play's price without a discount.
     public let basePrice: Money
@@ -127,7 +28,7 @@ public struct OrderRepository {
     /// currency. A discount above the base price is ignored. `.notFound` for an unknown player.
     public func priceDue(playerID: Int64, now: Date) throws -> PriceDue {
         try database.transaction(.deferred) { db in
-            try CommercePlayers.require(playerID, in: db)
+            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
             return try priceDue(playerID: playerID, now: now, in: db)
         }
     }
@@ -141,8 +42,8 @@ public struct OrderRepository {
     ///   unlimited play (nothing to buy).
     public func createOrder(playerID: Int64, now: Date) throws -> Order {
         try database.transaction(.immediate) { db in
-            try CommercePlayers.require(playerID, in: db)
-            if try EntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
+            if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
                 throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
             }
             let price = try priceDue(playerID: playerID, now: now, in: db)
@@ -170,8 +71,8 @@ public struct OrderRepository {
     ///   unlimited play.
     public func checkoutPlan(playerID: Int64, now: Date) throws -> CheckoutPlan {
         try database.transaction(.deferred) { db in
-            try CommercePlayers.require(playerID, in: db)
-            if try EntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
+            if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
                 throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
             }
             let price = try priceDue(playerID: playerID, now: now, in: db)
@@ -191,8 +92,8 @@ public struct OrderRepository {
     public func createOrder(publicID: String, playerID: Int64, amount: Money, discountCode: String?,
                             checkout: Order.Checkout, now: Date) throws -> Order {
         try database.transaction(.immediate) { db in
-            try CommercePlayers.require(playerID, in: db)
-            if try EntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
+            if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
                 throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
             }
             try db.prepare("""
@@ -264,7 +165,7 @@ public struct OrderRepository {
 
     func priceDue(playerID: Int64, now: Date, in db: Database) throws -> PriceDue {
         var best: (price: Money, code: PromoCode)?
-        for (code, _) in try CodeRepository.redeemedCodes(playerID: playerID, in: db) {
+        for (code, _) in try SQLiteCodeRepository.redeemedCodes(playerID: playerID, in: db) {
             guard case .discount(let price) = code.kind, price.currency == basePrice.currency,
                   price.minorUnits < basePrice.minorUnits, code.isLive(at: now)
             else { continue }
@@ -285,7 +186,7 @@ public struct OrderRepository {
         guard order.status != .paid else { return order }
         try db.prepare("UPDATE orders SET status = 'paid', paid_at = ?, provider_event_id = ? WHERE public_id = ? AND status = 'pending'")
             .execute([UTCCivilTime.text(now), providerEventID, orderID])
-        _ = try EntitlementRepository.grant(playerID: order.playerID, source: .order, reference: orderID, now: now, in: db)
+        _ = try SQLiteEntitlementRepository.grant(playerID: order.playerID, source: .order, reference: orderID, now: now, in: db)
         return try Self.order(publicID: orderID, in: db)
     }
 
@@ -310,7 +211,7 @@ public struct OrderRepository {
             WHERE \(condition)
             """).query(values) { row in
                 guard var status = Order.Status(rawValue: row.string(at: 5)), status != .cancelled else {
-                    throw DatabaseError(extendedCode: SQLITE_CORRUPT, message: "orders.status holds unknown '\(row.string(at: 5))'")
+                    throw StoreError.unreadable("orders.status holds unknown '\(row.string(at: 5))'")
                 }
                 let cancelledAt = row.isNull(at: 12) ? nil : try UTCCivilTime.storedDate(row.string(at: 12), column: "orders.cancelled_at")
                 if status == .pending, cancelledAt != nil { status = .cancelled }

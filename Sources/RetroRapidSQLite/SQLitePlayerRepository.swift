@@ -1,42 +1,5 @@
-import CSQLite3
 import Foundation
-
-/// Someone who plays: owns the plays, settings and scores. No password, no e-mail: a player is
-/// reached only through the tokens of their devices (docs/API.md, "Players and devices").
-public struct Player: Sendable, Hashable, Identifiable {
-    /// The row id: used inside the server only, never shown.
-    public let id: Int64
-    /// The id shown outside (URLs, leaderboards): 12 characters of ``LinkCode/alphabet``,
-    /// random, so it says nothing about how many players there are or when one joined.
-    public let publicID: String
-    /// Valid by ``DisplayName``'s rules.
-    public let displayName: String
-    public let createdAt: Date
-}
-
-/// One device signed in as a player, as the player sees it in their device list.
-public struct Device: Sendable, Hashable, Identifiable {
-    public let id: Int64
-    /// What the client called itself when it signed in, e.g. "Firefox on Linux"; may be empty.
-    public let label: String
-    public let createdAt: Date
-    /// The last successful ``PlayerRepository/authenticate(token:now:)``, or the device's
-    /// creation until then. Optional because rows written by other tools may have none.
-    public let lastSeenAt: Date?
-    /// When the player revoked it; a revoked device's token no longer signs in.
-    public let revokedAt: Date?
-    /// True for the device that asked for the list ("this device").
-    public let isCurrent: Bool
-
-    public var isRevoked: Bool { revokedAt != nil }
-}
-
-/// Proof, inside the server, that a request came with a valid device token: only
-/// ``PlayerRepository/authenticate(token:now:)`` makes one (its initializer is internal).
-public struct AuthenticatedDevice: Sendable, Hashable {
-    public let player: Player
-    public let deviceID: Int64
-}
+import RetroRapidDomain
 
 /// Players and their devices: creating a player with its first device token, signing devices
 /// in, display names, listing and revoking devices. (Joining a second device goes through
@@ -46,11 +9,8 @@ public struct AuthenticatedDevice: Sendable, Hashable {
 /// inside it, so a refused request changes nothing. `DatabaseError` escapes only for real
 /// database failures. Times come in as `now` and are stored as ISO-8601 UTC text to the
 /// second (`2026-01-15T10:23:45Z`), the fraction dropped.
-public struct PlayerRepository {
+public struct SQLitePlayerRepository: PlayerRepository {
     public let database: Database
-
-    /// How long a device label may be, in characters.
-    public static let maximumDeviceLabelLength = 64
 
     public init(database: Database) {
         self.database = database
@@ -66,7 +26,7 @@ public struct PlayerRepository {
     ///   (`field: "deviceLabel"`).
     public func createPlayer(displayName: String?, deviceLabel: String, now: Date) throws -> (player: Player, token: String) {
         let name = try displayName.map { try DisplayName($0) } ?? DisplayName.random()
-        let label = try Self.validatedDeviceLabel(deviceLabel)
+        let label = try Device.validatedLabel(deviceLabel)
         return try database.transaction(.immediate) { db in
             let insert = try db.prepare("INSERT INTO players (public_id, display_name, created_at) VALUES (?, ?, ?)")
             // 60 random bits make a clash vanishingly rare, but a clash must not fail sign-up.
@@ -88,11 +48,6 @@ public struct PlayerRepository {
             return (player, token.text)
         }
     }
-
-    /// How stale `last_seen_at` may get before a sign-in rewrites it. Every API request and
-    /// WebSocket hello signs in; writing each time would cost a durable commit (an fsync)
-    /// per request for a value shown to the minute on the devices page.
-    public static let lastSeenResolution: TimeInterval = 300
 
     static let revokedDeviceMessage = "This device was signed out from another of your devices. Link it again with a code from a device that is still signed in."
 
@@ -117,7 +72,7 @@ public struct PlayerRepository {
             throw StoreError(.unauthorized, Self.revokedDeviceMessage)
         }
         // ISO-8601 UTC text of one fixed width sorts as time does, so text comparison is enough.
-        let staleBefore = Self.timestamp(now.addingTimeInterval(-Self.lastSeenResolution))
+        let staleBefore = Self.timestamp(now.addingTimeInterval(-Device.lastSeenResolution))
         if found.lastSeen.map({ $0 <= staleBefore }) ?? true {
             try database.transaction(.immediate) { db in
                 // Re-checked inside the write: a revoke that landed since the read wins.
@@ -137,7 +92,7 @@ public struct PlayerRepository {
         let rows = try database.prepare("SELECT id, public_id, display_name, created_at FROM players WHERE public_id = ?")
             .query([publicID.uppercased()], Self.player(row:))
         guard let player = rows.first else {
-            throw StoreError(.notFound, "No player has this id.", field: "publicID")
+            throw StoreError.unknownPlayer(field: "publicID")
         }
         return player
     }
@@ -159,7 +114,7 @@ public struct PlayerRepository {
         return try database.transaction(.immediate) { db in
             try db.prepare("UPDATE players SET display_name = ? WHERE id = ?").execute([name.value, playerID])
             guard db.changes == 1 else {
-                throw StoreError(.notFound, "No player has this id.", field: "playerID")
+                throw StoreError.unknownPlayer(field: "playerID")
             }
             return try Self.readPlayer(db, id: playerID)
         }
@@ -225,9 +180,9 @@ public struct PlayerRepository {
     }
 }
 
-// MARK: - Shared with LinkCodeRepository
+// MARK: - Shared with SQLiteLinkCodeRepository
 
-extension PlayerRepository {
+extension SQLitePlayerRepository {
     /// Adds a device to `playerID` with a fresh token and returns the token. Runs inside the
     /// caller's transaction.
     static func insertDevice(_ db: Database, playerID: Int64, label: String, now: Date) throws -> DeviceToken {
@@ -240,10 +195,15 @@ extension PlayerRepository {
     static func readPlayer(_ db: Database, id: Int64) throws -> Player {
         let rows = try db.prepare("SELECT id, public_id, display_name, created_at FROM players WHERE id = ?")
             .query([id], player(row:))
-        guard let player = rows.first else {
-            throw StoreError(.notFound, "No player has this id.", field: "playerID")
-        }
+        guard let player = rows.first else { throw StoreError.unknownPlayer(field: "playerID") }
         return player
+    }
+
+    /// The one "does this player exist" check, inside the caller's transaction: every
+    /// repository refuses an unknown player id with the same words.
+    static func requirePlayer(_ playerID: Int64, in db: some StatementPreparing) throws {
+        let found = try db.prepare("SELECT 1 FROM players WHERE id = ?").query([playerID]) { _ in true }
+        guard !found.isEmpty else { throw StoreError.unknownPlayer(field: "playerID") }
     }
 
     private static func player(row: Statement) throws -> Player {
@@ -253,28 +213,6 @@ extension PlayerRepository {
             displayName: row.string(at: 2),
             createdAt: try date(row.string(at: 3), column: "players.created_at")
         )
-    }
-
-    /// Trims spaces at both ends and refuses what would draw nothing or disturb the text
-    /// around it: control and format characters, other spaces than U+0020, unassigned and
-    /// private-use code points. Anything visible is fine (emoji too): only its player sees it.
-    static func validatedDeviceLabel(_ raw: String) throws -> String {
-        let label = DisplayName.trimmingSpaces(raw).precomposedStringWithCanonicalMapping
-        let rule = "A device label is up to \(maximumDeviceLabelLength) characters of visible text, without control or invisible formatting characters."
-        guard label.count <= maximumDeviceLabelLength else {
-            throw StoreError(.invalid, "The device label is too long (\(label.count) characters). \(rule)", field: "deviceLabel")
-        }
-        for scalar in label.unicodeScalars {
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .unassigned, .privateUse, .surrogate:
-                throw StoreError(.invalid, "The device label contains \(DisplayName.codePoint(scalar)). \(rule)", field: "deviceLabel")
-            case .spaceSeparator where scalar != " ":
-                throw StoreError(.invalid, "The device label contains \(DisplayName.codePoint(scalar)). \(rule)", field: "deviceLabel")
-            default:
-                continue
-            }
-        }
-        return label
     }
 
     // MARK: Times: ISO-8601 UTC text, whole seconds
@@ -294,7 +232,7 @@ extension PlayerRepository {
     /// Reads a stored time; a malformed one is a damaged database, not a refusal.
     static func date(_ text: String, column: String) throws -> Date {
         guard let date = try? timeStyle.parse(text) else {
-            throw DatabaseError(extendedCode: SQLITE_MISMATCH, message: "\(column) holds '\(text)', which is not an ISO-8601 UTC time")
+            throw StoreError.unreadable("\(column) holds '\(text)', which is not an ISO-8601 UTC time")
         }
         return date
     }

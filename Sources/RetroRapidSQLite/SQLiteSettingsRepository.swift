@@ -1,50 +1,5 @@
-import CSQLite3
 import Foundation
-
-/// A player's settings document with its version: what a client holds and sends back as the
-/// version its next write is based on.
-public struct VersionedSettings: Equatable, Sendable, Encodable {
-    /// 0 for a player who never saved settings (the document is then the defaults); 1 after the
-    /// first write, and one more after every write.
-    public var version: Int
-    public var settings: PlayerSettings
-    /// When the stored document was last written; nil at version 0.
-    public var updatedAt: Date?
-
-    public init(version: Int, settings: PlayerSettings, updatedAt: Date?) {
-        self.version = version
-        self.settings = settings
-        self.updatedAt = updatedAt
-    }
-
-    /// `{"settings":{…},"updatedAt":"2026-01-15T10:23:45Z","version":3}`, keys sorted
-    /// (`updatedAt` is null at version 0): the body the server sends over HTTP and WebSocket.
-    public func jsonData() -> Data {
-        do {
-            return try SettingsJSON.encoder.encode(self)
-        } catch {
-            preconditionFailure("VersionedSettings failed to encode: \(error)")
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: SettingsJSON.Key.self)
-        try c.encode(settings, forKey: .init("settings"))
-        try c.encode(updatedAt.map(UTCCivilTime.text), forKey: .init("updatedAt"))
-        try c.encode(version, forKey: .init("version"))
-    }
-}
-
-/// What a settings write did. A stale write is an expected outcome (two devices editing at
-/// once), not a failure: the caller must show the player the current document, so it comes
-/// back with the refusal (the server answers 412 with it).
-public enum SettingsWriteResult: Equatable, Sendable {
-    /// Stored, with the new version.
-    case written(VersionedSettings)
-    /// Refused because the write was based on another version than the stored one; nothing
-    /// changed. `current` is what is stored now.
-    case stale(current: VersionedSettings)
-}
+import RetroRapidDomain
 
 /// Reads and writes each player's settings document (table `player_settings`).
 ///
@@ -57,7 +12,7 @@ public enum SettingsWriteResult: Equatable, Sendable {
 /// An unknown player is `StoreError.notFound`. `DatabaseError` means a real failure.
 ///
 /// Like its ``Database``, a repository is used from one thread at a time (the storage thread).
-public struct SettingsRepository {
+public struct SQLiteSettingsRepository: SettingsRepository {
     public let database: Database
 
     public init(database: Database) {
@@ -91,7 +46,7 @@ public struct SettingsRepository {
     public func patch(playerID: Int64, json: Data, basedOnVersion: Int, now: Date) throws -> SettingsWriteResult {
         // Checked against the defaults first, so that a bad patch is refused as invalid
         // whatever the stored version; the real merge happens in the transaction.
-        _ = try SettingsJSON.decode(json, over: .defaults, lenient: false)
+        _ = try PlayerSettings.decodeStored(json, lenient: false)
         try Self.checkVersion(basedOnVersion)
         return try database.transaction(.immediate) { db in
             try store(db, playerID: playerID, basedOnVersion: basedOnVersion, now: now) { current in
@@ -146,12 +101,10 @@ public struct SettingsRepository {
         // not know. Anything else wrong with it is damage, not a player's mistake.
         let settings: PlayerSettings
         do {
-            settings = try SettingsJSON.decode(Data(document.utf8), over: .defaults, lenient: true)
+            settings = try PlayerSettings.decodeStored(Data(document.utf8), lenient: true)
             try settings.validate()
         } catch {
-            throw DatabaseError(
-                extendedCode: SQLITE_CORRUPT,
-                message: "player_settings holds an unreadable document for player \(playerID): \(error)")
+            throw StoreError.unreadable("player_settings holds an unreadable document for player \(playerID): \(error)")
         }
         return VersionedSettings(version: version, settings: settings, updatedAt: UTCCivilTime.parse(updatedAt))
     }

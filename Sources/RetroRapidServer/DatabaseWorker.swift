@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import Foundation
+import RetroRapidDomain
 import RetroRapidStorage
 import RetroRapidSupport
 import Synchronization
@@ -228,10 +229,9 @@ private final class StorageThread: Sendable {
         nameCurrentThread("rr-storage")
         let storage: StorageContext
         do {
-            let database = try Database(path: configuration.databasePath, createParentDirectories: true)
-            let migrator = try Migrator(database: database, directory: URL(fileURLWithPath: configuration.migrationsPath))
-            let applied = try migrator.migrate()
-            storage = StorageContext(database: database, configuration: configuration, clock: clock)
+            let connection = try StorageFactory.open(configuration, ifMissing: .create)
+            let applied = try connection.migrate()
+            storage = StorageContext(connection: connection, configuration: configuration, clock: clock)
             startupResult.withLock { $0 = .success(applied) }
             startupDone.signal()
         } catch {
@@ -242,6 +242,6 @@ private final class StorageThread: Sendable {
         while let job = queue.next() {
             job(storage)
         }
-        // `storage` and its Database are released here, on this thread: the connection closes.
+        // `storage` and its connection are released here, on this thread: the connection closes.
     }
 }

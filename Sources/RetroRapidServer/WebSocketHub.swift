@@ -7,7 +7,7 @@ import CLibWebSockets
 import RetroRapidLWS
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// The WebSocket game side of the server: every connection on `/ws`, every running game, the

@@ -1,5 +1,5 @@
 import RetroRapidLWS
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// The hub's checkpoints: every `checkpointIntervalMilliseconds` (1 s by default) what changed
 /// in each running game since its last checkpoint (its step count, the moves made since) goes

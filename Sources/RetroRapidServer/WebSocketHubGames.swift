@@ -2,7 +2,7 @@ import CLibWebSockets
 import RetroRapidLWS
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// The hub's games: starting them, stepping them on the tick timer, delivering what they say,
 /// saving them when they end, and ending them all on shutdown. Service thread.

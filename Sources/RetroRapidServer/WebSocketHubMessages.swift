@@ -2,7 +2,7 @@ import CLibWebSockets
 import RetroRapidLWS
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// What the hub does with each message a client sends (docs/PROTOCOL.md). Service thread.
 ///

@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import RetroRapidBots
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import RetroRapidSupport
 
 /// `retrorapid bench-storage`: how fast the storage layer stores finished games and answers
@@ -94,7 +95,7 @@ enum BenchStorageCommand: Command {
         let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         print("fill scores=\(scores) seconds=\(String(format: "%.1f", fillSeconds)) rows_per_second=\(Int(Double(scores) / fillSeconds)) database_mb=\(bytes / 1_000_000)")
 
-        let boards = LeaderboardRepository(database: db)
+        let boards = SQLiteLeaderboardRepository(database: db)
         let now = StorageBench.boardNow
         // Warm the cache as a running server's would be.
         _ = try boards.top(level: .fast, period: .allTime, limit: 20, now: now)
@@ -219,7 +220,7 @@ private enum StorageBench {
         _ db: Database, count: Int, players: [Int64], pool: [PlayedGame],
         random: inout SystemRandomNumberGenerator, level: SpeedLevel? = nil
     ) throws -> String {
-        let repository = GameRepository(database: db)
+        let repository = SQLiteGameRepository(database: db)
         var latencies: [UInt64] = []
         latencies.reserveCapacity(count)
         let start = now()

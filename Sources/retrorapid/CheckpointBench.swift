@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 
 /// `bench-storage`'s checkpoint figures: what the server's storage thread spends keeping
 /// `games` running games recoverable (docs/OPERATIONS.md, "A crash of the server").
@@ -25,7 +26,7 @@ enum CheckpointBench {
         let db = try Database(path: folder.appendingPathComponent("checkpoints.sqlite").path, synchronous: .full)
         try Migrator(database: db, directory: migrations).migrate()
         let start = Date(timeIntervalSince1970: 1_768_478_400)  // 2026-01-15T12:00:00Z
-        let repository = RunningGameRepository(database: db)
+        let repository = SQLiteRunningGameRepository(database: db)
         // Players with unlimited play, so the starts consume no free play and the recovery
         // still offers every score to the leaderboards.
         var players: [Int64] = []

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import RetroRapidSupport
 
 /// `retrorapid crash-writer`: a test aid for the durability proof (nothing
@@ -56,13 +57,13 @@ enum CrashWriterCommand: Command {
 
         var players: [Int64] = []
         for number in 1...playerCount {
-            let (player, _) = try PlayerRepository(database: database)
+            let (player, _) = try SQLitePlayerRepository(database: database)
                 .createPlayer(displayName: "Crash Writer \(number)", deviceLabel: "crash-writer", now: Date())
             players.append(player.id)
         }
         OperatorOutput.note("crash-writer: storing games in \(path) as \(playerCount) players, synchronous=\(synchronous)")
 
-        let games = GameRepository(database: database)
+        let games = SQLiteGameRepository(database: database)
         var generator = SystemRandomNumberGenerator()
         let firstSeed = generator.next() >> 1
         var count = 0

@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// Promo codes, against a real database file migrated with the real `Migrations/`.
@@ -18,7 +19,7 @@ import Testing
 
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let codes = CodeRepository(database: db)
+            let codes = SQLiteCodeRepository(database: db)
             let created = try codes.create(code: "arctic-conf", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
             #expect(created.code == "ARCTICCONF")
             #expect(try db.column("SELECT code FROM promo_codes") == [.text("ARCTICCONF")])
@@ -31,7 +32,7 @@ import Testing
     @Test func creatingADuplicateInAnySpellingIsAConflict() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let codes = CodeRepository(database: db)
+            let codes = SQLiteCodeRepository(database: db)
             let created = try createArcticConf(codes, maxRedemptions: 500)
             #expect(created.kind == .discount(Money(minorUnits: 99, currency: "GBP")))
             #expect(created.expiresAt == utc("2026-02-28T23:59:59Z"))
@@ -57,7 +58,7 @@ import Testing
     @Test func creatingAMalformedCodeIsRefusedAndChangesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let codes = CodeRepository(database: db)
+            let codes = SQLiteCodeRepository(database: db)
             let now = utc("2026-01-01T00:00:00Z")
             let before = try db.dump()
             let attempts: [(String, () throws -> Void)] = [
@@ -84,7 +85,7 @@ import Testing
     @Test func listAndDisable() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let codes = CodeRepository(database: db)
+            let codes = SQLiteCodeRepository(database: db)
             try createArcticConf(codes)
             try codes.create(code: "PRESS-2026", kind: .unlock, startsAt: utc("2026-01-10T00:00:00Z"), maxRedemptions: 50, now: utc("2026-01-02T00:00:00Z"))
             #expect(try codes.list().map(\.code) == ["ARCTICCONF", "PRESS2026"])
@@ -104,7 +105,7 @@ import Testing
     @Test func everyRefusedRedemptionSaysWhyAndChangesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let codes = CodeRepository(database: db)
+            let codes = SQLiteCodeRepository(database: db)
             let created = utc("2026-01-01T00:00:00Z")
             try createArcticConf(codes)
             try codes.create(code: "SPRING", kind: .unlock, startsAt: utc("2026-03-01T00:00:00Z"), now: created)
@@ -115,7 +116,7 @@ import Testing
             let player = try insertPlayer(db, "p1")
             try codes.redeem(code: "ONLYONE", playerID: first, now: utc("2026-01-02T00:00:00Z"))
             let subscriber = try insertPlayer(db, "subscriber")
-            try EntitlementRepository(database: db).grantUnlimited(playerID: subscriber, source: .operator, reference: "support", now: created)
+            try SQLiteEntitlementRepository(database: db).grantUnlimited(playerID: subscriber, source: .operator, reference: "support", now: created)
 
             let cases: [(String, Int64, String, StoreError.Code, String)] = [
                 ("NOSUCHCODE", player, "2026-01-15T00:00:00Z", .notFound, "There is no code NOSUCHCODE"),
@@ -144,7 +145,7 @@ import Testing
     @Test func aRepeatByTheSamePlayerReturnsTheSameRedemptionAndCountsOnce() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let codes = CodeRepository(database: db)
+            let codes = SQLiteCodeRepository(database: db)
             try createArcticConf(codes, maxRedemptions: 2)
             let player = try insertPlayer(db, "p1")
 
@@ -170,8 +171,8 @@ import Testing
     @Test func anUnlockCodeGrantsUnlimitedPlayInTheSameRedemption() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let codes = CodeRepository(database: db)
-            let entitlements = EntitlementRepository(database: db)
+            let codes = SQLiteCodeRepository(database: db)
+            let entitlements = SQLiteEntitlementRepository(database: db)
             try codes.create(code: "PRESS-2026", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
             let player = try insertPlayer(db, "p1")
             #expect(try entitlements.hasUnlimited(playerID: player) == false)
@@ -182,7 +183,7 @@ import Testing
             #expect(try entitlements.unlimited(playerID: player) == UnlimitedEntitlement(
                 playerID: player, source: .code, reference: "PRESS2026", grantedAt: utc("2026-01-05T09:30:00Z")
             ))
-            #expect(try QuotaRepository(database: db).status(playerID: player, now: utc("2026-01-05T10:00:00Z")).unlimited)
+            #expect(try SQLiteQuotaRepository(database: db).status(playerID: player, now: utc("2026-01-05T10:00:00Z")).unlimited)
             #expect(try codes.redeem(code: "PRESS2026", playerID: player, now: utc("2026-01-06T00:00:00Z")) == redemption)
         }
     }
@@ -190,7 +191,7 @@ import Testing
     @Test func grantingUnlimitedIsIdempotentAndKeepsTheFirstGrant() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let entitlements = EntitlementRepository(database: db)
+            let entitlements = SQLiteEntitlementRepository(database: db)
             let player = try insertPlayer(db, "p1")
             let first = try entitlements.grantUnlimited(playerID: player, source: .operator, reference: "tester", now: utc("2026-01-05T00:00:00Z"))
             let before = try db.dump()
@@ -213,7 +214,7 @@ import Testing
     @Test func aCapOfTenHoldsExactlyWhenAHundredPlayersRedeemAtOnce() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let codes = CodeRepository(database: db)
+            let codes = SQLiteCodeRepository(database: db)
             try codes.create(code: "TEN-ONLY", kind: .unlock, maxRedemptions: 10, now: utc("2026-01-01T00:00:00Z"))
             let players = try (0..<100).map { try insertPlayer(db, "player\($0)") }
             let now = utc("2026-01-05T12:00:00Z")
@@ -221,7 +222,7 @@ import Testing
             let threads = 10
             let outcomes = onThreadsAtOnce(threads, path: db.path) { thread, connection, record in
                 let mine = players.enumerated().filter { $0.offset % threads == thread }.map(\.element)
-                let codes = CodeRepository(database: connection)
+                let codes = SQLiteCodeRepository(database: connection)
                 for player in mine {
                     do {
                         _ = try codes.redeem(code: "ten-only", playerID: player, now: now)

@@ -1,5 +1,6 @@
 import Testing
-@testable import RetroRapidStorage
+@testable import RetroRapidDomain
+@testable import RetroRapidSQLite
 
 @Suite("CodeStrength")
 struct CodeStrengthTests {

@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// The display-name rules on their own (no database): what is accepted and stored, and what

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// Nothing acknowledged is lost (docs/OPERATIONS.md): a process that stores games the way the server
@@ -63,8 +64,8 @@ import Testing
     @Test func theCheckFindsLostAndHalfWrittenGames() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "check.sqlite")
-            let player = try PlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "", now: Date()).player
-            let games = GameRepository(database: db)
+            let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "", now: Date()).player
+            let games = SQLiteGameRepository(database: db)
             var ids: [Int64] = []
             for score in [10, 30, 20, 5] {
                 let now = Date()

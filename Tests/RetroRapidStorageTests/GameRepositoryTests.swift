@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// Finished games: stored whole with their leaderboard scores, read back, and re-verified by
@@ -18,7 +19,7 @@ import Testing
             let game = NewGame(
                 playerID: player, level: .rapid, seed: seed, inputLog: log, score: state.score, steps: state.step,
                 endReason: .crash, startedAt: start, endedAt: start.addingTimeInterval(42.9), durationMilliseconds: 41_250)
-            let recorded = try GameRepository(database: db).record(game)
+            let recorded = try SQLiteGameRepository(database: db).record(game)
 
             let expected = GameRecord(
                 id: recorded.game.id, playerID: player, level: .rapid, seed: seed, rulesVersion: GameRules.version,
@@ -26,7 +27,7 @@ import Testing
                 startedAt: start, endedAt: start.addingTimeInterval(42), durationMilliseconds: 41_250)
             #expect(recorded.game == expected)
             let reopened = try Database(path: db.path)
-            #expect(try GameRepository(database: reopened).game(id: recorded.game.id) == expected)
+            #expect(try SQLiteGameRepository(database: reopened).game(id: recorded.game.id) == expected)
 
             let row = try reopened.prepare("""
                 SELECT level, seed, rules_version, input_log, score, steps, end_reason, practice,
@@ -37,7 +38,7 @@ import Testing
                 .integer(Int64(state.score)), .integer(Int64(state.step)), .text("crash"), .integer(0),
                 .text("2026-01-15T10:00:00Z"), .text("2026-01-15T10:00:42Z"), .integer(41_250),
             ]])
-            #expect(try GameRepository(database: db).game(id: recorded.game.id + 1) == nil)
+            #expect(try SQLiteGameRepository(database: db).game(id: recorded.game.id + 1) == nil)
         }
     }
 
@@ -45,7 +46,7 @@ import Testing
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db, "ann")
             let bob = try insertPlayer(db, "bob")
-            let repository = GameRepository(database: db)
+            let repository = SQLiteGameRepository(database: db)
             try repository.record(scoredGame(player: bob, score: 70, endedAt: start))
             let first = try repository.record(scoredGame(player: ann, score: 50, endedAt: start.addingTimeInterval(10)))
             #expect(first.standings.map(\.period) == [.today, .thisWeek, .allTime])
@@ -61,7 +62,7 @@ import Testing
     @Test func aLowerOrEqualScoreDoesNotReplaceTheBest() throws {
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db)
-            let repository = GameRepository(database: db)
+            let repository = SQLiteGameRepository(database: db)
             let best = try repository.record(scoredGame(player: ann, score: 50, endedAt: start))
             let lower = try repository.record(scoredGame(player: ann, score: 30, endedAt: start.addingTimeInterval(60)))
             #expect(lower.standings.allSatisfy { $0.personalBest == 50 && !$0.isNewBest && $0.rank == 1 })
@@ -79,7 +80,7 @@ import Testing
     @Test func aBestIsKeptPerLevel() throws {
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db)
-            let repository = GameRepository(database: db)
+            let repository = SQLiteGameRepository(database: db)
             try repository.record(scoredGame(player: ann, level: .cruise, score: 80, endedAt: start))
             let rapid = try repository.record(scoredGame(player: ann, level: .rapid, score: 20, endedAt: start))
             #expect(rapid.standings.allSatisfy { $0.personalBest == 20 && $0.isNewBest && $0.level == .rapid })
@@ -92,21 +93,21 @@ import Testing
             let ann = try insertPlayer(db)
             var practice = scoredGame(player: ann, score: 99, endedAt: start)
             practice.practice = true
-            let recorded = try GameRepository(database: db).record(practice)
+            let recorded = try SQLiteGameRepository(database: db).record(practice)
             #expect(recorded.standings.isEmpty)
             #expect(recorded.game.practice)
-            #expect(try GameRepository(database: db).game(id: recorded.game.id)?.practice == true)
+            #expect(try SQLiteGameRepository(database: db).game(id: recorded.game.id)?.practice == true)
             #expect(try db.scalar("SELECT count(*) FROM best_scores") == .integer(0))
-            let page = try LeaderboardRepository(database: db).top(level: .fast, period: .allTime, now: start)
+            let page = try SQLiteLeaderboardRepository(database: db).top(level: .fast, period: .allTime, now: start)
             #expect(page.entries.isEmpty)
-            #expect(try LeaderboardRepository(database: db).aroundMe(playerID: ann, level: .fast, period: .today, now: start) == nil)
+            #expect(try SQLiteLeaderboardRepository(database: db).aroundMe(playerID: ann, level: .fast, period: .today, now: start) == nil)
         }
     }
 
     @Test func abandonedAndShutdownGamesCountLikeCrashes() throws {
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db)
-            let repository = GameRepository(database: db)
+            let repository = SQLiteGameRepository(database: db)
             var game = scoredGame(player: ann, score: 12, endedAt: start)
             game.endReason = .shutdown
             #expect(try repository.record(game).standing(.allTime)?.personalBest == 12)
@@ -120,7 +121,7 @@ import Testing
     @Test func anInvalidGameIsRefusedAndChangesNothing() throws {
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db)
-            let repository = GameRepository(database: db)
+            let repository = SQLiteGameRepository(database: db)
             try repository.record(scoredGame(player: ann, score: 5, endedAt: start))
             let before = try db.dump()
 
@@ -169,7 +170,7 @@ import Testing
                 BEGIN SELECT RAISE(ABORT, 'disk on fire'); END
                 """)
             let error = #expect(throws: DatabaseError.self) {
-                try GameRepository(database: db).record(scoredGame(player: ann, score: 10, endedAt: start))
+                try SQLiteGameRepository(database: db).record(scoredGame(player: ann, score: 10, endedAt: start))
             }
             #expect(error?.message.contains("disk on fire") == true)
             #expect(!db.isInTransaction)
@@ -183,7 +184,7 @@ import Testing
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db, "ann")
             let bob = try insertPlayer(db, "bob")
-            let repository = GameRepository(database: db)
+            let repository = SQLiteGameRepository(database: db)
             var annIDs: [Int64] = []
             for index in 0..<7 {
                 annIDs.append(try repository.record(scoredGame(player: ann, score: index, endedAt: start.addingTimeInterval(Double(index)))).game.id)
@@ -206,7 +207,7 @@ import Testing
     @Test func forEachGameVisitsEveryGameOnceInOrder() throws {
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db)
-            let repository = GameRepository(database: db)
+            let repository = SQLiteGameRepository(database: db)
             var ids: [Int64] = []
             for index in 0..<11 {
                 ids.append(try repository.record(scoredGame(player: ann, score: index, endedAt: start)).game.id)
@@ -225,7 +226,7 @@ import Testing
     @Test func verifyFindsTamperedGames() throws {
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db)
-            let repository = GameRepository(database: db)
+            let repository = SQLiteGameRepository(database: db)
             var ids: [Int64] = []
             for (index, level) in SpeedLevel.allCases.enumerated() {
                 let seed = UInt64(2026 + index)
@@ -253,7 +254,7 @@ import Testing
             try db.prepare("UPDATE games SET input_log = 'garbage:' WHERE id = ?").execute([ids[3]])
             let mismatches = try repository.verifyAll()
             #expect(mismatches.map(\.gameID) == [ids[0], ids[2], ids[3]])
-            #expect(mismatches.first == GameRepository.Mismatch(
+            #expect(mismatches.first == GameMismatch(
                 gameID: ids[0], playerID: ann, storedScore: stored.score + 100, storedSteps: stored.steps,
                 replayedScore: stored.score, replayedSteps: stored.steps,
                 reason: "score \(stored.score + 100) stored, \(stored.score) replayed"))

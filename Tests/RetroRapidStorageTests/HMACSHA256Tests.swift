@@ -1,4 +1,5 @@
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// HMAC-SHA256 against RFC 4231's test vectors.

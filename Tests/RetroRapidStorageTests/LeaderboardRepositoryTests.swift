@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
-@testable import RetroRapidStorage
+@testable import RetroRapidDomain
+@testable import RetroRapidSQLite
 import Testing
 
 /// Leaderboards per level for today, this ISO week and all time (docs/API.md), filled through
@@ -11,8 +12,8 @@ import Testing
     @Test func periodsSeparateAcrossAUTCMidnightThatIsAlsoAMonday() throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
             let ann = try LeaderboardFixture.addPlayer(db, "ann")
-            let games = GameRepository(database: db)
-            let boards = LeaderboardRepository(database: db)
+            let games = SQLiteGameRepository(database: db)
+            let boards = SQLiteLeaderboardRepository(database: db)
             let sunday = utc("2026-01-18T23:59:30Z")
             let monday = utc("2026-01-19T00:00:10Z")
             try games.record(scoredGame(player: ann, score: 10, endedAt: sunday))
@@ -43,7 +44,7 @@ import Testing
 
     @Test func resetsAtIsTheNextUTCMidnightAndTheNextMonday() throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
-            let boards = LeaderboardRepository(database: db)
+            let boards = SQLiteLeaderboardRepository(database: db)
             let wednesday = utc("2026-01-14T15:30:00Z")
             #expect(boards.resetsAt(period: .today, now: wednesday) == utc("2026-01-15T00:00:00Z"))
             #expect(boards.resetsAt(period: .thisWeek, now: wednesday) == utc("2026-01-19T00:00:00Z"))
@@ -95,19 +96,19 @@ import Testing
         try withMigratedDatabase(named: "boards.sqlite") { db in
             // Ids in order of creation: ann 1, bob 2, cat 3, dan 4.
             let ids = try ["ann", "bob", "cat", "dan"].map { try LeaderboardFixture.addPlayer(db, $0) }
-            let games = GameRepository(database: db)
+            let games = SQLiteGameRepository(database: db)
             let noon = utc("2026-01-15T12:00:00Z")
             try games.record(scoredGame(player: ids[0], score: 40, endedAt: noon.addingTimeInterval(5)))
             try games.record(scoredGame(player: ids[3], score: 40, endedAt: noon))  // earlier: ahead of ann
             try games.record(scoredGame(player: ids[2], score: 40, endedAt: noon.addingTimeInterval(5.7)))  // same second as ann
             try games.record(scoredGame(player: ids[1], score: 41, endedAt: noon.addingTimeInterval(60)))
-            let page = try LeaderboardRepository(database: db).top(level: .fast, period: .today, now: noon)
+            let page = try SQLiteLeaderboardRepository(database: db).top(level: .fast, period: .today, now: noon)
             #expect(page.entries.map(\.playerPublicID) == ["bob", "dan", "ann", "cat"])
             #expect(page.entries.map(\.rank) == [1, 2, 3, 4])
             #expect(page.entries[1].achievedAt == noon)
             #expect(page.entries[0].displayName == "Racer bob")
             for entry in page.entries {
-                let mine = try LeaderboardRepository(database: db).aroundMe(
+                let mine = try SQLiteLeaderboardRepository(database: db).aroundMe(
                     playerID: ids[["ann", "bob", "cat", "dan"].firstIndex(of: entry.playerPublicID)!],
                     level: .fast, period: .today, neighbours: 0, now: noon)
                 #expect(mine?.me == entry)
@@ -119,8 +120,8 @@ import Testing
 
     @Test func keysetPagesReturnEveryEntryOnceWhileScoresArrive() throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = GameRepository(database: db)
-            let boards = LeaderboardRepository(database: db)
+            let games = SQLiteGameRepository(database: db)
+            let boards = SQLiteLeaderboardRepository(database: db)
             let noon = utc("2026-01-15T12:00:00Z")
             var players: [String: Int64] = [:]
             // 23 players; several share a score so that pages split ties.
@@ -166,8 +167,8 @@ import Testing
 
     @Test func aFullLastPageHasNoCursorAndPagesStayOnTheirDay() throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = GameRepository(database: db)
-            let boards = LeaderboardRepository(database: db)
+            let games = SQLiteGameRepository(database: db)
+            let boards = SQLiteLeaderboardRepository(database: db)
             let evening = utc("2026-01-15T23:59:50Z")
             for index in 0..<4 {
                 let player = try LeaderboardFixture.addPlayer(db, "p\(index)")
@@ -189,8 +190,8 @@ import Testing
 
     @Test func badPagingRequestsAreRefused() throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = GameRepository(database: db)
-            let boards = LeaderboardRepository(database: db)
+            let games = SQLiteGameRepository(database: db)
+            let boards = SQLiteLeaderboardRepository(database: db)
             let noon = utc("2026-01-15T12:00:00Z")
             for index in 0..<3 {
                 let player = try LeaderboardFixture.addPlayer(db, "p\(index)")
@@ -218,8 +219,8 @@ import Testing
 
     @Test func aroundMeAtTheTopTheMiddleAndTheBottom() throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = GameRepository(database: db)
-            let boards = LeaderboardRepository(database: db)
+            let games = SQLiteGameRepository(database: db)
+            let boards = SQLiteLeaderboardRepository(database: db)
             let noon = utc("2026-01-15T12:00:00Z")
             var ids: [Int64] = []
             // p0 scores 110 (rank 1) … p10 scores 10 (rank 11).
@@ -257,7 +258,7 @@ import Testing
     @Test func aroundMeWithoutAScoreIsNilAndAnUnknownPlayerIsNotFound() throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
             let ann = try LeaderboardFixture.addPlayer(db, "ann")
-            let boards = LeaderboardRepository(database: db)
+            let boards = SQLiteLeaderboardRepository(database: db)
             let noon = utc("2026-01-15T12:00:00Z")
             #expect(try boards.aroundMe(playerID: ann, level: .fast, period: .today, now: noon) == nil)
             let unknown = #expect(throws: StoreError.self) {
@@ -275,8 +276,8 @@ import Testing
     /// sum over one board's score counts, a count over one score's entries), never a scan and
     /// sort. Asks SQLite for the plans of the repository's own queries.
     @Test(arguments: [
-        LeaderboardRepository.rankSQL, LeaderboardRepository.totalSQL, LeaderboardRepository.firstPageSQL,
-        LeaderboardRepository.pageAfterSQL, LeaderboardRepository.pageBeforeSQL,
+        SQLiteLeaderboardRepository.rankSQL, SQLiteLeaderboardRepository.totalSQL, SQLiteLeaderboardRepository.firstPageSQL,
+        SQLiteLeaderboardRepository.pageAfterSQL, SQLiteLeaderboardRepository.pageBeforeSQL,
     ])
     func rankingQueriesUseTheirIndexes(sql: String) throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
@@ -297,8 +298,8 @@ import Testing
     /// bests, scores that replace others, and a player deleted with all their scores.
     @Test func ranksMatchASortOfTheBoardThroughReplacementsAndDeletions() throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = GameRepository(database: db)
-            let boards = LeaderboardRepository(database: db)
+            let games = SQLiteGameRepository(database: db)
+            let boards = SQLiteLeaderboardRepository(database: db)
             var random = SystemRandomNumberGenerator()
             let start = utc("2026-01-17T20:00:00Z")  // a Saturday evening
             var ids: [Int64] = []

@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// Lets two threads start each round together, so their claims really overlap.
@@ -39,7 +40,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     /// A player with one signed-in device "Laptop", created at t0.
     func signedInPlayer(_ db: Database, name: String = "Ada") throws -> (device: AuthenticatedDevice, token: String) {
-        let players = PlayerRepository(database: db)
+        let players = SQLitePlayerRepository(database: db)
         let (_, token) = try players.createPlayer(displayName: name, deviceLabel: "Laptop", now: t0)
         return (try players.authenticate(token: token, now: t0), token)
     }
@@ -47,8 +48,8 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func codeLooksRightAndClaimGivesANewDeviceOfTheSamePlayer() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
-            let codes = LinkCodeRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
+            let codes = SQLiteLinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
 
             let issued = try codes.createCode(for: ada.device, now: at(0.5))
@@ -70,7 +71,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func onlyTheCodesHashIsStored() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let issued = try LinkCodeRepository(database: db).createCode(for: try signedInPlayer(db).device, now: t0)
+            let issued = try SQLiteLinkCodeRepository(database: db).createCode(for: try signedInPlayer(db).device, now: t0)
             let normalized = issued.code.replacingOccurrences(of: "-", with: "")
             #expect(try db.column("SELECT code_hash FROM link_codes") == [.blob(SHA256.hash(Array(normalized.utf8)))])
 
@@ -86,7 +87,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func entryIgnoresCaseDashesAndSpacesAndReadsOAsZeroAndILAsOne() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let codes = LinkCodeRepository(database: db, policy: .init(maximumPerWindow: 10_000))
+            let codes = SQLiteLinkCodeRepository(database: db, policy: .init(maximumPerWindow: 10_000))
             let ada = try signedInPlayer(db)
             let variants: [(String) -> String] = [
                 { $0.lowercased() },
@@ -122,7 +123,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func malformedUnknownUsedAndExpiredCodesAreRefusedAndChangeNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let codes = LinkCodeRepository(database: db)
+            let codes = SQLiteLinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
             let used = try codes.createCode(for: ada.device, now: t0)
             _ = try codes.claim(code: used.code, deviceLabel: "Phone", now: at(10))
@@ -149,7 +150,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func codeWorksUntilItsLifetimeEndsAndLifetimeIsAParameter() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let codes = LinkCodeRepository(database: db)
+            let codes = SQLiteLinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
             let first = try codes.createCode(for: ada.device, now: t0)
             let second = try codes.createCode(for: ada.device, now: t0)
@@ -158,7 +159,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
             #expect(late?.code == .expired)
             #expect(late?.message.contains("10 minutes") == true)
 
-            let brief = LinkCodeRepository(database: db, policy: .init(lifetime: 120))
+            let brief = SQLiteLinkCodeRepository(database: db, policy: .init(lifetime: 120))
             let short = try brief.createCode(for: ada.device, now: at(1000))
             #expect(short.expiresAt == at(1120))
             let error = #expect(throws: StoreError.self) { try brief.claim(code: short.code, deviceLabel: "", now: at(1120)) }
@@ -169,7 +170,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func creationIsRateLimitedPerPlayerWithARetryTime() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let codes = LinkCodeRepository(database: db)
+            let codes = SQLiteLinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
             let bob = try signedInPlayer(db, name: "Bob")
 
@@ -201,7 +202,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func codesAreForgottenADayAfterTheyExpire() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let codes = LinkCodeRepository(database: db)
+            let codes = SQLiteLinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
             let bob = try signedInPlayer(db, name: "Bob")
             let old = try codes.createCode(for: ada.device, now: t0)
@@ -222,8 +223,8 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func revokedDeviceCannotCreateAndItsUnclaimedCodesStopWorking() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
-            let codes = LinkCodeRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
+            let codes = SQLiteLinkCodeRepository(database: db)
             let ada = try signedInPlayer(db)
             let (_, phoneToken) = try codes.claim(code: try codes.createCode(for: ada.device, now: t0).code, deviceLabel: "Phone", now: at(1))
             _ = try players.authenticate(token: phoneToken, now: at(2))
@@ -246,7 +247,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
             let rounds = 60
-            let codes = LinkCodeRepository(database: db, policy: .init(maximumPerWindow: rounds))
+            let codes = SQLiteLinkCodeRepository(database: db, policy: .init(maximumPerWindow: rounds))
             let ada = try signedInPlayer(db)
             let issued = try (0..<rounds).map { _ in try codes.createCode(for: ada.device, now: t0).code }
             let path = db.path
@@ -262,7 +263,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
                     defer { finished.leave() }
                     do {
                         let connection = try Database(path: path)
-                        let claims = LinkCodeRepository(database: connection)
+                        let claims = SQLiteLinkCodeRepository(database: connection)
                         for round in 0..<rounds {
                             guard barrier.wait() else { return }
                             let outcome: String

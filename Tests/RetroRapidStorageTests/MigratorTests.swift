@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// A database file and a migrations folder of its own, in a fresh temporary folder.

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// The operator's CLI as an operator runs it: the real `retrorapid` binary, launched as a
@@ -22,7 +23,7 @@ import Testing
             #expect(created.stderr.contains("retrorapid: warning: code ARCTICCONF is easy to guess (it has only letters, so it "
                 + "reads as words, which are tried first); created anyway because of --force\n"), "\(created)")
 
-            let code = try CodeRepository(database: db).code("ARCTICCONF")
+            let code = try SQLiteCodeRepository(database: db).code("ARCTICCONF")
             #expect(code.kind == .discount(Money(minorUnits: 99, currency: "GBP")))
             #expect(code.expiresAt == Date(timeIntervalSince1970: 1_772_323_199))  // 2026-02-28T23:59:59Z
             #expect(code.startsAt == nil && code.maxRedemptions == nil && !code.disabled)
@@ -43,7 +44,7 @@ import Testing
                 ["codes", "create", "LATECOMER", "--force", "--discount", "0.99", "--currency", "GBP", "--expires", "2026-02-28T23:59:59Z",
                  "--database", db.path], in: folder, environment: march)
             #expect(past.status == 64 && past.stderr.contains("already past"), "\(past)")
-            #expect(try CodeRepository(database: db).list().map(\.code) == ["ARCTICCONF"])
+            #expect(try SQLiteCodeRepository(database: db).list().map(\.code) == ["ARCTICCONF"])
         }
     }
 
@@ -54,7 +55,7 @@ import Testing
                 ["codes", "create", "press-2026", "--force", "--unlock", "--max-redemptions", "10", "--starts", "2026-01-01T00:00:00+01:00",
                  "--database", db.path], in: folder, environment: Self.january)
             #expect(unlock.status == 0, "\(unlock)")
-            let code = try CodeRepository(database: db).code("PRESS2026")
+            let code = try SQLiteCodeRepository(database: db).code("PRESS2026")
             #expect(code.kind == .unlock && code.maxRedemptions == 10)
             #expect(code.startsAt == Date(timeIntervalSince1970: 1_767_222_000))  // 2025-12-31T23:00:00Z
 
@@ -64,7 +65,7 @@ import Testing
 
             let disabled = try RetroRapidExecutable.run(["codes", "disable", "press2026", "--database", db.path], in: folder, environment: Self.january)
             #expect(disabled.status == 0 && disabled.stdout.contains("disabled code PRESS2026"), "\(disabled)")
-            #expect(try CodeRepository(database: db).code("PRESS2026").disabledAt == Date(timeIntervalSince1970: 1_768_478_400))
+            #expect(try SQLiteCodeRepository(database: db).code("PRESS2026").disabledAt == Date(timeIntervalSince1970: 1_768_478_400))
             let twice = try RetroRapidExecutable.run(["codes", "disable", "PRESS2026", "--database", db.path], in: folder, environment: Self.january)
             #expect(twice.status == 0 && twice.stdout.contains("already disabled"), "\(twice)")
             let unknown = try RetroRapidExecutable.run(["codes", "disable", "NOSUCHCODE", "--database", db.path], in: folder)
@@ -80,7 +81,7 @@ import Testing
             let created = try RetroRapidExecutable.run(["codes", "create", "--random", "--unlock", "--max-redemptions", "50",
                                                         "--database", db.path], in: folder, environment: Self.january)
             #expect(created.status == 0 && !created.stderr.contains("warning"), "\(created)")
-            let code = try #require(try CodeRepository(database: db).list().first?.code)
+            let code = try #require(try SQLiteCodeRepository(database: db).list().first?.code)
             #expect(code.count == CodeStrength.randomLength)
             #expect(try CodeStrength.weaknesses(of: code) == [])
             #expect(created.stdout.contains("created code \(code): unlocks unlimited play, no expiry, at most 50 redemptions"))
@@ -93,8 +94,8 @@ import Testing
     @Test func badInputExits64WithAClearMessageAndChangesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
-            let player = try PlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "phone", now: Date()).player
-            try CodeRepository(database: db).create(code: "EXISTING", kind: .unlock, now: Date())
+            let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "phone", now: Date()).player
+            try SQLiteCodeRepository(database: db).create(code: "EXISTING", kind: .unlock, now: Date())
             let before = try db.dump()
 
             let cases: [(arguments: [String], message: String)] = [
@@ -156,7 +157,7 @@ import Testing
     @Test func grantingUnlimitedPlayToAnUnknownPlayerExits1AndChangesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
-            _ = try PlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "phone", now: Date())
+            _ = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "phone", now: Date())
             let before = try db.dump()
             let result = try RetroRapidExecutable.run(["players", "grant-unlimited", "ZZZZZZZZZZZZ", "--database", db.path], in: folder)
             #expect(result.status == 1, "\(result)")
@@ -180,12 +181,12 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
             let now = Date()
-            let player = try PlayerRepository(database: db).createPlayer(displayName: "Ann Racer", deviceLabel: "Firefox on Linux", now: now).player
-            try QuotaRepository(database: db).consumePlay(playerID: player.id, now: now)
-            try GameRepository(database: db).record(NewGame(
+            let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann Racer", deviceLabel: "Firefox on Linux", now: now).player
+            try SQLiteQuotaRepository(database: db).consumePlay(playerID: player.id, now: now)
+            try SQLiteGameRepository(database: db).record(NewGame(
                 playerID: player.id, level: .fast, seed: 7, inputLog: InputLog(steps: 40, moves: []), score: 12, steps: 40,
                 endReason: .crash, startedAt: now.addingTimeInterval(-20), endedAt: now, durationMilliseconds: 20_000))
-            let order = try OrderRepository(database: db).createOrder(playerID: player.id, now: now)
+            let order = try SQLiteOrderRepository(database: db).createOrder(playerID: player.id, now: now)
 
             let shown = try RetroRapidExecutable.run(["players", "show", player.publicID.lowercased(), "--database", db.path], in: folder)
             #expect(shown.status == 0, "\(shown)")
@@ -197,14 +198,14 @@ import Testing
             let granted = try RetroRapidExecutable.run(
                 ["players", "grant-unlimited", player.publicID, "--reason", "press: Retro Gamer", "--database", db.path], in: folder)
             #expect(granted.status == 0 && granted.stdout.contains("granted unlimited play"), "\(granted)")
-            let entitlement = try EntitlementRepository(database: db).unlimited(playerID: player.id)
+            let entitlement = try SQLiteEntitlementRepository(database: db).unlimited(playerID: player.id)
             #expect(entitlement?.source == .operator && entitlement?.reference == "press: Retro Gamer")
             let regrant = try RetroRapidExecutable.run(["players", "grant-unlimited", player.publicID, "--database", db.path], in: folder)
             #expect(regrant.status == 0 && regrant.stdout.contains("already has unlimited play"), "\(regrant)")
-            #expect(try EntitlementRepository(database: db).unlimited(playerID: player.id) == entitlement)
+            #expect(try SQLiteEntitlementRepository(database: db).unlimited(playerID: player.id) == entitlement)
 
             // The operator may revoke a player's only device (the player may not).
-            let device = try #require(try PlayerRepository(database: db).devices(playerID: player.id).first)
+            let device = try #require(try SQLitePlayerRepository(database: db).devices(playerID: player.id).first)
             let unknownDevice = try RetroRapidExecutable.run(
                 ["players", "revoke-device", player.publicID, String(device.id + 100), "--database", db.path], in: folder)
             #expect(unknownDevice.status == 1 && unknownDevice.stderr.contains("has no device \(device.id + 100)"), "\(unknownDevice)")
@@ -212,21 +213,21 @@ import Testing
                 ["players", "revoke-device", player.publicID, String(device.id), "--database", db.path], in: folder)
             #expect(revoked.status == 0 && revoked.stdout.contains("revoked device \(device.id) (Firefox on Linux)"), "\(revoked)")
             #expect(revoked.stderr.contains("no signed-in device left"), "\(revoked)")
-            #expect(try PlayerRepository(database: db).devices(playerID: player.id).allSatisfy(\.isRevoked))
+            #expect(try SQLitePlayerRepository(database: db).devices(playerID: player.id).allSatisfy(\.isRevoked))
         }
     }
 
     @Test func anOrderIsMarkedPaidByTheOperator() throws {
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
-            let player = try PlayerRepository(database: db).createPlayer(displayName: "Bob", deviceLabel: "", now: Date()).player
-            let order = try OrderRepository(database: db).createOrder(playerID: player.id, now: Date())
+            let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Bob", deviceLabel: "", now: Date()).player
+            let order = try SQLiteOrderRepository(database: db).createOrder(playerID: player.id, now: Date())
             let paid = try RetroRapidExecutable.run(
                 ["orders", "mark-paid", order.publicID, "--reason", "bank transfer 2026-01-15", "--database", db.path], in: folder)
             #expect(paid.status == 0 && paid.stdout.contains("is paid"), "\(paid)")
-            let stored = try OrderRepository(database: db).order(publicID: order.publicID)
+            let stored = try SQLiteOrderRepository(database: db).order(publicID: order.publicID)
             #expect(stored.status == .paid && stored.providerEventID == "operator: bank transfer 2026-01-15")
-            #expect(try EntitlementRepository(database: db).unlimited(playerID: player.id)?.source == .order)
+            #expect(try SQLiteEntitlementRepository(database: db).unlimited(playerID: player.id)?.source == .order)
 
             let unknown = try RetroRapidExecutable.run(["orders", "mark-paid", "ord_unknown", "--database", db.path], in: folder)
             #expect(unknown.status == 1 && unknown.stderr.contains("There is no order ord_unknown"), "\(unknown)")
@@ -236,7 +237,7 @@ import Testing
     @Test func backupIsACheckedCopyWithTheRowsAndNeverOverwritesUnasked() throws {
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
-            try CodeRepository(database: db).create(code: "ARCTICCONF", kind: .discount(Money(minorUnits: 99, currency: "GBP")), now: Date())
+            try SQLiteCodeRepository(database: db).create(code: "ARCTICCONF", kind: .discount(Money(minorUnits: 99, currency: "GBP")), now: Date())
             let writer = try RetroRapidExecutable.run(
                 ["crash-writer", "--database", db.path, "--migrations", productMigrations.path, "--games", "120"], in: folder)
             #expect(writer.status == 0, "\(writer)")
@@ -253,7 +254,7 @@ import Testing
             }
 
             // An existing file is kept unless --force says otherwise.
-            try GameRepository(database: db).record(NewGame(
+            try SQLiteGameRepository(database: db).record(NewGame(
                 playerID: 1, level: .cruise, seed: 1, inputLog: InputLog(steps: 10, moves: []), score: 0, steps: 10,
                 endReason: .abandoned, startedAt: Date(), endedAt: Date(), durationMilliseconds: 0))
             let bytes = try Data(contentsOf: URL(fileURLWithPath: copyPath))

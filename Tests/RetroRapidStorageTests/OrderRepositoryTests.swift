@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// Prices and orders for unlimited play, against a real database file migrated with the real
@@ -29,7 +30,7 @@ import Testing
     @Test func aCheckoutPlanReusesTheOpenCheckoutAndOnlyThat() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "checkout.sqlite")
-            let orders = OrderRepository(database: db)
+            let orders = SQLiteOrderRepository(database: db)
             let player = try insertPlayer(db, "p1")
             let now = utc("2026-01-10T00:00:00Z")
             guard case .new(let id, let price) = try orders.checkoutPlan(playerID: player, now: now) else {
@@ -69,14 +70,14 @@ import Testing
     @Test func aRedeemedDiscountLowersThePriceDueUntilItExpires() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "orders.sqlite")
-            let orders = OrderRepository(database: db)
+            let orders = SQLiteOrderRepository(database: db)
             let player = try insertPlayer(db, "p1")
-            try createArcticConf(CodeRepository(database: db))
+            try createArcticConf(SQLiteCodeRepository(database: db))
 
             let base = try orders.priceDue(playerID: player, now: utc("2026-01-10T00:00:00Z"))
             #expect(base == PriceDue(amount: Self.gbp299, base: Self.gbp299, discountCode: nil, discountExpiresAt: nil))
 
-            try CodeRepository(database: db).redeem(code: "arctic-conf", playerID: player, now: utc("2026-01-10T00:00:00Z"))
+            try SQLiteCodeRepository(database: db).redeem(code: "arctic-conf", playerID: player, now: utc("2026-01-10T00:00:00Z"))
             let discounted = try orders.priceDue(playerID: player, now: utc("2026-01-10T00:00:01Z"))
             #expect(discounted == PriceDue(amount: Self.gbp99, base: Self.gbp299, discountCode: "ARCTICCONF", discountExpiresAt: utc("2026-02-28T23:59:59Z")))
             #expect(try orders.priceDue(playerID: player, now: utc("2026-02-28T23:59:59Z")).amount == Self.gbp99)
@@ -92,8 +93,8 @@ import Testing
     @Test func theLowestLiveDiscountInTheBaseCurrencyApplies() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "orders.sqlite")
-            let orders = OrderRepository(database: db)
-            let codes = CodeRepository(database: db)
+            let orders = SQLiteOrderRepository(database: db)
+            let codes = SQLiteCodeRepository(database: db)
             let player = try insertPlayer(db, "p1")
             let created = utc("2026-01-01T00:00:00Z")
             try createArcticConf(codes)
@@ -114,7 +115,7 @@ import Testing
             #expect(try orders.priceDue(playerID: player, now: utc("2026-03-01T00:00:00Z")).amount == Money(minorUnits: 149, currency: "GBP"))
 
             // A base price in euros uses the euro discount.
-            let euroOrders = OrderRepository(database: db, basePrice: Money(minorUnits: 349, currency: "EUR"))
+            let euroOrders = SQLiteOrderRepository(database: db, basePrice: Money(minorUnits: 349, currency: "EUR"))
             #expect(try euroOrders.priceDue(playerID: player, now: now) == PriceDue(
                 amount: Money(minorUnits: 10, currency: "EUR"), base: Money(minorUnits: 349, currency: "EUR"),
                 discountCode: "EUROCHEAP", discountExpiresAt: nil
@@ -125,11 +126,11 @@ import Testing
     @Test func anOrderIsCreatedAtThePriceDueAndPaidOnce() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "orders.sqlite")
-            let orders = OrderRepository(database: db)
-            let entitlements = EntitlementRepository(database: db)
+            let orders = SQLiteOrderRepository(database: db)
+            let entitlements = SQLiteEntitlementRepository(database: db)
             let player = try insertPlayer(db, "p1")
-            try createArcticConf(CodeRepository(database: db))
-            try CodeRepository(database: db).redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-02-20T00:00:00Z"))
+            try createArcticConf(SQLiteCodeRepository(database: db))
+            try SQLiteCodeRepository(database: db).redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-02-20T00:00:00Z"))
 
             let order = try orders.createOrder(playerID: player, now: utc("2026-02-28T23:00:00Z"))
             #expect(order.publicID.hasPrefix("ord_") && order.publicID.count == 28)
@@ -151,7 +152,7 @@ import Testing
             #expect(try entitlements.unlimited(playerID: player) == UnlimitedEntitlement(
                 playerID: player, source: .order, reference: order.publicID, grantedAt: paidAt
             ))
-            #expect(try QuotaRepository(database: db).status(playerID: player, now: paidAt).unlimited)
+            #expect(try SQLiteQuotaRepository(database: db).status(playerID: player, now: paidAt).unlimited)
 
             // Paying again, even with another event, changes nothing.
             let afterPaying = try db.dump()
@@ -170,14 +171,14 @@ import Testing
     @Test func aPriceChangeMakesANewOrderAndOrdersAreEachPlayersOwn() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "orders.sqlite")
-            let orders = OrderRepository(database: db)
+            let orders = SQLiteOrderRepository(database: db)
             let player = try insertPlayer(db, "p1")
             let other = try insertPlayer(db, "p2")
-            try createArcticConf(CodeRepository(database: db))
+            try createArcticConf(SQLiteCodeRepository(database: db))
 
             let full = try orders.createOrder(playerID: player, now: utc("2026-01-10T00:00:00Z"))
             #expect(full.amount == Self.gbp299 && full.discountCode == nil)
-            try CodeRepository(database: db).redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-01-10T00:01:00Z"))
+            try SQLiteCodeRepository(database: db).redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-01-10T00:01:00Z"))
             let discounted = try orders.createOrder(playerID: player, now: utc("2026-01-10T00:02:00Z"))
             #expect(discounted.publicID != full.publicID && discounted.amount == Self.gbp99)
             #expect(try orders.orders(playerID: player).map(\.publicID) == [discounted.publicID, full.publicID])

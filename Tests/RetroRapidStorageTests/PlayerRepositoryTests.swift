@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// Decodes URL-safe base64 without padding with Foundation, independently of `DeviceToken`.
@@ -20,7 +21,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func tokenIs43URLSafeCharactersAndOnlyItsHashIsStored() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let (player, token) = try PlayerRepository(database: db).createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
+            let (player, token) = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
 
             #expect(token.count == 43)
             #expect(token.allSatisfy { playerTestsBase64URLAlphabet.contains($0) })
@@ -84,7 +85,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func createdPlayerAuthenticatesWithItsTokenAndLastSeenMoves() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let (player, token) = try players.createPlayer(displayName: " Ada ", deviceLabel: "Laptop", now: t0.addingTimeInterval(0.75))
             #expect(player.displayName == "Ada")
             #expect(player.createdAt == t0)
@@ -105,21 +106,21 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func signingInAgainWithinFiveMinutesWritesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let (player, token) = try players.createPlayer(displayName: nil, deviceLabel: "", now: t0)
             let before = try db.dump()
-            _ = try players.authenticate(token: token, now: t0.addingTimeInterval(PlayerRepository.lastSeenResolution - 1))
+            _ = try players.authenticate(token: token, now: t0.addingTimeInterval(Device.lastSeenResolution - 1))
             #expect(try db.dump() == before)
-            let later = try players.authenticate(token: token, now: t0.addingTimeInterval(PlayerRepository.lastSeenResolution))
+            let later = try players.authenticate(token: token, now: t0.addingTimeInterval(Device.lastSeenResolution))
             #expect(try players.devices(playerID: player.id, currentDeviceID: later.deviceID).first?.lastSeenAt
-                    == t0.addingTimeInterval(PlayerRepository.lastSeenResolution))
+                    == t0.addingTimeInterval(Device.lastSeenResolution))
         }
     }
 
     @Test func wrongUnknownAndMalformedTokensAreUnauthorizedAndChangeNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let (_, token) = try players.createPlayer(displayName: nil, deviceLabel: "", now: t0)
             let before = try db.dump()
             for wrong in [DeviceToken.generate().text, String(token.dropLast()), token + "x", token.uppercased() == token ? token.lowercased() : token.uppercased(), ""] {
@@ -135,7 +136,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func publicIDAndDefaultNameLookRight() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let crockford = Set(LinkCode.alphabet)
             var ids = Set<String>()
             for _ in 0..<20 {
@@ -158,7 +159,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func refusedNameOrLabelCreatesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let before = try db.dump()
             let badName = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob\u{202E}", deviceLabel: "Laptop", now: t0) }
             #expect(badName?.code == .invalid)
@@ -177,7 +178,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func setDisplayNameValidatesAndRefusalChangesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let (player, _) = try players.createPlayer(displayName: "Ada", deviceLabel: "", now: t0)
             let renamed = try players.setDisplayName(playerID: player.id, name: "  Ada L ")
             #expect(renamed.displayName == "Ada L")
@@ -197,11 +198,11 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     /// A player with a laptop (created at t0) and a phone linked at t0 + 10 s.
     fileprivate func playerWithTwoDevices(_ db: Database) throws -> (player: Player, laptop: AuthenticatedDevice, laptopToken: String, phone: AuthenticatedDevice, phoneToken: String) {
-        let players = PlayerRepository(database: db)
+        let players = SQLitePlayerRepository(database: db)
         let (player, laptopToken) = try players.createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
         let laptop = try players.authenticate(token: laptopToken, now: t0)
-        let code = try LinkCodeRepository(database: db).createCode(for: laptop, now: t0)
-        let (_, phoneToken) = try LinkCodeRepository(database: db).claim(code: code.code, deviceLabel: "Phone", now: t0.addingTimeInterval(10))
+        let code = try SQLiteLinkCodeRepository(database: db).createCode(for: laptop, now: t0)
+        let (_, phoneToken) = try SQLiteLinkCodeRepository(database: db).claim(code: code.code, deviceLabel: "Phone", now: t0.addingTimeInterval(10))
         let phone = try players.authenticate(token: phoneToken, now: t0.addingTimeInterval(10))
         return (player, laptop, laptopToken, phone, phoneToken)
     }
@@ -209,7 +210,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func devicesAreListedOldestFirstWithTheCallersMarked() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let ada = try playerWithTwoDevices(db)
             _ = try players.createPlayer(displayName: "Someone Else", deviceLabel: "Other", now: t0)
 
@@ -228,7 +229,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func revokedDeviceIsListedAsRevokedAndItsTokenIsRefused() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let ada = try playerWithTwoDevices(db)
 
             try players.revokeDevice(playerID: ada.player.id, deviceID: ada.laptop.deviceID, now: t0.addingTimeInterval(20))
@@ -249,7 +250,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func anotherPlayersDeviceIsNotFoundAndNothingChanges() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let ada = try playerWithTwoDevices(db)
             let (mallory, malloryToken) = try players.createPlayer(displayName: "Mallory", deviceLabel: "", now: t0)
             _ = try players.authenticate(token: malloryToken, now: t0)
@@ -271,7 +272,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
     @Test func lastActiveDeviceIsRefusedUnlessTheOperatorInsists() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = PlayerRepository(database: db)
+            let players = SQLitePlayerRepository(database: db)
             let ada = try playerWithTwoDevices(db)
             try players.revokeDevice(playerID: ada.player.id, deviceID: ada.laptop.deviceID, now: t0.addingTimeInterval(20))
 

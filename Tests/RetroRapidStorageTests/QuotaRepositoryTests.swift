@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// The daily free plays, against a real database file migrated with the real `Migrations/`.
@@ -8,7 +9,7 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "quota.sqlite")
             let player = try insertPlayer(db, "p1")
-            let quota = QuotaRepository(database: db)
+            let quota = SQLiteQuotaRepository(database: db)
 
             let fresh = try quota.status(playerID: player, now: utc("2026-01-15T10:00:00Z"))
             #expect(fresh.day == "2026-01-15")
@@ -40,7 +41,7 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "quota.sqlite")
             let player = try insertPlayer(db, "p1")
-            let quota = QuotaRepository(database: db)
+            let quota = SQLiteQuotaRepository(database: db)
             let cases = [
                 ("2026-12-31T23:59:59Z", "2026-12-31", "2027-01-01T00:00:00Z"),
                 ("2028-02-28T12:00:00Z", "2028-02-28", "2028-02-29T00:00:00Z"),
@@ -60,7 +61,7 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "quota.sqlite")
             let player = try insertPlayer(db, "p1")
-            let quota = QuotaRepository(database: db)
+            let quota = SQLiteQuotaRepository(database: db)
             for _ in 1...5 { try quota.consumePlay(playerID: player, now: utc("2026-01-15T09:00:00Z")) }
 
             let before = try db.dump()
@@ -89,13 +90,13 @@ import Testing
             let player = try insertPlayer(db, "p1")
             let now = utc("2026-01-15T09:00:00Z")
 
-            let two = QuotaRepository(database: db, dailyFreePlays: 2)
+            let two = SQLiteQuotaRepository(database: db, dailyFreePlays: 2)
             #expect(try two.consumePlay(playerID: player, now: now).playsLeft == 1)
             #expect(try two.consumePlay(playerID: player, now: now).playsLeft == 0)
             #expect(throws: QuotaExhaustedError.self) { try two.consumePlay(playerID: player, now: now) }
 
             let other = try insertPlayer(db, "p2")
-            let none = QuotaRepository(database: db, dailyFreePlays: 0)
+            let none = SQLiteQuotaRepository(database: db, dailyFreePlays: 0)
             #expect(try none.status(playerID: other, now: now).canPlay == false)
             #expect(throws: QuotaExhaustedError.self) { try none.consumePlay(playerID: other, now: now) }
             #expect(try db.scalar("SELECT count(*) FROM plays WHERE player_id = ?", [other]) == .integer(0))
@@ -106,12 +107,12 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "quota.sqlite")
             let player = try insertPlayer(db, "p1")
-            let quota = QuotaRepository(database: db)
+            let quota = SQLiteQuotaRepository(database: db)
             let now = utc("2026-01-15T09:00:00Z")
             for _ in 1...5 { try quota.consumePlay(playerID: player, now: now) }
             #expect(throws: QuotaExhaustedError.self) { try quota.consumePlay(playerID: player, now: now) }
 
-            try EntitlementRepository(database: db).grantUnlimited(playerID: player, source: .operator, reference: "tester", now: now)
+            try SQLiteEntitlementRepository(database: db).grantUnlimited(playerID: player, source: .operator, reference: "tester", now: now)
             for _ in 1...20 {
                 let status = try quota.consumePlay(playerID: player, now: now)
                 #expect(status.unlimited && status.canPlay)
@@ -126,7 +127,7 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "quota.sqlite")
             let player = try insertPlayer(db, "p1")
-            let quota = QuotaRepository(database: db)
+            let quota = SQLiteQuotaRepository(database: db)
             #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: utc("2026-01-15T23:59:00Z")).playsUsed == 1)
             #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: utc("2026-01-15T23:59:30Z")).playsUsed == 1)
             #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: utc("2026-01-16T00:00:10Z")).playsUsed == 0)
@@ -139,7 +140,7 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "quota.sqlite")
             let player = try insertPlayer(db, "p1")
-            let quota = QuotaRepository(database: db)
+            let quota = SQLiteQuotaRepository(database: db)
             let now = utc("2026-01-15T09:00:00Z")
             let before = try db.dump()
             let unknown = #expect(throws: StoreError.self) { try quota.consumePlay(playerID: player + 1, now: now) }
@@ -156,7 +157,7 @@ import Testing
     @Test func twoDevicesRacingForTheLastPlayExactlyOneWins() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "quota.sqlite")
-            let quota = QuotaRepository(database: db)
+            let quota = SQLiteQuotaRepository(database: db)
             let now = utc("2026-01-15T18:00:00Z")
 
             for round in 1...40 {
@@ -166,7 +167,7 @@ import Testing
                 let outcomes = onThreadsAtOnce(2, path: db.path) { index, connection, record in
                     let device = index + 1
                     do {
-                        let status = try QuotaRepository(database: connection)
+                        let status = try SQLiteQuotaRepository(database: connection)
                             .consumePlay(playerID: player, gameID: "game-\(round)-\(device)", now: now)
                         record(status.playsLeft == 0 ? "won" : "won with \(status.playsLeft) left")
                     } catch let error as QuotaExhaustedError {

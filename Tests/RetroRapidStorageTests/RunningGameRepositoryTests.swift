@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// Games while they run (`running_games`) and their recovery after a crash of the server, on
@@ -18,7 +19,7 @@ import Testing
     @Test func beginConsumesThePlayAndRecordsTheRunningGameInOneTransaction() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db, dailyFreePlays: 1)
+            let repository = SQLiteRunningGameRepository(database: db, dailyFreePlays: 1)
             let quota = try begin(repository, "00000000000000aa", player: player, seed: 0xF00D_0000_0000_BEEF)
             #expect(quota?.playsUsed == 1)
             #expect(try db.column("SELECT game_id FROM plays") == [.text("00000000000000aa")])
@@ -41,8 +42,8 @@ import Testing
     @Test func anUnlimitedPlayersGameUsesNoFreePlay() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            try EntitlementRepository(database: db).grantUnlimited(playerID: player, source: .operator, reference: "test", now: start)
-            let repository = RunningGameRepository(database: db)
+            try SQLiteEntitlementRepository(database: db).grantUnlimited(playerID: player, source: .operator, reference: "test", now: start)
+            let repository = SQLiteRunningGameRepository(database: db)
             #expect(try begin(repository, "00000000000000aa", player: player)?.unlimited == true)
             #expect(try repository.running(publicID: "00000000000000aa")?.freePlay == false)
             try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: InputLog(steps: 5, moves: []),
@@ -56,20 +57,20 @@ import Testing
     @Test func theFinishedGameIsStoredWithItsPublicIDAndLeavesRunningGames() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db)
+            let repository = SQLiteRunningGameRepository(database: db)
             try begin(repository, "00000000000000aa", player: player)
             var game = scoredGame(player: player, score: 12, endedAt: start.addingTimeInterval(40))
             game.publicID = "00000000000000aa"
-            let recorded = try GameRepository(database: db).record(game)
+            let recorded = try SQLiteGameRepository(database: db).record(game)
             #expect(recorded.game.publicID == "00000000000000aa")
             #expect(try repository.running().isEmpty)
-            #expect(try GameRepository(database: db).game(publicID: "00000000000000aa") == recorded.game)
-            #expect(try GameRepository(database: db).game(publicID: "00000000000000ff") == nil)
+            #expect(try SQLiteGameRepository(database: db).game(publicID: "00000000000000aa") == recorded.game)
+            #expect(try SQLiteGameRepository(database: db).game(publicID: "00000000000000ff") == nil)
             // Nothing left to recover: a game is never stored twice.
             #expect(try repository.recoverAll(now: start.addingTimeInterval(100)).isEmpty)
             #expect(try db.scalar("SELECT count(*) FROM games") == .integer(1))
             // The public id is unique among stored games.
-            let again = #expect(throws: DatabaseError.self) { try GameRepository(database: db).record(game) }
+            let again = #expect(throws: DatabaseError.self) { try SQLiteGameRepository(database: db).record(game) }
             #expect(again?.isUniqueViolation == true)
         }
     }
@@ -77,7 +78,7 @@ import Testing
     @Test func checkpointsAppendWhatChangedAndJoinIntoEachGamesLog() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db)
+            let repository = SQLiteRunningGameRepository(database: db)
             for id in ["00000000000000a1", "00000000000000a2"] { try begin(repository, id, player: player, practice: true) }
             try repository.checkpoint([
                 GameCheckpoint(publicID: "00000000000000a1", steps: 4, movesBefore: 0, moves: [.init(afterStep: 3, direction: .left)],
@@ -105,7 +106,7 @@ import Testing
     @Test func aCompactingCheckpointLeavesOnlyTheLatestFullLogsAndWhatItDidNotCover() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db)
+            let repository = SQLiteRunningGameRepository(database: db)
             for id in ["00000000000000a1", "00000000000000a2", "00000000000000a3"] {
                 try begin(repository, id, player: player, practice: true)
             }
@@ -122,7 +123,7 @@ import Testing
             var ended = scoredGame(player: player, score: 0, endedAt: start.addingTimeInterval(3))
             ended.publicID = "00000000000000a3"
             ended.practice = true
-            try GameRepository(database: db).record(ended)
+            try SQLiteGameRepository(database: db).record(ended)
             try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", log: InputLog(steps: 7, moves: [
                 move, .init(afterStep: 4, direction: .right)]), durationMilliseconds: 3)], compacting: true, now: start.addingTimeInterval(3))
 
@@ -137,7 +138,7 @@ import Testing
     @Test func checkpointsThatBreakOffEndTheGameAtTheLastOneThatFollowsOn() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db)
+            let repository = SQLiteRunningGameRepository(database: db)
             try begin(repository, "00000000000000aa", player: player, seed: 5)
             let (early, earlyState) = RunningPlay.dodge(seed: 5, level: .fast, steps: 10)
             try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: early, durationMilliseconds: 6000)],
@@ -155,7 +156,7 @@ import Testing
     @Test func recoveryEndsARunningGameAsServerCrashFromItsLastCheckpointAndRefundsItsPlay() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db, dailyFreePlays: 5)
+            let repository = SQLiteRunningGameRepository(database: db, dailyFreePlays: 5)
             let seed: UInt64 = 12345
             try begin(repository, "00000000000000aa", player: player, seed: seed, level: .rapid)
             let (early, _) = RunningPlay.dodge(seed: seed, level: .rapid, steps: 20)
@@ -179,14 +180,14 @@ import Testing
             #expect(game.durationMilliseconds == 25_500)
             #expect(game.playRefunded)
             // The play is back, the running row gone, the score on the boards, and the replay agrees.
-            #expect(try QuotaRepository(database: db).status(playerID: player, now: start.addingTimeInterval(300)).playsUsed == 0)
+            #expect(try SQLiteQuotaRepository(database: db).status(playerID: player, now: start.addingTimeInterval(300)).playsUsed == 0)
             #expect(try repository.running().isEmpty)
             #expect(try db.scalar("SELECT count(*) FROM game_checkpoints") == .integer(0))
             #expect(try db.scalar("SELECT max(score) FROM best_scores WHERE level = 'rapid'") == .integer(Int64(state.score)))
-            let stored = try #require(try GameRepository(database: db).game(publicID: "00000000000000aa"))
+            let stored = try #require(try SQLiteGameRepository(database: db).game(publicID: "00000000000000aa"))
             #expect(stored == game)
-            #expect(GameRepository.verify(stored) == nil)
-            #expect(try GameRepository(database: db).verifyAll().isEmpty)
+            #expect(GameMismatch.check(stored) == nil)
+            #expect(try SQLiteGameRepository(database: db).verifyAll().isEmpty)
             // A second start recovers nothing more.
             #expect(try repository.recoverAll(now: start.addingTimeInterval(400)).isEmpty)
         }
@@ -195,7 +196,7 @@ import Testing
     @Test func aCheckpointThatHadAlreadyCrashedIsStoredAsACrashAndKeepsItsPlay() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db)
+            let repository = SQLiteRunningGameRepository(database: db)
             try begin(repository, "00000000000000aa", player: player, seed: 99, level: .cruise)
             let (log, state) = RunningPlay.crash(seed: 99, level: .cruise)
             #expect(state.isOver)
@@ -204,25 +205,25 @@ import Testing
             let game = try #require(try repository.recoverAll(now: start.addingTimeInterval(60)).first?.recorded.game)
             #expect(game.endReason == .crash && game.score == state.score && !game.playRefunded)
             #expect(try db.scalar("SELECT count(*) FROM plays") == .integer(1))
-            #expect(GameRepository.verify(game) == nil)
+            #expect(GameMismatch.check(game) == nil)
         }
     }
 
     @Test func aGameStartedBeforeMidnightGivesBackThatDaysPlayNotTodays() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db, dailyFreePlays: 2)
+            let repository = SQLiteRunningGameRepository(database: db, dailyFreePlays: 2)
             let late = utc("2026-01-15T23:59:30Z")
             try begin(repository, "00000000000000aa", player: player, at: late)
             try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: InputLog(steps: 3, moves: []),
                                                       durationMilliseconds: 2000)], now: utc("2026-01-15T23:59:33Z"))
             // The next day the player already used one of that day's plays.
-            try QuotaRepository(database: db, dailyFreePlays: 2).consumePlay(playerID: player, now: utc("2026-01-16T08:00:00Z"))
+            try SQLiteQuotaRepository(database: db, dailyFreePlays: 2).consumePlay(playerID: player, now: utc("2026-01-16T08:00:00Z"))
             let recovered = try repository.recoverAll(now: utc("2026-01-16T09:00:00Z"))
             #expect(recovered.first?.recorded.game.playRefunded == true)
             #expect(recovered.first?.recorded.game.endedAt == utc("2026-01-15T23:59:33Z"))
             #expect(try db.column("SELECT day FROM plays") == [.text("2026-01-16")])
-            let today = try QuotaRepository(database: db, dailyFreePlays: 2).status(playerID: player, now: utc("2026-01-16T09:00:00Z"))
+            let today = try SQLiteQuotaRepository(database: db, dailyFreePlays: 2).status(playerID: player, now: utc("2026-01-16T09:00:00Z"))
             #expect(today.playsUsed == 1)
             // Its score counts for the day it was played.
             #expect(try db.column("SELECT period_key FROM best_scores WHERE period = 'day'") == [.text("2026-01-15")])
@@ -232,7 +233,7 @@ import Testing
     @Test func aCheckpointThatCannotBeReplayedIsStoredEmptyAndRefunded() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db)
+            let repository = SQLiteRunningGameRepository(database: db)
             try begin(repository, "00000000000000aa", player: player)
             // Goes on for 500 steps without a move: past its crash, a log no game could have written.
             try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", steps: 500, movesBefore: 0, moves: [],
@@ -241,14 +242,14 @@ import Testing
             #expect(recovered.first?.problem?.contains("cannot be re-simulated") == true)
             let game = try #require(recovered.first?.recorded.game)
             #expect(game.endReason == .serverCrash && game.steps == 0 && game.score == 0 && game.playRefunded)
-            #expect(GameRepository.verify(game) == nil)
+            #expect(GameMismatch.check(game) == nil)
         }
     }
 
     @Test func cancellingAGameThatNeverRanGivesBackItsPlay() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = RunningGameRepository(database: db)
+            let repository = SQLiteRunningGameRepository(database: db)
             try begin(repository, "00000000000000aa", player: player)
             #expect(try repository.cancel(publicID: "00000000000000aa"))
             #expect(try repository.running().isEmpty)
@@ -282,7 +283,7 @@ import Testing
             let applied = try Migrator(database: db, directory: productMigrations).migrate()
             #expect(applied.map(\.identifier).contains("0005_game_ids_running_games"))
             #expect(try db.scalar("SELECT count(*) FROM best_scores") == .integer(1))
-            let old = try #require(try GameRepository(database: db).game(id: 1))
+            let old = try #require(try SQLiteGameRepository(database: db).game(id: 1))
             #expect(old.publicID == nil && old.displayID == "#1" && old.score == 4)
             // The rebuilt table still cascades to the boards, and accepts the new end.
             try db.prepare("DELETE FROM games WHERE id = 1").execute()
@@ -291,7 +292,7 @@ import Testing
             #expect(try db.column("SELECT name FROM pragma_index_list('games') WHERE origin = 'c'") == [.text("games_by_player")])
             var crashed = scoredGame(player: player, score: 3, endedAt: start)
             crashed.endReason = .serverCrash
-            #expect(try GameRepository(database: db).record(crashed).game.endReason == .serverCrash)
+            #expect(try SQLiteGameRepository(database: db).record(crashed).game.endReason == .serverCrash)
         }
     }
 }

@@ -1,4 +1,5 @@
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 @Suite struct SHA256Tests {

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// Settings that follow the player (docs/API.md), against a real database file migrated with
@@ -11,7 +12,7 @@ import Testing
     @Test func aPlayerWithNothingStoredGetsTheDefaultsAtVersionZero() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let stored = try SettingsRepository(database: db).settings(playerID: player)
+            let stored = try SQLiteSettingsRepository(database: db).settings(playerID: player)
             #expect(stored.version == 0)
             #expect(stored.updatedAt == nil)
             #expect(stored.settings == PlayerSettings())
@@ -24,7 +25,7 @@ import Testing
 
     @Test func anUnknownPlayerIsNotFoundForReadsAndWrites() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
-            let repository = SettingsRepository(database: db)
+            let repository = SQLiteSettingsRepository(database: db)
             let read = #expect(throws: StoreError.self) { try repository.settings(playerID: 42) }
             #expect(read?.code == .notFound)
             let before = try db.dump()
@@ -39,7 +40,7 @@ import Testing
     @Test func everyWriteIncrementsTheVersionAndIsReadBack() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SettingsRepository(database: db)
+            let repository = SQLiteSettingsRepository(database: db)
             var document = PlayerSettings()
             document.cueVolume = 35
             document.controls.oneSwitch = true
@@ -57,7 +58,7 @@ import Testing
 
             // A fresh connection reads what was committed.
             let reopened = try Database(path: db.path)
-            let read = try SettingsRepository(database: reopened).settings(playerID: player)
+            let read = try SQLiteSettingsRepository(database: reopened).settings(playerID: player)
             #expect(read == VersionedSettings(version: 3, settings: document, updatedAt: later))
             #expect(try reopened.scalar("SELECT updated_at FROM player_settings") == .text("2026-01-15T10:24:45Z"))
         }
@@ -66,7 +67,7 @@ import Testing
     @Test func aStaleWriteIsRefusedWithTheCurrentDocumentAndChangesNothing() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SettingsRepository(database: db)
+            let repository = SQLiteSettingsRepository(database: db)
             var phone = PlayerSettings()
             phone.audioCueMode = .chord
             _ = try repository.write(playerID: player, document: phone, basedOnVersion: 0, now: now)
@@ -92,7 +93,7 @@ import Testing
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
             let error = #expect(throws: StoreError.self) {
-                try SettingsRepository(database: db).write(playerID: player, document: PlayerSettings(), basedOnVersion: -1, now: now)
+                try SQLiteSettingsRepository(database: db).write(playerID: player, document: PlayerSettings(), basedOnVersion: -1, now: now)
             }
             #expect(error?.code == .invalid)
             #expect(error?.field == "basedOnVersion")
@@ -145,7 +146,7 @@ import Testing
     func anInvalidFieldIsRefusedByNameAndChangesNothing(json: String, field: String) throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SettingsRepository(database: db)
+            let repository = SQLiteSettingsRepository(database: db)
             var stored = PlayerSettings()
             stored.cueVolume = 42
             _ = try repository.write(playerID: player, document: stored, basedOnVersion: 0, now: now)
@@ -173,7 +174,7 @@ import Testing
     @Test func anInvalidTypedDocumentIsRefusedByName() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SettingsRepository(database: db)
+            let repository = SQLiteSettingsRepository(database: db)
             var cases: [(PlayerSettings, String)] = []
             var settings = PlayerSettings()
             settings.effectsVolume = 101
@@ -204,7 +205,7 @@ import Testing
     @Test func theEdgesOfEveryRangeAreAccepted() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SettingsRepository(database: db)
+            let repository = SQLiteSettingsRepository(database: db)
             let low = #"{"cueVolume":0,"effectsVolume":0,"textSize":100,"controls":{"inputCooldownMs":0,"scanIntervalMs":500}}"#
             let high = #"{"cueVolume":100,"effectsVolume":100,"textSize":200,"controls":{"inputCooldownMs":500,"scanIntervalMs":5000}}"#
             guard case .written(let first) = try repository.write(playerID: player, json: Data(low.utf8), basedOnVersion: 0, now: now),
@@ -219,7 +220,7 @@ import Testing
     @Test func aPatchChangesOnlyTheFieldsItNames() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SettingsRepository(database: db)
+            let repository = SQLiteSettingsRepository(database: db)
             var stored = PlayerSettings()
             stored.cueVolume = 30
             stored.haptics.step = false
@@ -240,7 +241,7 @@ import Testing
     @Test func aPatchClashingWithAStoredBindingIsRefused() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SettingsRepository(database: db)
+            let repository = SQLiteSettingsRepository(database: db)
             var stored = PlayerSettings()
             stored.controls.keyBindings[.repeatCue] = "KeyJ"
             _ = try repository.write(playerID: player, document: stored, basedOnVersion: 0, now: now)
@@ -257,7 +258,7 @@ import Testing
     @Test func aWholeDocumentInJSONFillsWhatItLeavesOutWithDefaults() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SettingsRepository(database: db)
+            let repository = SQLiteSettingsRepository(database: db)
             var stored = PlayerSettings()
             stored.cueVolume = 30
             _ = try repository.write(playerID: player, document: stored, basedOnVersion: 0, now: now)
@@ -325,7 +326,7 @@ import Testing
             let player = try insertPlayer(db)
             var settings = PlayerSettings()
             settings.language = .es
-            _ = try SettingsRepository(database: db).write(playerID: player, document: settings, basedOnVersion: 0, now: now)
+            _ = try SQLiteSettingsRepository(database: db).write(playerID: player, document: settings, basedOnVersion: 0, now: now)
             #expect(try db.scalar("SELECT document FROM player_settings") == .text(String(decoding: settings.jsonData(), as: UTF8.self)))
             #expect(try db.scalar("SELECT version FROM player_settings") == .integer(1))
         }
@@ -334,7 +335,7 @@ import Testing
     @Test func deletingAPlayerDeletesTheirSettings() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            _ = try SettingsRepository(database: db).write(playerID: player, document: PlayerSettings(), basedOnVersion: 0, now: now)
+            _ = try SQLiteSettingsRepository(database: db).write(playerID: player, document: PlayerSettings(), basedOnVersion: 0, now: now)
             try db.prepare("DELETE FROM players WHERE id = ?").execute([player])
             #expect(try db.scalar("SELECT count(*) FROM player_settings") == .integer(0))
         }

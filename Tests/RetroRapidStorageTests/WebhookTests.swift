@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// The payment provider's signed webhook, against a real database file migrated with the real
@@ -18,8 +19,8 @@ import Testing
         init(in folder: URL) throws {
             db = try migratedDatabase(in: folder, named: "webhook.sqlite")
             player = try insertPlayer(db, "p1")
-            order = try OrderRepository(database: db).createOrder(playerID: player, now: WebhookTests.now)
-            webhook = PaymentWebhook(database: db, secret: WebhookTests.secret)
+            order = try SQLiteOrderRepository(database: db).createOrder(playerID: player, now: WebhookTests.now)
+            webhook = PaymentWebhook(events: SQLitePaymentEventRepository(database: db), secret: WebhookTests.secret)
         }
 
         func paidEvent(_ id: String, order: String? = nil) -> [UInt8] {
@@ -27,7 +28,7 @@ import Testing
         }
 
         func orderStatus() throws -> Order.Status {
-            try OrderRepository(database: db).order(publicID: order.publicID).status
+            try SQLiteOrderRepository(database: db).order(publicID: order.publicID).status
         }
     }
 
@@ -52,7 +53,7 @@ import Testing
             }
             #expect(order.publicID == shop.order.publicID && order.status == .paid && order.providerEventID == "evt_1")
             #expect(try shop.orderStatus() == .paid)
-            #expect(try EntitlementRepository(database: shop.db).unlimited(playerID: shop.player)?.reference == shop.order.publicID)
+            #expect(try SQLiteEntitlementRepository(database: shop.db).unlimited(playerID: shop.player)?.reference == shop.order.publicID)
             #expect(try shop.db.column("SELECT event_id FROM webhook_events") == [.text("evt_1")])
         }
     }
@@ -79,7 +80,7 @@ import Testing
                 return
             }
             #expect(order.status == .paid && order.providerEventID == "evt_p")
-            #expect(try EntitlementRepository(database: shop.db).unlimited(playerID: shop.player) != nil)
+            #expect(try SQLiteEntitlementRepository(database: shop.db).unlimited(playerID: shop.player) != nil)
         }
     }
 
@@ -95,7 +96,7 @@ import Testing
     @Test func aLatePaymentPaysACancelledOrderAndKeepsWhenItWasCancelled() throws {
         try withTemporaryDirectory { folder in
             let shop = try Shop(in: folder)
-            let orders = OrderRepository(database: shop.db)
+            let orders = SQLiteOrderRepository(database: shop.db)
             #expect(try orders.cancel(publicID: shop.order.publicID, playerID: shop.player, now: Self.now).status == .cancelled)
             let paid = Self.sessionEvent("evt_late", type: PaymentWebhook.asyncPaymentSucceededType, order: shop.order.publicID)
             guard case .paid(let order) = try shop.webhook.handle(body: paid, signatureHeader: Self.signed(paid), now: Self.now) else {
@@ -163,7 +164,7 @@ import Testing
             #expect(try shop.orderStatus() == .pending)
 
             // Without a configured secret nothing verifies, not even a header signed with "".
-            let unconfigured = PaymentWebhook(database: shop.db, secret: "")
+            let unconfigured = PaymentWebhook(events: SQLitePaymentEventRepository(database: shop.db), secret: "")
             let error = #expect(throws: StoreError.self) { try unconfigured.handle(body: body, signatureHeader: Self.signed(body, secret: ""), now: Self.now) }
             #expect(error?.code == .unauthorized)
             #expect(try shop.db.dump() == before)
@@ -179,7 +180,7 @@ import Testing
             #expect(try shop.webhook.handle(body: ahead, signatureHeader: Self.signed(ahead, at: Self.now.addingTimeInterval(300)), now: Self.now) != .alreadyHandled(eventID: "evt_ahead"))
             #expect(try shop.db.scalar("SELECT count(*) FROM webhook_events") == .integer(2))
 
-            let strict = PaymentWebhook(database: shop.db, secret: Self.secret, tolerance: 10)
+            let strict = PaymentWebhook(events: SQLitePaymentEventRepository(database: shop.db), secret: Self.secret, tolerance: 10)
             let late = shop.paidEvent("evt_late")
             #expect((#expect(throws: StoreError.self) { try strict.handle(body: late, signatureHeader: Self.signed(late, at: Self.now.addingTimeInterval(-11)), now: Self.now) })?.code == .unauthorized)
         }
@@ -236,7 +237,7 @@ import Testing
             #expect(try shop.webhook.handle(body: body, signatureHeader: Self.signed(body), now: Self.now) == .ignored(eventID: "evt_r", type: "order.refunded"))
             #expect(try shop.webhook.handle(body: body, signatureHeader: Self.signed(body), now: Self.now) == .alreadyHandled(eventID: "evt_r"))
             #expect(try shop.orderStatus() == .pending)
-            #expect(try EntitlementRepository(database: shop.db).hasUnlimited(playerID: shop.player) == false)
+            #expect(try SQLiteEntitlementRepository(database: shop.db).hasUnlimited(playerID: shop.player) == false)
             #expect(try shop.db.column("SELECT event_id || ' ' || type FROM webhook_events") == [.text("evt_r order.refunded")])
         }
     }

@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "RetroRapidSQLite", dependencies: ["CSQLite3", "RetroRapidDomain", "RetroRapidRules"]),
         // Opens storage from the configuration (StorageFactory): the one place that picks a
         // backend. A new backend is a target beside RetroRapidSQLite, chosen here.
-        .target(name: "RetroRapidStorage", dependencies: ["RetroRapidDomain", "RetroRapidSQLite", "RetroRapidSupport"]),
+        .target(name: "RetroRapidStorage", dependencies: ["RetroRapidDomain", "RetroRapidSQLite", "RetroRapidSupport", "RetroRapidRules"]),
         // libwebsockets plumbing shared by the server and the load generator: the one-timer
         // tick scheduler, the monotonic clock, libwebsockets' log lines.
         .target(name: "RetroRapidLWS", dependencies: ["CLibWebSockets", "CLibEV"]),
@@ -57,7 +57,7 @@ let package = Package(
         // The thin executable: parses a command and hands it to the targets above.
         .executableTarget(
             name: "retrorapid",
-            dependencies: ["RetroRapidRules", "RetroRapidBots", "RetroRapidSupport", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidServer",
+            dependencies: ["RetroRapidRules", "RetroRapidBots", "RetroRapidSupport", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidServer",
                            "RetroRapidLoad"]
         ),
 

@@ -1,7 +1,7 @@
 import Foundation
 import RetroRapidRules
 import RetroRapidDomain
-import RetroRapidSQLite
+import RetroRapidStorage
 import RetroRapidSupport
 
 /// `retrorapid crash-writer`: a test aid for the durability proof (nothing
@@ -50,20 +50,19 @@ enum CrashWriterCommand: Command {
              try parsed.int("games", default: 0, range: 0...100_000_000),
              try parsed.string("synchronous", default: "full", allowed: ["full", "normal"]))
         }
-        let database = try Database(path: path, createParentDirectories: true,
-                                    synchronous: synchronous == "full" ? .full : .normal)
-        let migrations = URL(fileURLWithPath: parsed.value("migrations") ?? "Migrations", isDirectory: true)
-        try Migrator(database: database, directory: migrations).migrate()
+        let connection = try StorageFactory.open(path: path, migrationsPath: parsed.value("migrations") ?? "Migrations",
+                                                 ifMissing: .create, durability: synchronous == "full" ? .everyCommit : .lastCommitsMayBeLost)
+        try connection.migrate()
+        let storage = connection.repositories(RepositorySettings())
 
         var players: [Int64] = []
         for number in 1...playerCount {
-            let (player, _) = try SQLitePlayerRepository(database: database)
-                .createPlayer(displayName: "Crash Writer \(number)", deviceLabel: "crash-writer", now: Date())
+            let (player, _) = try storage.players.createPlayer(displayName: "Crash Writer \(number)", deviceLabel: "crash-writer", now: Date())
             players.append(player.id)
         }
         OperatorOutput.note("crash-writer: storing games in \(path) as \(playerCount) players, synchronous=\(synchronous)")
 
-        let games = SQLiteGameRepository(database: database)
+        let games = storage.games
         var generator = SystemRandomNumberGenerator()
         let firstSeed = generator.next() >> 1
         var count = 0

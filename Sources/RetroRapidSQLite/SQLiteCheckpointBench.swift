@@ -2,9 +2,8 @@ import Dispatch
 import Foundation
 import RetroRapidRules
 import RetroRapidDomain
-import RetroRapidSQLite
 
-/// `bench-storage`'s checkpoint figures: what the server's storage thread spends keeping
+/// `bench-storage`'s checkpoint figures on SQLite: what the server's storage thread spends keeping
 /// `games` running games recoverable (docs/OPERATIONS.md, "A crash of the server").
 ///
 /// Each game replays a real game's log (`pool`) from a random point, two steps a second (about
@@ -12,7 +11,7 @@ import RetroRapidSQLite
 /// changed in every game, as the hub does; every 60th is the compacting one. No sleeping: the
 /// checkpoints run back to back, each timed alone. Then `recoverAll` ends them all as a
 /// restart after a crash would. `synchronous=FULL`, as the server runs.
-enum CheckpointBench {
+enum SQLiteCheckpointBench {
     struct Game {
         var seed: UInt64
         var level: SpeedLevel

@@ -72,7 +72,7 @@ public final class Database {
         // A memory database cannot use WAL; a file that refuses it would silently lose the
         // concurrent reads and the durability the rest of the code counts on.
         guard mode.lowercased() == "wal" || path == ":memory:" || path.isEmpty else {
-            throw DatabaseError(extendedCode: SQLITE_ERROR, message: "\(path) refused journal_mode=WAL (it stays '\(mode)')")
+            throw DatabaseError(extendedCode: .error, message: "\(path) refused journal_mode=WAL (it stays '\(mode)')")
         }
     }
 
@@ -90,7 +90,7 @@ public final class Database {
         defer { sqlite3_free(message) }
         guard result == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(result))
-            throw DatabaseError(extendedCode: result, message: text, sql: sql)
+            throw DatabaseError(extendedCode: ResultCode(rawValue: result), message: text, sql: sql)
         }
     }
 
@@ -156,7 +156,7 @@ public final class Database {
         // Some errors (disk full, I/O) make SQLite roll back on its own; a caller that caught
         // one inside the body must not believe its work was committed.
         guard isInTransaction else {
-            throw DatabaseError(extendedCode: SQLITE_ABORT, message: "SQLite rolled the transaction back after an earlier error; nothing was committed")
+            throw DatabaseError(extendedCode: .abort, message: "SQLite rolled the transaction back after an earlier error; nothing was committed")
         }
         do {
             try execute(sql: "COMMIT TRANSACTION")

@@ -189,7 +189,7 @@ public struct Migrator {
         do {
             try db.withTransactionControlDenied { try db.execute(sql: migration.sql) }
         } catch let error as DatabaseError {
-            let hint = error.primaryCode == SQLITE_AUTH
+            let hint = error.primaryCode == .auth
                 ? " (a migration must not BEGIN, COMMIT, ROLLBACK or SAVEPOINT: the migrator runs each file in its own transaction)"
                 : ""
             throw MigrationError(.failed, "migration \(migration.identifier) failed and was rolled back: \(error.message)\(hint)", underlying: error)

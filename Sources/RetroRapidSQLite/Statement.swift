@@ -72,7 +72,7 @@ public final class Statement {
     public func bind(_ value: any DatabaseValueConvertible, named name: String) throws {
         let index = sqlite3_bind_parameter_index(handle, name)
         guard index > 0 else {
-            throw DatabaseError(extendedCode: SQLITE_RANGE, message: "no parameter named \(name)", sql: sql)
+            throw DatabaseError(extendedCode: .range, message: "no parameter named \(name)", sql: sql)
         }
         try bind(value, at: Int(index))
     }
@@ -82,7 +82,7 @@ public final class Statement {
     public func bind(_ values: [any DatabaseValueConvertible]) throws {
         guard values.count == parameterCount else {
             throw DatabaseError(
-                extendedCode: SQLITE_RANGE,
+                extendedCode: .range,
                 message: "statement has \(parameterCount) parameters but \(values.count) values were given",
                 sql: sql
             )

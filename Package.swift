@@ -72,7 +72,15 @@ let package = Package(
         .testTarget(name: "RetroRapidRulesTests", dependencies: ["RetroRapidRules"]),
         .testTarget(name: "RetroRapidBotsTests", dependencies: ["RetroRapidBots", "RetroRapidRules"]),
         .testTarget(name: "RetroRapidSupportTests", dependencies: ["RetroRapidSupport"]),
-        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidSupport"]),
+        .testTarget(name: "RetroRapidDomainTests", dependencies: ["RetroRapidDomain"]),
+        // The storage contract: every repository test written against the interface, run
+        // once per backend listed in Tests/RetroRapidStorageTests/StorageBackends.swift.
+        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
+        // SQLite's own: the connection, statements, migrator, backup, durability, the schema,
+        // the repositories' SQL, and the operator CLI on a real database file.
+        .testTarget(name: "RetroRapidSQLiteTests", dependencies: ["RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
+        // Fixtures both storage test targets share (folders, dates, games); no backend.
+        .target(name: "RetroRapidStorageFixtures", dependencies: ["RetroRapidDomain", "RetroRapidRules"], path: "Tests/RetroRapidStorageFixtures"),
         // The server's tests also run the load generator against a real server.
         .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidRules", "RetroRapidSupport"]),
         .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad"]),

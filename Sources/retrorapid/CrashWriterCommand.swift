@@ -13,7 +13,7 @@ import RetroRapidSupport
 /// the defaults (`synchronous=FULL`). After `record` returns, and only then, it writes the
 /// game's id on its own line to standard output with write(2), unbuffered: a line in the pipe
 /// is an acknowledgement, as a game-over message to a player would be. The durability test
-/// (Tests/RetroRapidStorageTests/DurabilityTests.swift) reads those lines, SIGKILLs it in the
+/// (Tests/RetroRapidSQLiteTests/DurabilityTests.swift) reads those lines, SIGKILLs it in the
 /// middle of its stream, reopens the file, and checks that every acknowledged game is there,
 /// whole.
 enum CrashWriterCommand: Command {

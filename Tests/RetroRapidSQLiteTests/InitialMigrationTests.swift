@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// The product's real `Migrations/` folder, applied to an empty database file.

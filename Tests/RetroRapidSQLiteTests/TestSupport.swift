@@ -2,18 +2,10 @@ import Foundation
 import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 
 // MARK: - Folders and database files
 
-/// Runs `body` with a fresh, empty folder that is removed afterwards: every test gets its
-/// own real database files and nothing leaks between tests.
-func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
-    let folder = FileManager.default.temporaryDirectory
-        .appendingPathComponent("retrorapid-storage-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: folder) }
-    return try body(folder)
-}
 
 /// A database file `fileName` in `folder`.
 func openDatabase(
@@ -22,11 +14,6 @@ func openDatabase(
     try Database(path: folder.appendingPathComponent(fileName).path, synchronous: synchronous)
 }
 
-/// The product's own `Migrations/` folder, found from this file
-/// (Tests/RetroRapidStorageTests/ → the package root): the tests migrate with what ships.
-let productMigrations = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Migrations", isDirectory: true)
 
 /// A database file `fileName` in `folder`, migrated by the real `Migrator` with the product's
 /// `Migrations/`.
@@ -54,33 +41,8 @@ func insertPlayer(
     return db.lastInsertRowID
 }
 
-/// An ISO-8601 UTC date, `utc("2026-01-01T00:00:00Z")`, parsed by Foundation independently of
-/// the repositories' own time code. A malformed literal is a mistake in the test: it stops the run.
-func utc(_ text: String) -> Date {
-    guard let date = try? Date(text, strategy: .iso8601) else { preconditionFailure("bad test date \(text)") }
-    return date
-}
 
-/// A finished game with this score that `GameRepository.record` accepts (it does not replay on
-/// record): no moves, `score + 6` steps, ended at `endedAt` after `playedSeconds`.
-func scoredGame(player: Int64, level: SpeedLevel = .fast, score: Int, endedAt: Date, playedSeconds: Double = 30) -> NewGame {
-    let steps = max(score, 0) + 6
-    return NewGame(playerID: player, level: level, seed: 1, inputLog: InputLog(steps: steps, moves: []),
-                   score: score, steps: steps, endReason: .crash, startedAt: endedAt.addingTimeInterval(-playedSeconds),
-                   endedAt: endedAt, durationMilliseconds: Int(playedSeconds * 1000))
-}
 
-/// The launch offer (docs/API.md): £0.99 until the end of 28 February 2026, created on 1 January.
-@discardableResult
-func createArcticConf(_ codes: CodeRepository, maxRedemptions: Int? = nil) throws -> PromoCode {
-    try codes.create(
-        code: "ARCTICCONF",
-        kind: .discount(Money(minorUnits: 99, currency: "GBP")),
-        expiresAt: utc("2026-02-28T23:59:59Z"),
-        maxRedemptions: maxRedemptions,
-        now: utc("2026-01-01T00:00:00Z")
-    )
-}
 
 // MARK: - On disk
 
@@ -113,22 +75,6 @@ extension Database {
     /// The first column of the first row of `sql`.
     func scalar(_ sql: String, _ values: [any DatabaseValueConvertible] = []) throws -> DatabaseValue {
         try column(sql, values).first ?? .null
-    }
-
-    /// Every table's schema and rows, as text: equal before and after means nothing changed.
-    func dump() throws -> [String] {
-        let tables = try prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' ORDER BY name")
-            .query { ($0.string(at: 0), $0.string(at: 1)) }
-        var lines: [String] = []
-        for (name, sql) in tables {
-            lines.append(sql)
-            lines += try prepare("SELECT * FROM \"\(name)\" ORDER BY rowid").query { row in
-                (0..<row.columnCount).map { "\(row.value(at: $0))" }.joined(separator: "|")
-            }
-        }
-        let others = try prepare("SELECT sql FROM sqlite_schema WHERE type <> 'table' AND sql IS NOT NULL ORDER BY name")
-            .query { $0.string(at: 0) }
-        return lines + others
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// Lets two threads start each round together, so their claims really overlap.
@@ -32,7 +33,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     }
 }
 
-@Suite struct LinkCodeRepositoryTests {
+@Suite struct SQLiteLinkCodeRepositoryTests {
     /// 2026-01-15T10:00:00Z: tests pass time in, so nothing depends on the clock.
     let t0 = Date(timeIntervalSince1970: 1_768_471_200)
 

@@ -2,6 +2,7 @@ import Foundation
 import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// Nothing acknowledged is lost (docs/OPERATIONS.md): a process that stores games the way the server

@@ -2,11 +2,12 @@ import Foundation
 import RetroRapidRules
 @testable import RetroRapidDomain
 @testable import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// Leaderboards per level for today, this ISO week and all time (docs/API.md), filled through
 /// `GameRepository.record` on real database files migrated with the product's `Migrations/`.
-@Suite struct LeaderboardRepositoryTests {
+@Suite struct SQLiteLeaderboardRepositoryTests {
     // MARK: Periods
 
     @Test func periodsSeparateAcrossAUTCMidnightThatIsAlsoAMonday() throws {
@@ -39,30 +40,6 @@ import Testing
             #expect(try scores(.thisWeek, tuesday) == ("2026-W04", [5]))
             // Other levels are other boards.
             #expect(try boards.top(level: .rapid, period: .allTime, now: monday).entries.isEmpty)
-        }
-    }
-
-    @Test func resetsAtIsTheNextUTCMidnightAndTheNextMonday() throws {
-        try withMigratedDatabase(named: "boards.sqlite") { db in
-            let boards = SQLiteLeaderboardRepository(database: db)
-            let wednesday = utc("2026-01-14T15:30:00Z")
-            #expect(boards.resetsAt(period: .today, now: wednesday) == utc("2026-01-15T00:00:00Z"))
-            #expect(boards.resetsAt(period: .thisWeek, now: wednesday) == utc("2026-01-19T00:00:00Z"))
-            #expect(boards.resetsAt(period: .allTime, now: wednesday) == nil)
-            // At the very moment of a reset, the next one is a whole period away.
-            let mondayMidnight = utc("2026-01-19T00:00:00Z")
-            #expect(boards.resetsAt(period: .today, now: mondayMidnight) == utc("2026-01-20T00:00:00Z"))
-            #expect(boards.resetsAt(period: .thisWeek, now: mondayMidnight) == utc("2026-01-26T00:00:00Z"))
-            let sundayNight = utc("2026-01-25T23:59:59Z").addingTimeInterval(0.999)
-            #expect(boards.resetsAt(period: .today, now: sundayNight) == mondayMidnight.addingTimeInterval(7 * 86_400))
-            #expect(boards.resetsAt(period: .thisWeek, now: sundayNight) == utc("2026-01-26T00:00:00Z"))
-            // Across a year end and a leap day.
-            #expect(boards.resetsAt(period: .today, now: utc("2026-12-31T12:00:00Z")) == utc("2027-01-01T00:00:00Z"))
-            #expect(boards.resetsAt(period: .today, now: utc("2028-02-28T12:00:00Z")) == utc("2028-02-29T00:00:00Z"))
-            #expect(boards.resetsAt(period: .thisWeek, now: utc("2026-12-31T12:00:00Z")) == utc("2027-01-04T00:00:00Z"))
-            // The page carries it too.
-            let page = try boards.top(level: .cruise, period: .today, now: wednesday)
-            #expect(page.resetsAt == utc("2026-01-15T00:00:00Z"))
         }
     }
 

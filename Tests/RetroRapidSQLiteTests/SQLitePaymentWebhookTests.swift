@@ -1,11 +1,12 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// The payment provider's signed webhook, against a real database file migrated with the real
 /// `Migrations/`.
-@Suite struct WebhookTests {
+@Suite struct SQLitePaymentWebhookTests {
     static let secret = "whsec_test"
     static let now = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
 
@@ -19,8 +20,8 @@ import Testing
         init(in folder: URL) throws {
             db = try migratedDatabase(in: folder, named: "webhook.sqlite")
             player = try insertPlayer(db, "p1")
-            order = try SQLiteOrderRepository(database: db).createOrder(playerID: player, now: WebhookTests.now)
-            webhook = PaymentWebhook(events: SQLitePaymentEventRepository(database: db), secret: WebhookTests.secret)
+            order = try SQLiteOrderRepository(database: db).createOrder(playerID: player, now: SQLitePaymentWebhookTests.now)
+            webhook = PaymentWebhook(events: SQLitePaymentEventRepository(database: db), secret: SQLitePaymentWebhookTests.secret)
         }
 
         func paidEvent(_ id: String, order: String? = nil) -> [UInt8] {

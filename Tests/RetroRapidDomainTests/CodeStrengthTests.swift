@@ -1,6 +1,5 @@
 import Testing
 @testable import RetroRapidDomain
-@testable import RetroRapidSQLite
 
 @Suite("CodeStrength")
 struct CodeStrengthTests {

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// Decodes URL-safe base64 without padding with Foundation, independently of `DeviceToken`.
@@ -12,7 +13,7 @@ fileprivate func playerTestsDecodeBase64URL(_ text: String) -> [UInt8]? {
 
 fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
-@Suite struct PlayerRepositoryTests {
+@Suite struct SQLitePlayerRepositoryTests {
     /// 2026-01-15T10:00:00Z: tests pass time in, so nothing depends on the clock.
     let t0 = Date(timeIntervalSince1970: 1_768_471_200)
 
@@ -103,59 +104,6 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
         }
     }
 
-    @Test func signingInAgainWithinFiveMinutesWritesNothing() throws {
-        try withTemporaryDirectory { folder in
-            let db = try migratedDatabase(in: folder)
-            let players = SQLitePlayerRepository(database: db)
-            let (player, token) = try players.createPlayer(displayName: nil, deviceLabel: "", now: t0)
-            let before = try db.dump()
-            _ = try players.authenticate(token: token, now: t0.addingTimeInterval(Device.lastSeenResolution - 1))
-            #expect(try db.dump() == before)
-            let later = try players.authenticate(token: token, now: t0.addingTimeInterval(Device.lastSeenResolution))
-            #expect(try players.devices(playerID: player.id, currentDeviceID: later.deviceID).first?.lastSeenAt
-                    == t0.addingTimeInterval(Device.lastSeenResolution))
-        }
-    }
-
-    @Test func wrongUnknownAndMalformedTokensAreUnauthorizedAndChangeNothing() throws {
-        try withTemporaryDirectory { folder in
-            let db = try migratedDatabase(in: folder)
-            let players = SQLitePlayerRepository(database: db)
-            let (_, token) = try players.createPlayer(displayName: nil, deviceLabel: "", now: t0)
-            let before = try db.dump()
-            for wrong in [DeviceToken.generate().text, String(token.dropLast()), token + "x", token.uppercased() == token ? token.lowercased() : token.uppercased(), ""] {
-                let error = #expect(throws: StoreError.self) { try players.authenticate(token: wrong, now: t0.addingTimeInterval(60)) }
-                #expect(error?.code == .unauthorized)
-            }
-            #expect(try db.dump() == before)
-            _ = try players.authenticate(token: token, now: t0.addingTimeInterval(360))
-            #expect(try db.dump() != before)  // last_seen_at moved: the dump does see changes
-        }
-    }
-
-    @Test func publicIDAndDefaultNameLookRight() throws {
-        try withTemporaryDirectory { folder in
-            let db = try migratedDatabase(in: folder)
-            let players = SQLitePlayerRepository(database: db)
-            let crockford = Set(LinkCode.alphabet)
-            var ids = Set<String>()
-            for _ in 0..<20 {
-                let (player, _) = try players.createPlayer(displayName: nil, deviceLabel: "", now: t0)
-                #expect(player.publicID.count == 12)
-                #expect(player.publicID.allSatisfy { crockford.contains($0) })
-                #expect(player.displayName.wholeMatch(of: /Racer [0-9]{4}/) != nil)
-                ids.insert(player.publicID)
-                #expect(try players.player(publicID: player.publicID) == player)
-                #expect(try players.player(publicID: player.publicID.lowercased()) == player)
-                #expect(try players.player(id: player.id) == player)
-            }
-            #expect(ids.count == 20)
-            #expect(!LinkCode.alphabet.contains { "ILOU".contains($0) })
-            let error = #expect(throws: StoreError.self) { try players.player(publicID: "0000000000ZZ") }
-            #expect(error?.code == .notFound)
-        }
-    }
-
     @Test func refusedNameOrLabelCreatesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
@@ -172,25 +120,6 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
             // A label may hold any visible text, emoji included: only its player sees it.
             _ = try players.createPlayer(displayName: "Bob", deviceLabel: "📱 Phone (Zoë's)", now: t0)
             #expect(try db.column("SELECT label FROM devices") == [.text("📱 Phone (Zoë's)")])
-        }
-    }
-
-    @Test func setDisplayNameValidatesAndRefusalChangesNothing() throws {
-        try withTemporaryDirectory { folder in
-            let db = try migratedDatabase(in: folder)
-            let players = SQLitePlayerRepository(database: db)
-            let (player, _) = try players.createPlayer(displayName: "Ada", deviceLabel: "", now: t0)
-            let renamed = try players.setDisplayName(playerID: player.id, name: "  Ada L ")
-            #expect(renamed.displayName == "Ada L")
-            #expect(try players.player(id: player.id).displayName == "Ada L")
-
-            let before = try db.dump()
-            let invalid = #expect(throws: StoreError.self) { try players.setDisplayName(playerID: player.id, name: "Ada\u{200D}") }
-            #expect(invalid?.code == .invalid)
-            #expect(invalid?.field == "displayName")
-            let missing = #expect(throws: StoreError.self) { try players.setDisplayName(playerID: player.id + 1000, name: "Grace") }
-            #expect(missing?.code == .notFound)
-            #expect(try db.dump() == before)
         }
     }
 

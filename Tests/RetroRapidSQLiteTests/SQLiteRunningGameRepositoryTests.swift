@@ -2,11 +2,12 @@ import Foundation
 import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// Games while they run (`running_games`) and their recovery after a crash of the server, on
 /// real database files migrated with the product's `Migrations/`.
-@Suite struct RunningGameRepositoryTests {
+@Suite struct SQLiteRunningGameRepositoryTests {
     let start = utc("2026-01-15T10:00:00Z")
 
     @discardableResult
@@ -14,6 +15,24 @@ import Testing
                practice: Bool = false, at: Date? = nil) throws -> QuotaStatus? {
         try repository.begin(RunningGameStart(publicID: id, playerID: player, level: level, seed: seed, practice: practice,
                                               startedAt: at ?? start))
+    }
+
+    @Test func checkpointsThatBreakOffEndTheGameAtTheLastOneThatFollowsOn() throws {
+        try withMigratedDatabase(named: "running.sqlite") { db in
+            let player = try insertPlayer(db, "p-1")
+            let repository = SQLiteRunningGameRepository(database: db)
+            try begin(repository, "00000000000000aa", player: player, seed: 5)
+            let (early, earlyState) = RunningPlay.dodge(seed: 5, level: .fast, steps: 10)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: early, durationMilliseconds: 6000)],
+                                      now: start.addingTimeInterval(6))
+            // Claims moves the table never had.
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", steps: 12, movesBefore: early.moves.count + 3,
+                                                      moves: [], durationMilliseconds: 7000)], now: start.addingTimeInterval(7))
+            let recovered = try #require(try repository.recoverAll(now: start.addingTimeInterval(60)).first)
+            #expect(recovered.problem?.contains("break off") == true)
+            #expect(recovered.recorded.game.steps == 10 && recovered.recorded.game.score == earlyState.score)
+            #expect(recovered.recorded.game.endedAt == start.addingTimeInterval(6))
+        }
     }
 
     @Test func beginConsumesThePlayAndRecordsTheRunningGameInOneTransaction() throws {
@@ -36,21 +55,6 @@ import Testing
             #expect(try begin(repository, "00000000000000cc", player: player, practice: true) == nil)
             #expect(try repository.running(publicID: "00000000000000cc")?.freePlay == false)
             #expect(try db.scalar("SELECT count(*) FROM plays") == .integer(1))
-        }
-    }
-
-    @Test func anUnlimitedPlayersGameUsesNoFreePlay() throws {
-        try withMigratedDatabase(named: "running.sqlite") { db in
-            let player = try insertPlayer(db)
-            try SQLiteEntitlementRepository(database: db).grantUnlimited(playerID: player, source: .operator, reference: "test", now: start)
-            let repository = SQLiteRunningGameRepository(database: db)
-            #expect(try begin(repository, "00000000000000aa", player: player)?.unlimited == true)
-            #expect(try repository.running(publicID: "00000000000000aa")?.freePlay == false)
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: InputLog(steps: 5, moves: []),
-                                                      durationMilliseconds: 4000)], now: start.addingTimeInterval(5))
-            let recovered = try repository.recoverAll(now: start.addingTimeInterval(60))
-            #expect(recovered.map(\.recorded.game.endReason) == [.serverCrash])
-            #expect(recovered.first?.recorded.game.playRefunded == false)
         }
     }
 
@@ -135,24 +139,6 @@ import Testing
         }
     }
 
-    @Test func checkpointsThatBreakOffEndTheGameAtTheLastOneThatFollowsOn() throws {
-        try withMigratedDatabase(named: "running.sqlite") { db in
-            let player = try insertPlayer(db)
-            let repository = SQLiteRunningGameRepository(database: db)
-            try begin(repository, "00000000000000aa", player: player, seed: 5)
-            let (early, earlyState) = RunningPlay.dodge(seed: 5, level: .fast, steps: 10)
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: early, durationMilliseconds: 6000)],
-                                      now: start.addingTimeInterval(6))
-            // Claims moves the table never had.
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", steps: 12, movesBefore: early.moves.count + 3,
-                                                      moves: [], durationMilliseconds: 7000)], now: start.addingTimeInterval(7))
-            let recovered = try #require(try repository.recoverAll(now: start.addingTimeInterval(60)).first)
-            #expect(recovered.problem?.contains("break off") == true)
-            #expect(recovered.recorded.game.steps == 10 && recovered.recorded.game.score == earlyState.score)
-            #expect(recovered.recorded.game.endedAt == start.addingTimeInterval(6))
-        }
-    }
-
     @Test func recoveryEndsARunningGameAsServerCrashFromItsLastCheckpointAndRefundsItsPlay() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
@@ -227,22 +213,6 @@ import Testing
             #expect(today.playsUsed == 1)
             // Its score counts for the day it was played.
             #expect(try db.column("SELECT period_key FROM best_scores WHERE period = 'day'") == [.text("2026-01-15")])
-        }
-    }
-
-    @Test func aCheckpointThatCannotBeReplayedIsStoredEmptyAndRefunded() throws {
-        try withMigratedDatabase(named: "running.sqlite") { db in
-            let player = try insertPlayer(db)
-            let repository = SQLiteRunningGameRepository(database: db)
-            try begin(repository, "00000000000000aa", player: player)
-            // Goes on for 500 steps without a move: past its crash, a log no game could have written.
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", steps: 500, movesBefore: 0, moves: [],
-                                                      durationMilliseconds: 1000)], now: start.addingTimeInterval(1))
-            let recovered = try repository.recoverAll(now: start.addingTimeInterval(60))
-            #expect(recovered.first?.problem?.contains("cannot be re-simulated") == true)
-            let game = try #require(recovered.first?.recorded.game)
-            #expect(game.endReason == .serverCrash && game.steps == 0 && game.score == 0 && game.playRefunded)
-            #expect(GameMismatch.check(game) == nil)
         }
     }
 

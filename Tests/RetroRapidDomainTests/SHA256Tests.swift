@@ -1,5 +1,4 @@
 import RetroRapidDomain
-import RetroRapidSQLite
 import Testing
 
 @Suite struct SHA256Tests {

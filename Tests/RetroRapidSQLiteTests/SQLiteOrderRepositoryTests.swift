@@ -1,11 +1,12 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// Prices and orders for unlimited play, against a real database file migrated with the real
 /// `Migrations/`.
-@Suite struct OrderRepositoryTests {
+@Suite struct SQLiteOrderRepositoryTests {
     static let gbp299 = Money(minorUnits: 299, currency: "GBP")
     static let gbp99 = Money(minorUnits: 99, currency: "GBP")
 
@@ -25,69 +26,6 @@ import Testing
         #expect(Money(minorUnits: 1205, currency: "EUR").description == "€12.05")
         #expect(Money(minorUnits: 500, currency: "JPY").description == "500 JPY")
         #expect(Money(minorUnits: 7, currency: "CHF").description == "0.07 CHF")
-    }
-
-    @Test func aCheckoutPlanReusesTheOpenCheckoutAndOnlyThat() throws {
-        try withTemporaryDirectory { folder in
-            let db = try migratedDatabase(in: folder, named: "checkout.sqlite")
-            let orders = SQLiteOrderRepository(database: db)
-            let player = try insertPlayer(db, "p1")
-            let now = utc("2026-01-10T00:00:00Z")
-            guard case .new(let id, let price) = try orders.checkoutPlan(playerID: player, now: now) else {
-                Issue.record("expected a new order")
-                return
-            }
-            #expect(price.amount == Self.gbp299 && id.hasPrefix("ord_"))
-            #expect(try orders.orders(playerID: player).isEmpty)  // planning stores nothing
-            let checkout = Order.Checkout(sessionID: "cs_test_1", url: "https://pay.example/cs_test_1",
-                                          expiresAt: now.addingTimeInterval(3600))
-            let order = try orders.createOrder(publicID: id, playerID: player, amount: price.amount, discountCode: nil,
-                                               checkout: checkout, now: now)
-            #expect(order.status == .pending && order.checkout == checkout)
-            #expect(try orders.checkoutPlan(playerID: player, now: now.addingTimeInterval(60)) == .existing(order))
-            // Once the provider's page has closed, a new order is planned.
-            guard case .new(let later, _) = try orders.checkoutPlan(playerID: player, now: now.addingTimeInterval(3600)) else {
-                Issue.record("expected a new order after the checkout expired")
-                return
-            }
-            #expect(later != id)
-
-            let cancelled = try orders.cancel(publicID: id, playerID: player, now: now.addingTimeInterval(5))
-            #expect(cancelled.status == .cancelled && cancelled.cancelledAt == now.addingTimeInterval(5))
-            #expect(!cancelled.checkoutIsOpen(at: now))
-            #expect(try orders.cancel(publicID: id, playerID: player, now: now.addingTimeInterval(9)) == cancelled)
-            guard case .new = try orders.checkoutPlan(playerID: player, now: now.addingTimeInterval(60)) else {
-                Issue.record("a cancelled order must not be offered again")
-                return
-            }
-            let other = try insertPlayer(db, "p2")
-            #expect(throws: StoreError.self) { try orders.cancel(publicID: id, playerID: other, now: now) }
-            try orders.markPaid(orderID: id, providerEventID: "evt_late", now: now.addingTimeInterval(10))
-            #expect(throws: StoreError.self) { try orders.cancel(publicID: id, playerID: player, now: now) }
-        }
-    }
-
-    @Test func aRedeemedDiscountLowersThePriceDueUntilItExpires() throws {
-        try withTemporaryDirectory { folder in
-            let db = try migratedDatabase(in: folder, named: "orders.sqlite")
-            let orders = SQLiteOrderRepository(database: db)
-            let player = try insertPlayer(db, "p1")
-            try createArcticConf(SQLiteCodeRepository(database: db))
-
-            let base = try orders.priceDue(playerID: player, now: utc("2026-01-10T00:00:00Z"))
-            #expect(base == PriceDue(amount: Self.gbp299, base: Self.gbp299, discountCode: nil, discountExpiresAt: nil))
-
-            try SQLiteCodeRepository(database: db).redeem(code: "arctic-conf", playerID: player, now: utc("2026-01-10T00:00:00Z"))
-            let discounted = try orders.priceDue(playerID: player, now: utc("2026-01-10T00:00:01Z"))
-            #expect(discounted == PriceDue(amount: Self.gbp99, base: Self.gbp299, discountCode: "ARCTICCONF", discountExpiresAt: utc("2026-02-28T23:59:59Z")))
-            #expect(try orders.priceDue(playerID: player, now: utc("2026-02-28T23:59:59Z")).amount == Self.gbp99)
-            #expect(try orders.priceDue(playerID: player, now: utc("2026-03-01T00:00:00Z")) == base)
-
-            // Another player's redemption does not lower this one's price.
-            let other = try insertPlayer(db, "p2")
-            #expect(try orders.priceDue(playerID: other, now: utc("2026-01-10T00:00:01Z")) == base)
-            #expect((#expect(throws: StoreError.self) { try orders.priceDue(playerID: 9999, now: utc("2026-01-10T00:00:01Z")) })?.code == .notFound)
-        }
     }
 
     @Test func theLowestLiveDiscountInTheBaseCurrencyApplies() throws {
@@ -168,29 +106,4 @@ import Testing
         }
     }
 
-    @Test func aPriceChangeMakesANewOrderAndOrdersAreEachPlayersOwn() throws {
-        try withTemporaryDirectory { folder in
-            let db = try migratedDatabase(in: folder, named: "orders.sqlite")
-            let orders = SQLiteOrderRepository(database: db)
-            let player = try insertPlayer(db, "p1")
-            let other = try insertPlayer(db, "p2")
-            try createArcticConf(SQLiteCodeRepository(database: db))
-
-            let full = try orders.createOrder(playerID: player, now: utc("2026-01-10T00:00:00Z"))
-            #expect(full.amount == Self.gbp299 && full.discountCode == nil)
-            try SQLiteCodeRepository(database: db).redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-01-10T00:01:00Z"))
-            let discounted = try orders.createOrder(playerID: player, now: utc("2026-01-10T00:02:00Z"))
-            #expect(discounted.publicID != full.publicID && discounted.amount == Self.gbp99)
-            #expect(try orders.orders(playerID: player).map(\.publicID) == [discounted.publicID, full.publicID])
-
-            let before = try db.dump()
-            #expect((#expect(throws: StoreError.self) { try orders.order(publicID: full.publicID, playerID: other) })?.code == .notFound)
-            #expect((#expect(throws: StoreError.self) { try orders.order(publicID: "ord_nosuchorder", playerID: player) })?.code == .notFound)
-            #expect((#expect(throws: StoreError.self) { try orders.createOrder(playerID: 9999, now: utc("2026-01-10T00:03:00Z")) })?.code == .notFound)
-            #expect((#expect(throws: StoreError.self) { try orders.markPaid(orderID: "ord_nosuchorder", providerEventID: "evt_9", now: utc("2026-01-10T00:03:00Z")) })?.code == .notFound)
-            #expect((#expect(throws: StoreError.self) { try orders.markPaid(orderID: full.publicID, providerEventID: "", now: utc("2026-01-10T00:03:00Z")) })?.code == .invalid)
-            #expect(try db.dump() == before)
-            #expect(try orders.order(publicID: full.publicID) == full)
-        }
-    }
 }

@@ -1,5 +1,6 @@
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 @Suite struct DatabaseErrorTests {

@@ -2,6 +2,7 @@ import Foundation
 import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// The operator's CLI as an operator runs it: the real `retrorapid` binary, launched as a

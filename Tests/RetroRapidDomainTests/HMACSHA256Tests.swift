@@ -1,5 +1,4 @@
 import RetroRapidDomain
-import RetroRapidSQLite
 import Testing
 
 /// HMAC-SHA256 against RFC 4231's test vectors.

@@ -2,11 +2,12 @@ import Foundation
 import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// Finished games: stored whole with their leaderboard scores, read back, and re-verified by
 /// replay. Real database files migrated with the product's `Migrations/`.
-@Suite struct GameRepositoryTests {
+@Suite struct SQLiteGameRepositoryTests {
     let start = utc("2026-01-15T10:00:00Z")
 
     @Test func aRecordedGameIsStoredWithEveryField() throws {
@@ -39,23 +40,6 @@ import Testing
                 .text("2026-01-15T10:00:00Z"), .text("2026-01-15T10:00:42Z"), .integer(41_250),
             ]])
             #expect(try SQLiteGameRepository(database: db).game(id: recorded.game.id + 1) == nil)
-        }
-    }
-
-    @Test func recordReturnsThePersonalBestAndRankOnEachBoard() throws {
-        try withMigratedDatabase(named: "games.sqlite") { db in
-            let ann = try insertPlayer(db, "ann")
-            let bob = try insertPlayer(db, "bob")
-            let repository = SQLiteGameRepository(database: db)
-            try repository.record(scoredGame(player: bob, score: 70, endedAt: start))
-            let first = try repository.record(scoredGame(player: ann, score: 50, endedAt: start.addingTimeInterval(10)))
-            #expect(first.standings.map(\.period) == [.today, .thisWeek, .allTime])
-            #expect(first.standings.map(\.periodKey) == ["2026-01-15", "2026-W03", "all"])
-            #expect(first.standings.allSatisfy { $0.personalBest == 50 && $0.isNewBest && $0.rank == 2 && $0.level == .fast })
-
-            let better = try repository.record(scoredGame(player: ann, score: 90, endedAt: start.addingTimeInterval(20)))
-            #expect(better.standing(.today) == LeaderboardStanding(level: .fast, period: .today, periodKey: "2026-01-15", personalBest: 90, isNewBest: true, rank: 1))
-            #expect(better.standing(.allTime)?.rank == 1)
         }
     }
 
@@ -104,60 +88,6 @@ import Testing
         }
     }
 
-    @Test func abandonedAndShutdownGamesCountLikeCrashes() throws {
-        try withMigratedDatabase(named: "games.sqlite") { db in
-            let ann = try insertPlayer(db)
-            let repository = SQLiteGameRepository(database: db)
-            var game = scoredGame(player: ann, score: 12, endedAt: start)
-            game.endReason = .shutdown
-            #expect(try repository.record(game).standing(.allTime)?.personalBest == 12)
-            game.endReason = .abandoned
-            game.score = 15
-            #expect(try repository.record(game).standing(.allTime)?.personalBest == 15)
-        }
-    }
-
-    /// Invalid games and unknown players are refused before anything is written.
-    @Test func anInvalidGameIsRefusedAndChangesNothing() throws {
-        try withMigratedDatabase(named: "games.sqlite") { db in
-            let ann = try insertPlayer(db)
-            let repository = SQLiteGameRepository(database: db)
-            try repository.record(scoredGame(player: ann, score: 5, endedAt: start))
-            let before = try db.dump()
-
-            var cases: [(NewGame, StoreError.Code, String?)] = []
-            var game = scoredGame(player: ann, score: 10, endedAt: start)
-            game.steps += 1
-            cases.append((game, .invalid, "steps"))
-            game = scoredGame(player: ann, score: -1, endedAt: start)
-            cases.append((game, .invalid, "score"))
-            game = scoredGame(player: ann, score: 10, endedAt: start)
-            game.score = 2 * game.steps + 1
-            cases.append((game, .invalid, "score"))
-            game = scoredGame(player: ann, score: 10, endedAt: start)
-            game.endedAt = game.startedAt.addingTimeInterval(-1)
-            cases.append((game, .invalid, "endedAt"))
-            game = scoredGame(player: ann, score: 10, endedAt: start)
-            game.durationMilliseconds = Int(game.endedAt.timeIntervalSince(game.startedAt) * 1000) + 5000
-            cases.append((game, .invalid, "durationMilliseconds"))
-            game = scoredGame(player: ann, score: 10, endedAt: start)
-            game.durationMilliseconds = -1
-            cases.append((game, .invalid, "durationMilliseconds"))
-            game = scoredGame(player: ann, score: 10, endedAt: start)
-            game.rulesVersion = 0
-            cases.append((game, .invalid, "rulesVersion"))
-            game = scoredGame(player: ann + 100, score: 10, endedAt: start)
-            cases.append((game, .notFound, "playerID"))
-
-            for (game, code, field) in cases {
-                let error = #expect(throws: StoreError.self) { try repository.record(game) }
-                #expect(error?.code == code)
-                #expect(error?.field == field)
-            }
-            #expect(try db.dump() == before)
-        }
-    }
-
     /// The game and its scores are one transaction: when the leaderboard write fails, the game
     /// is not stored either.
     @Test func aGameIsNeverHalfWritten() throws {
@@ -177,47 +107,6 @@ import Testing
             try db.execute(sql: "DROP TRIGGER temp.refuse_scores")
             #expect(try db.dump() == before)
             #expect(try db.scalar("SELECT count(*) FROM games") == .integer(0))
-        }
-    }
-
-    @Test func aPlayersGamesComeNewestFirstInPages() throws {
-        try withMigratedDatabase(named: "games.sqlite") { db in
-            let ann = try insertPlayer(db, "ann")
-            let bob = try insertPlayer(db, "bob")
-            let repository = SQLiteGameRepository(database: db)
-            var annIDs: [Int64] = []
-            for index in 0..<7 {
-                annIDs.append(try repository.record(scoredGame(player: ann, score: index, endedAt: start.addingTimeInterval(Double(index)))).game.id)
-                try repository.record(scoredGame(player: bob, score: index, endedAt: start))
-            }
-            let first = try repository.games(playerID: ann, limit: 3)
-            #expect(first.map(\.id) == Array(annIDs.reversed().prefix(3)))
-            let second = try repository.games(playerID: ann, limit: 3, before: first.last?.id)
-            let third = try repository.games(playerID: ann, limit: 3, before: second.last?.id)
-            #expect((first + second + third).map(\.id) == annIDs.reversed())
-            #expect(third.count == 1)
-            #expect(try repository.games(playerID: ann, limit: 3, before: third.last?.id).isEmpty)
-
-            #expect(throws: StoreError.self) { try repository.games(playerID: ann, limit: 0) }
-            let unknown = #expect(throws: StoreError.self) { try repository.games(playerID: 999) }
-            #expect(unknown?.code == .notFound)
-        }
-    }
-
-    @Test func forEachGameVisitsEveryGameOnceInOrder() throws {
-        try withMigratedDatabase(named: "games.sqlite") { db in
-            let ann = try insertPlayer(db)
-            let repository = SQLiteGameRepository(database: db)
-            var ids: [Int64] = []
-            for index in 0..<11 {
-                ids.append(try repository.record(scoredGame(player: ann, score: index, endedAt: start)).game.id)
-            }
-            var seen: [Int64] = []
-            try repository.forEachGame(batchSize: 4) { seen.append($0.id) }
-            #expect(seen == ids)
-            seen = []
-            try repository.forEachGame(afterID: ids[8], batchSize: 2) { seen.append($0.id) }
-            #expect(seen == Array(ids[9...]))
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidStorageFixtures
 import Testing
 
 /// A database file and a migrations folder of its own, in a fresh temporary folder.

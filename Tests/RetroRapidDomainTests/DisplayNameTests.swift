@@ -1,6 +1,5 @@
 import Foundation
 import RetroRapidDomain
-import RetroRapidSQLite
 import Testing
 
 /// The display-name rules on their own (no database): what is accepted and stored, and what

@@ -4,8 +4,8 @@ import RetroRapidDomain
 /// Link codes: how a player's second device joins them (docs/API.md, "Players and devices").
 ///
 /// A signed-in device creates a code; another device enters it and gets a device token of its
-/// own for the same player. A code works once and only for ``Policy/lifetime``; a player may
-/// create at most ``Policy/maximumPerWindow`` codes per ``Policy/window``, which bounds how
+/// own for the same player. A code works once and only for ``LinkCodePolicy/lifetime``; a player may
+/// create at most ``LinkCodePolicy/maximumPerWindow`` codes per ``LinkCodePolicy/window``, which bounds how
 /// many live codes a stolen device could spray around.
 ///
 /// Codes are stored as SHA-256 of their normalised symbols, not as text: the code is a bearer
@@ -30,7 +30,7 @@ public struct SQLiteLinkCodeRepository: LinkCodeRepository {
         self.policy = policy
     }
 
-    /// Creates a code for `device`'s player, valid for ``Policy/lifetime`` from `now`.
+    /// Creates a code for `device`'s player, valid for ``LinkCodePolicy/lifetime`` from `now`.
     ///
     /// - Throws: `StoreError(.unauthorized)` when the device has since been revoked;
     ///   `StoreError(.rateLimited)` when the player created too many codes lately (the message

@@ -21,7 +21,7 @@ public struct SQLitePlayerRepository: PlayerRepository {
     ///
     /// - Parameters:
     ///   - displayName: validated by ``DisplayName``; nil picks one like "Racer 4821".
-    ///   - deviceLabel: what the device calls itself; see ``maximumDeviceLabelLength``.
+    ///   - deviceLabel: what the device calls itself; see ``Device/maximumLabelLength``.
     /// - Throws: `StoreError(.invalid)` for a bad name (`field: "displayName"`) or label
     ///   (`field: "deviceLabel"`).
     public func createPlayer(displayName: String?, deviceLabel: String, now: Date) throws -> (player: Player, token: String) {
@@ -52,7 +52,7 @@ public struct SQLitePlayerRepository: PlayerRepository {
     static let revokedDeviceMessage = "This device was signed out from another of your devices. Link it again with a code from a device that is still signed in."
 
     /// Signs a device in with the token it presents, and records that it was seen (at most
-    /// once per `lastSeenResolution`, so most sign-ins are a read only).
+    /// once per `Device.lastSeenResolution`, so most sign-ins are a read only).
     ///
     /// - Throws: `StoreError(.unauthorized)` for a malformed, unknown or revoked token.
     public func authenticate(token: String, now: Date) throws -> AuthenticatedDevice {

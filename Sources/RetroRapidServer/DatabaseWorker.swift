@@ -20,14 +20,14 @@ public struct DatabaseWorkerError: Error, Equatable, Sendable, CustomStringConve
     public static let threadFailed = DatabaseWorkerError(description: "Could not start the storage thread.")
 }
 
-/// Owns the server's one SQLite connection on a dedicated thread (docs/ARCHITECTURE.md).
+/// Owns the server's one connection to the store on a dedicated thread (docs/ARCHITECTURE.md).
 ///
 /// Threading rule: the storage thread, created by `init`, opens the database, migrates it, runs
 /// every job in the order `perform` received them, and closes it. No other thread touches the
-/// `Database`. Results go back through the `ServiceMailbox`, so every completion runs on the
-/// libwebsockets service thread, which never waits on SQLite: `perform` only appends to a
-/// queue. A dedicated thread (not a global dispatch queue) because SQLite calls block (fsync,
-/// busy waits) and would otherwise hold one of the pool's few threads.
+/// connection. Results go back through the `ServiceMailbox`, so every completion runs on the
+/// libwebsockets service thread, which never waits on storage: `perform` only appends to a
+/// queue. A dedicated thread (not a global dispatch queue) because storage calls block (SQLite's
+/// fsync and busy waits) and would otherwise hold one of the pool's few threads.
 public final class DatabaseWorker: Sendable {
     /// Migrations the worker applied when it opened the database (empty when up to date).
     public let appliedMigrations: [AppliedMigration]
@@ -42,9 +42,9 @@ public final class DatabaseWorker: Sendable {
         let thread: pthread_t
     }
 
-    /// Starts the storage thread, which opens `configuration.databasePath` (creating its
-    /// folders) and applies the migrations in `configuration.migrationsPath`. Returns once that
-    /// is done; throws what went wrong (the thread has then ended).
+    /// Starts the storage thread, which opens the store the configuration names through
+    /// `StorageFactory` (creating a missing file and its folders) and applies its migrations.
+    /// Returns once that is done; throws what went wrong (the thread has then ended).
     ///
     /// - Parameter clock: what `StorageContext.now` reads; tests move time with it.
     public init(configuration: ServerConfiguration, mailbox: ServiceMailbox,

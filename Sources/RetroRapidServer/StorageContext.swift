@@ -14,19 +14,12 @@ import RetroRapidSupport
 /// deliberately not `Sendable` (nor is a `StorageConnection`), so the compiler keeps it from
 /// leaking into another thread's closure; `DatabaseWorker.perform` hands it only to work
 /// running there, and every accessor checks that it is.
+@dynamicMemberLookup
 public final class StorageContext {
     public let connection: any StorageConnection
-    public let players: any PlayerRepository
-    public let linkCodes: any LinkCodeRepository
-    public let quota: any QuotaRepository
-    public let entitlements: any EntitlementRepository
-    public let codes: any CodeRepository
-    public let orders: any OrderRepository
+    /// A repository for each concept; read as `storage.players`, `storage.quota`, ….
+    public let repositories: StorageRepositories
     public let webhook: PaymentWebhook
-    public let settings: any SettingsRepository
-    public let games: any GameRepository
-    public let runningGames: any RunningGameRepository
-    public let leaderboards: any LeaderboardRepository
 
     /// The time the work should act at; tests move it.
     private let clock: @Sendable () -> Date
@@ -37,20 +30,15 @@ public final class StorageContext {
         self.connection = connection
         self.clock = clock
         self.thread = pthread_self()
-        let repositories = connection.repositories(RepositorySettings(
+        repositories = connection.repositories(RepositorySettings(
             dailyFreePlays: configuration.dailyFreePlays,
             basePrice: Money(minorUnits: Int64(configuration.unlimitedPriceMinorUnits), currency: configuration.currency)))
-        players = repositories.players
-        linkCodes = repositories.linkCodes
-        quota = repositories.quota
-        entitlements = repositories.entitlements
-        codes = repositories.codes
-        orders = repositories.orders
         webhook = PaymentWebhook(events: repositories.paymentEvents, secret: configuration.webhookSecret ?? "")
-        settings = repositories.settings
-        games = repositories.games
-        runningGames = repositories.runningGames
-        leaderboards = repositories.leaderboards
+    }
+
+    /// `storage.players` and the like: the repository of that name.
+    public subscript<Repository>(dynamicMember keyPath: KeyPath<StorageRepositories, Repository>) -> Repository {
+        repositories[keyPath: keyPath]
     }
 
     /// Now, by the worker's clock. Work takes it once and passes it to every repository call,

@@ -5,6 +5,7 @@ import Foundation
 /// Refusals are ``StoreError`` and change nothing.
 public protocol CodeRepository {
     /// - Throws: `StoreError(.invalid)` for a bad code or window, `.conflict` when it exists.
+    @discardableResult
     func create(code: String, kind: PromoCode.Kind, startsAt: Date?, expiresAt: Date?, maxRedemptions: Int?, now: Date) throws -> PromoCode
 
     /// Every code, newest first.
@@ -20,6 +21,7 @@ public protocol CodeRepository {
 
     /// - Throws: `StoreError` `.notFound`, `.expired`, `.conflict`, `.forbidden` as the code
     ///   and the player's state say.
+    @discardableResult
     func redeem(code: String, playerID: Int64, now: Date) throws -> Redemption
 
     /// The player's redemptions, oldest first.
@@ -27,6 +29,7 @@ public protocol CodeRepository {
 }
 
 extension CodeRepository {
+    @discardableResult
     public func create(code: String, kind: PromoCode.Kind, startsAt: Date? = nil, expiresAt: Date? = nil,
                        maxRedemptions: Int? = nil, now: Date) throws -> PromoCode {
         try create(code: code, kind: kind, startsAt: startsAt, expiresAt: expiresAt, maxRedemptions: maxRedemptions, now: now)

@@ -37,28 +37,36 @@ let package = Package(
         // MARK: - Server side
         // Logger and configuration shared by every server-side target.
         .target(name: "RetroRapidSupport"),
-        // SQLite connection, statements, migrations, repositories.
-        .target(name: "RetroRapidStorage", dependencies: ["CSQLite3", "RetroRapidSupport", "RetroRapidRules"]),
+        // The domain: players, devices, codes, orders, games, settings, their errors, and the
+        // storage interface (the repositories as protocols). Imports only the rules, so a
+        // backend, the server and the CLI can all name a player without naming a database.
+        .target(name: "RetroRapidDomain", dependencies: ["RetroRapidRules"]),
+        // The SQLite backend: connection, statements, migrations, the repositories over them.
+        // The only importer of CSQLite3.
+        .target(name: "RetroRapidSQLite", dependencies: ["CSQLite3", "RetroRapidDomain", "RetroRapidRules"]),
+        // Opens storage from the configuration (StorageFactory): the one place that picks a
+        // backend. A new backend is a target beside RetroRapidSQLite, chosen here.
+        .target(name: "RetroRapidStorage", dependencies: ["RetroRapidDomain", "RetroRapidSQLite", "RetroRapidSupport", "RetroRapidRules"]),
         // libwebsockets in one place, the only importer of CLibWebSockets and CLibEV: the context
         // and its C memory, the service thread, the callback trampolines, the connection
         // handle, the one-timer tick scheduler, the monotonic clock, libwebsockets' log lines.
         // Shared by the server and the load generator (scripts/check-imports.sh checks it).
         .target(name: "RetroRapidLWS", dependencies: ["CLibWebSockets", "CLibEV", "RetroRapidSupport"]),
         // HTTP routes, WebSocket sessions, on RetroRapidLWS.
-        .target(name: "RetroRapidServer", dependencies: ["RetroRapidLWS", "RetroRapidSupport", "RetroRapidRules", "RetroRapidStorage"]),
+        .target(name: "RetroRapidServer", dependencies: ["RetroRapidLWS", "RetroRapidSupport", "RetroRapidRules", "RetroRapidDomain", "RetroRapidStorage"]),
         // The load generator: many libwebsockets client connections playing like people.
         .target(name: "RetroRapidLoad", dependencies: ["RetroRapidLWS", "RetroRapidSupport", "RetroRapidRules"]),
         // The thin executable: parses a command and hands it to the targets above.
         .executableTarget(
             name: "retrorapid",
-            dependencies: ["RetroRapidRules", "RetroRapidBots", "RetroRapidSupport", "RetroRapidStorage", "RetroRapidServer",
+            dependencies: ["RetroRapidRules", "RetroRapidBots", "RetroRapidSupport", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidServer",
                            "RetroRapidLoad"]
         ),
 
         // MARK: - Fuzzing (docs/FUZZING.md)
         // What each fuzz target feeds its input to and which properties it checks beyond "does
         // not crash"; the corpus tests replay the seed corpus through it in every test run.
-        .target(name: "RetroRapidFuzz", dependencies: ["CLibFuzzer", "RetroRapidRules", "RetroRapidStorage", "RetroRapidServer"]),
+        .target(name: "RetroRapidFuzz", dependencies: ["CLibFuzzer", "RetroRapidRules", "RetroRapidDomain", "RetroRapidServer"]),
         // libFuzzer's driver, declared only: `-sanitize=fuzzer` links it (fuzz builds only).
         .systemLibrary(name: "CLibFuzzer"),
 
@@ -66,9 +74,17 @@ let package = Package(
         .testTarget(name: "RetroRapidRulesTests", dependencies: ["RetroRapidRules"]),
         .testTarget(name: "RetroRapidBotsTests", dependencies: ["RetroRapidBots", "RetroRapidRules"]),
         .testTarget(name: "RetroRapidSupportTests", dependencies: ["RetroRapidSupport"]),
-        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidRules"]),
+        .testTarget(name: "RetroRapidDomainTests", dependencies: ["RetroRapidDomain"]),
+        // The storage contract: every repository test written against the interface, run
+        // once per backend listed in Tests/RetroRapidStorageTests/StorageBackends.swift.
+        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
+        // SQLite's own: the connection, statements, migrator, backup, durability, the schema,
+        // the repositories' SQL, and the operator CLI on a real database file.
+        .testTarget(name: "RetroRapidSQLiteTests", dependencies: ["RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
+        // Fixtures both storage test targets share (folders, dates, games); no backend.
+        .target(name: "RetroRapidStorageFixtures", dependencies: ["RetroRapidDomain", "RetroRapidRules"], path: "Tests/RetroRapidStorageFixtures"),
         // The server's tests also run the load generator against a real server.
-        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidStorage", "RetroRapidRules", "RetroRapidSupport"]),
+        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidRules", "RetroRapidSupport"]),
         .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad"]),
         .testTarget(name: "RetroRapidFuzzTests", dependencies: ["RetroRapidFuzz"]),
     ]

@@ -2,7 +2,10 @@
 # Fails when a target imports a module docs/ARCHITECTURE.md ("Targets and what each may
 # import") says it must not:
 #   - CLibWebSockets and CLibEV: only Sources/RetroRapidLWS (libwebsockets in one place);
-#   - CSQLite3: only Sources/RetroRapidStorage;
+#   - CSQLite3: only Sources/RetroRapidSQLite (the SQLite backend);
+#   - RetroRapidSQLite: only Sources/RetroRapidStorage (the factory that picks a backend) and
+#     the tests; the server, the executable and the domain never name a backend;
+#   - Sources/RetroRapidDomain imports only Foundation and RetroRapidRules;
 #   - CLibFuzzer: only Sources/RetroRapidFuzz;
 #   - Sources/RetroRapidRules imports nothing at all (pure Swift, not even Foundation).
 # Every Swift file under Sources/ and Tests/ is checked, whatever form the import takes
@@ -41,13 +44,21 @@ only() {
 
 only CLibWebSockets Sources/RetroRapidLWS
 only CLibEV Sources/RetroRapidLWS
-only CSQLite3 Sources/RetroRapidStorage
+only CSQLite3 Sources/RetroRapidSQLite
+only RetroRapidSQLite Sources/RetroRapidStorage Tests
 only CLibFuzzer Sources/RetroRapidFuzz
 
 rules=$(imports Sources/RetroRapidRules)
 if [ -n "$rules" ]; then
     echo "Sources/RetroRapidRules imports nothing (docs/ARCHITECTURE.md):" >&2
     echo "$rules" >&2
+    failed=1
+fi
+
+domain=$(imports Sources/RetroRapidDomain | awk -F: '$3 != "Foundation" && $3 != "RetroRapidRules"')
+if [ -n "$domain" ]; then
+    echo "Sources/RetroRapidDomain imports only Foundation and RetroRapidRules (docs/ARCHITECTURE.md):" >&2
+    echo "$domain" >&2
     failed=1
 fi
 

@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// Text (as UTF-8 bytes, invalid sequences repaired) into `DisplayName`
 /// (Sources/RetroRapidStorage/DisplayName.swift), what sign-up and PATCH /api/v1/players/me

@@ -1,4 +1,4 @@
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// Text (as UTF-8 bytes, invalid sequences repaired) into `PromoCode.normalise`
 /// (Sources/RetroRapidStorage/PromoCode.swift), what `codes create` and `POST

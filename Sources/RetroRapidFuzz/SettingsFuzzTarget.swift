@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// Bytes of a settings JSON body (PUT or PATCH /api/v1/settings, the WebSocket `settings`
 /// copy) into `PlayerSettings.decode(json:over:)` (Sources/RetroRapidStorage/PlayerSettings.swift),

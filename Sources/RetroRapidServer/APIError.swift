@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// A refusal the API answers with: a status and `{"error":{"code":…,"message":…,"field":…}}`.
@@ -27,7 +27,7 @@ public struct APIError: Error, Sendable, Equatable {
     }
 
     /// Maps what a route's work threw. Storage refusals keep their code and message; anything
-    /// else (a database failure, a bug) is a 500 whose details go to the log, not the client.
+    /// else (a database failure, an unreadable stored row, a bug) is a 500 whose details go to the log, not the client.
     public init(_ error: any Error, logger: Logger? = nil) {
         switch error {
         case let error as APIError:
@@ -36,7 +36,7 @@ public struct APIError: Error, Sendable, Equatable {
             self = .rateLimited(error.message, retryAfter: error.retryAfter)
         case let error as QuotaExhaustedError:
             self.init(status: 403, code: "no_plays_left", message: error.storeError.message, field: error.storeError.field)
-        case let error as StoreError:
+        case let error as StoreError where error.isRefusal:
             self.init(error)
         case let error as DatabaseWorkerError where error == .shutDown:
             self.init(status: 503, code: "unavailable", message: "The server is shutting down; try again in a moment.",

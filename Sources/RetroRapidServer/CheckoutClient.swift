@@ -2,7 +2,7 @@
 import FoundationNetworking  // URLSession on Linux: swift-corelibs-foundation over libcurl (Debian's libcurl4)
 #endif
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// Why the provider did not open a checkout session: the purchase answers 502 with this

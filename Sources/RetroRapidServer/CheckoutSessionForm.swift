@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// The one call this server makes to the payment provider, as data: the form that opens a
 /// hosted checkout session, and the provider's answers read back. Pure (no I/O), so its

@@ -1,4 +1,4 @@
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// The checkpoints of running games: every `checkpointIntervalMilliseconds` (1 s by default)

@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// Unlimited play (docs/API.md, "Unlimited play"): the price due, redeeming a code,

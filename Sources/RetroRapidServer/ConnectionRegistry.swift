@@ -1,4 +1,4 @@
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// Every open game connection on `/ws`, found by id, counted by client address (the per-IP
 /// limit) and indexed by signed-in player (settings pushes, device revocations), and the one

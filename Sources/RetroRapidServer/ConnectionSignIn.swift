@@ -1,4 +1,4 @@
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// Signs a game connection in: `hello`'s token goes to the storage thread (device sign-in,

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import Foundation
+import RetroRapidDomain
 import RetroRapidStorage
 import RetroRapidSupport
 import Synchronization
@@ -19,14 +20,14 @@ public struct DatabaseWorkerError: Error, Equatable, Sendable, CustomStringConve
     public static let threadFailed = DatabaseWorkerError(description: "Could not start the storage thread.")
 }
 
-/// Owns the server's one SQLite connection on a dedicated thread (docs/ARCHITECTURE.md).
+/// Owns the server's one connection to the store on a dedicated thread (docs/ARCHITECTURE.md).
 ///
 /// Threading rule: the storage thread, created by `init`, opens the database, migrates it, runs
 /// every job in the order `perform` received them, and closes it. No other thread touches the
-/// `Database`. Results go back through the `ServiceMailbox`, so every completion runs on the
-/// libwebsockets service thread, which never waits on SQLite: `perform` only appends to a
-/// queue. A dedicated thread (not a global dispatch queue) because SQLite calls block (fsync,
-/// busy waits) and would otherwise hold one of the pool's few threads.
+/// connection. Results go back through the `ServiceMailbox`, so every completion runs on the
+/// libwebsockets service thread, which never waits on storage: `perform` only appends to a
+/// queue. A dedicated thread (not a global dispatch queue) because storage calls block (SQLite's
+/// fsync and busy waits) and would otherwise hold one of the pool's few threads.
 public final class DatabaseWorker: Sendable {
     /// Migrations the worker applied when it opened the database (empty when up to date).
     public let appliedMigrations: [AppliedMigration]
@@ -41,9 +42,9 @@ public final class DatabaseWorker: Sendable {
         let thread: pthread_t
     }
 
-    /// Starts the storage thread, which opens `configuration.databasePath` (creating its
-    /// folders) and applies the migrations in `configuration.migrationsPath`. Returns once that
-    /// is done; throws what went wrong (the thread has then ended).
+    /// Starts the storage thread, which opens the store the configuration names through
+    /// `StorageFactory` (creating a missing file and its folders) and applies its migrations.
+    /// Returns once that is done; throws what went wrong (the thread has then ended).
     ///
     /// - Parameter clock: what `StorageContext.now` reads; tests move time with it.
     public init(configuration: ServerConfiguration, mailbox: ServiceMailbox,
@@ -228,10 +229,9 @@ private final class StorageThread: Sendable {
         nameCurrentThread("rr-storage")
         let storage: StorageContext
         do {
-            let database = try Database(path: configuration.databasePath, createParentDirectories: true)
-            let migrator = try Migrator(database: database, directory: URL(fileURLWithPath: configuration.migrationsPath))
-            let applied = try migrator.migrate()
-            storage = StorageContext(database: database, configuration: configuration, clock: clock)
+            let connection = try StorageFactory.open(configuration, ifMissing: .create)
+            let applied = try connection.migrate()
+            storage = StorageContext(connection: connection, configuration: configuration, clock: clock)
             startupResult.withLock { $0 = .success(applied) }
             startupDone.signal()
         } catch {
@@ -242,6 +242,6 @@ private final class StorageThread: Sendable {
         while let job = queue.next() {
             job(storage)
         }
-        // `storage` and its Database are released here, on this thread: the connection closes.
+        // `storage` and its connection are released here, on this thread: the connection closes.
     }
 }

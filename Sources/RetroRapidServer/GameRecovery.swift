@@ -1,4 +1,4 @@
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// What `retrorapid serve` does at start with the games the last run left running: a run that

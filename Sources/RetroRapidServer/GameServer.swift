@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 import Synchronization
 

@@ -1,6 +1,6 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// One player's running game as the server drives it: the engine (`Game`) plus time. It says
 /// when the next step is due, pauses for the player or for a dropped connection (with a

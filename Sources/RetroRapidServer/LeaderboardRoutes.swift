@@ -1,6 +1,6 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// Leaderboards per speed level for today (UTC), this week and all time (docs/API.md): the top
 /// with keyset paging (`cursor` from the previous page), and the signed-in player's own rank
@@ -60,7 +60,7 @@ enum LeaderboardRoutes {
         let limit: Int
         do {
             (level, period) = try board(request)
-            limit = try APIServices.integerQuery(request, "limit", in: LeaderboardRepository.pageSizeRange, default: 20)
+            limit = try APIServices.integerQuery(request, "limit", in: LeaderboardPage.sizeRange, default: 20)
         } catch {
             return responder.respond(error.response)
         }
@@ -82,7 +82,7 @@ enum LeaderboardRoutes {
         do {
             _ = try APIServices.bearerToken(request)  // 401 before anything else
             (level, period) = try board(request)
-            neighbours = try APIServices.integerQuery(request, "neighbours", in: LeaderboardRepository.neighboursRange, default: 5)
+            neighbours = try APIServices.integerQuery(request, "neighbours", in: LeaderboardNeighbourhood.neighboursRange, default: 5)
         } catch {
             return responder.respond(error.response)
         }

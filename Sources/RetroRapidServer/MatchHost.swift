@@ -1,7 +1,7 @@
 import Foundation
 import RetroRapidLWS
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// Owns every running match: starting one (one game per player, one start in flight per

@@ -1,4 +1,4 @@
-import RetroRapidStorage
+import RetroRapidDomain
 import Synchronization
 
 /// Things that happened to a player through one part of the server that another part must

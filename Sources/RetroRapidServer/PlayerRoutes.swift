@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// Players and their devices (docs/API.md, "Players and devices"): creating a player,
 /// link codes for a second device, the device list, the signed-in player ("me") and today's

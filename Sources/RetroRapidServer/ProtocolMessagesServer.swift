@@ -1,6 +1,6 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// What the server sends on `/ws`: semantic events, not presentation (docs/PROTOCOL.md). Each is one
 /// JSON object with a `type`; docs/PROTOCOL.md shows an example of each. Haptic moments ride

@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// Every limit on creating players and on guessing a secret (a promo code, a link code, a

@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 
 /// The player's settings document (docs/API.md, "Settings").
 ///

@@ -1,5 +1,5 @@
+import RetroRapidDomain
 import RetroRapidLWS
-import RetroRapidStorage
 
 /// One client on `/ws`: who it is, the message it is receiving, what waits to be written to
 /// it, and its rate limit.

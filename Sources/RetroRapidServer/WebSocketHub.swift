@@ -7,7 +7,7 @@ import RetroRapidLWS
 import Foundation
 import RetroRapidLWS
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// The WebSocket game side of the server, as the protocol callback sees it: it takes each

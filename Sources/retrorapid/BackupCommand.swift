@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// `retrorapid backup FILE`: a consistent copy of the live database, taken while the server
@@ -52,27 +52,18 @@ enum BackupCommand: Command {
             }
         }
 
-        let database = try source.openWithoutMigrating()
+        let connection = try source.openWithoutMigrating()
         let started = Date()
-        var pages = 0
-        try database.backup(to: destination.path) { copied, _ in pages = copied }
+        // The backend copies and then checks the copy as a restore would use it: a connection
+        // of its own, reading the file.
+        let backup = try connection.backup(to: destination.path) { _, _ in }
         let seconds = Date().timeIntervalSince(started)
-
-        // Check the copy as a restore would use it: a connection of its own, reading the file.
-        let copy = try Database(path: destination.path)
-        let integrity = try copy.prepare("PRAGMA integrity_check").query { $0.string(at: 0) }
         let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.int64Value ?? 0
-        guard integrity == ["ok"] else {
-            throw OperatorFailure("the copy \(file) failed PRAGMA integrity_check: \(integrity.prefix(5).joined(separator: "; ")); do not rely on it")
+        guard backup.problems.isEmpty else {
+            throw OperatorFailure("the copy \(file) failed PRAGMA integrity_check: \(backup.problems.joined(separator: "; ")); do not rely on it")
         }
-        let counts = try ["players", "games", "promo_codes", "orders"].compactMap { table -> String? in
-            // Only tables the schema has: an old database is copied as it is.
-            let exists = try copy.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").query([table]) { _ in true }
-            guard !exists.isEmpty else { return nil }
-            let count = try copy.prepare("SELECT count(*) FROM \(table)").query { $0.int(at: 0) }.first ?? 0
-            return "\(count) \(table)"
-        }
-        print("backed up \(source.path) to \(file): \(size) bytes (\(pages) pages) in \(String(format: "%.2f", seconds)) s")
+        let counts = backup.rowCounts.map { "\($0.rows) \($0.table)" }
+        print("backed up \(source.path) to \(file): \(size) bytes (\(backup.copiedUnits) pages) in \(String(format: "%.2f", seconds)) s")
         print("integrity_check: ok")
         if !counts.isEmpty { print("the copy holds \(counts.joined(separator: ", "))") }
         return 0

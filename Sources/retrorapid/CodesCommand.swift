@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// `retrorapid codes create|list|disable`: the operator's promo codes (docs/OPERATIONS.md,
@@ -150,9 +150,9 @@ enum CodesCommand: Command {
         let now = try OperatorClock.now()
         // The repository checks the rest (code shape, price range, window, cap) before it
         // writes, so a refusal leaves the database as it was.
-        let database = try operatorDatabase.open()
+        let storage = try operatorDatabase.open()
         let created = try OperatorDatabase.reportingRefusals {
-            try CodeRepository(database: database).create(
+            try storage.codes.create(
                 code: request.code, kind: request.kind, startsAt: request.startsAt, expiresAt: request.expiresAt,
                 maxRedemptions: request.maxRedemptions, now: now)
         }
@@ -175,9 +175,9 @@ enum CodesCommand: Command {
             try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions)
         }
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
-        let database = try OperatorDatabase(parsed).open()
+        let storage = try OperatorDatabase(parsed).open()
         let now = try OperatorClock.now()
-        let codes = try CodeRepository(database: database).list()
+        let codes = try storage.codes.list()
         guard !codes.isEmpty else {
             print("no codes yet; create one with 'retrorapid codes create'")
             return 0
@@ -207,9 +207,9 @@ enum CodesCommand: Command {
         guard let code = parsed.positionals.first else { throw UsageError("codes disable needs the CODE to disable") }
         guard parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }
         _ = try OperatorDatabase.reportingRefusals { try PromoCode.normalise(code) }
-        let database = try OperatorDatabase(parsed).open()
+        let storage = try OperatorDatabase(parsed).open()
         let now = try OperatorClock.now()
-        let repository = CodeRepository(database: database)
+        let repository = storage.codes
         let disabled = try OperatorDatabase.reportingRefusals { () -> (before: PromoCode, after: PromoCode) in
             let before = try repository.code(code)
             return (before, try repository.disable(code: code, now: now))

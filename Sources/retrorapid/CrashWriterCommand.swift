@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidRules
+import RetroRapidDomain
 import RetroRapidStorage
 import RetroRapidSupport
 
@@ -12,7 +13,7 @@ import RetroRapidSupport
 /// the defaults (`synchronous=FULL`). After `record` returns, and only then, it writes the
 /// game's id on its own line to standard output with write(2), unbuffered: a line in the pipe
 /// is an acknowledgement, as a game-over message to a player would be. The durability test
-/// (Tests/RetroRapidStorageTests/DurabilityTests.swift) reads those lines, SIGKILLs it in the
+/// (Tests/RetroRapidSQLiteTests/DurabilityTests.swift) reads those lines, SIGKILLs it in the
 /// middle of its stream, reopens the file, and checks that every acknowledged game is there,
 /// whole.
 enum CrashWriterCommand: Command {
@@ -49,20 +50,19 @@ enum CrashWriterCommand: Command {
              try parsed.int("games", default: 0, range: 0...100_000_000),
              try parsed.string("synchronous", default: "full", allowed: ["full", "normal"]))
         }
-        let database = try Database(path: path, createParentDirectories: true,
-                                    synchronous: synchronous == "full" ? .full : .normal)
-        let migrations = URL(fileURLWithPath: parsed.value("migrations") ?? "Migrations", isDirectory: true)
-        try Migrator(database: database, directory: migrations).migrate()
+        let connection = try StorageFactory.open(path: path, migrationsPath: parsed.value("migrations") ?? "Migrations",
+                                                 ifMissing: .create, durability: synchronous == "full" ? .everyCommit : .lastCommitsMayBeLost)
+        try connection.migrate()
+        let storage = connection.repositories(RepositorySettings())
 
         var players: [Int64] = []
         for number in 1...playerCount {
-            let (player, _) = try PlayerRepository(database: database)
-                .createPlayer(displayName: "Crash Writer \(number)", deviceLabel: "crash-writer", now: Date())
+            let (player, _) = try storage.players.createPlayer(displayName: "Crash Writer \(number)", deviceLabel: "crash-writer", now: Date())
             players.append(player.id)
         }
         OperatorOutput.note("crash-writer: storing games in \(path) as \(playerCount) players, synchronous=\(synchronous)")
 
-        let games = GameRepository(database: database)
+        let games = storage.games
         var generator = SystemRandomNumberGenerator()
         let firstSeed = generator.next() >> 1
         var count = 0

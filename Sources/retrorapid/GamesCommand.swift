@@ -1,6 +1,6 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// `retrorapid games show GAME_ID`: one game in full, by the id its player was shown
@@ -30,9 +30,9 @@ enum GamesCommand: Command {
         guard let subcommand = arguments.first, !subcommand.hasPrefix("-") else { throw UsageError("say what to do first: show") }
         guard subcommand == "show" else { throw UsageError("unknown games command '\(subcommand)'; use show") }
         let parsed = try PlayersCommand.parse(Array(arguments.dropFirst()), positionals: ["GAME_ID"], valueOptions: [])
-        let database = try OperatorDatabase(parsed).open()
+        let storage = try OperatorDatabase(parsed).open()
         let wanted = parsed.positionals[0]
-        let games = GameRepository(database: database)
+        let games = storage.games
         let stored: GameRecord?
         if wanted.hasPrefix("#") {
             guard let row = Int64(wanted.dropFirst()), row > 0 else {
@@ -42,18 +42,18 @@ enum GamesCommand: Command {
         } else {
             stored = try games.game(publicID: wanted.lowercased())
         }
-        let players = PlayerRepository(database: database)
+        let players = storage.players
         if let game = stored {
             return try show(game, player: try players.player(id: game.playerID))
         }
-        if !wanted.hasPrefix("#"), let running = try RunningGameRepository(database: database).running(publicID: wanted.lowercased()) {
+        if !wanted.hasPrefix("#"), let running = try storage.runningGames.running(publicID: wanted.lowercased()) {
             return try show(running, player: try players.player(id: running.playerID))
         }
         throw OperatorFailure("no game has the id '\(wanted)' (a game's id is the 16 hex digits its player was shown, e.g. d7043122b71bd216)")
     }
 
     private static func show(_ game: GameRecord, player: Player) throws -> Int32 {
-        let mismatch = GameRepository.verify(game)
+        let mismatch = GameMismatch.check(game)
         var facts = TextTable(["game", game.displayID])
         facts.append(["player", "\(player.publicID) (\(player.displayName))"])
         facts.append(["level", game.level.rawValue + (game.practice ? " (practice: on no leaderboard)" : "")])

@@ -2,7 +2,7 @@ import Foundation
 import RetroRapidStorage
 
 /// `retrorapid migrate`: brings the database up to `Migrations/`, or shows where it stands.
-/// The work is in `RetroRapidStorage.Migrator`; this only parses arguments and prints.
+/// The work is the storage backend's (`StorageFactory`; SQLite's `Migrator`); this only parses arguments and prints.
 enum MigrateCommand: Command {
     static let name = "migrate"
     static let summary = "apply database migrations, or show their status"
@@ -38,29 +38,27 @@ enum MigrateCommand: Command {
                 throw UsageError("unknown argument '\(argument)'")
             }
         }
-        let directory = URL(fileURLWithPath: migrationsPath, isDirectory: true)
-
         if statusOnly {
             // Asking for the status must not create an empty database file.
             guard FileManager.default.fileExists(atPath: databasePath) else {
-                let pending = try Migrator.loadMigrations(from: directory)
+                let pending = try StorageFactory.migrations(in: migrationsPath)
                 print("no database at \(databasePath) yet")
-                for migration in pending { print("pending  \(migration.identifier)") }
+                for identifier in pending { print("pending  \(identifier)") }
                 return 0
             }
-            let migrator = try Migrator(database: try Database(path: databasePath), directory: directory)
+            let storage = try StorageFactory.open(path: databasePath, migrationsPath: migrationsPath, ifMissing: .refuse)
             print("database \(databasePath)")
-            for record in try migrator.appliedMigrations() {
+            for record in try storage.appliedMigrations() {
                 print("applied  \(record.identifier)  \(record.appliedAt)")
             }
-            let pending = try migrator.pendingMigrations()
-            for migration in pending { print("pending  \(migration.identifier)") }
+            let pending = try storage.pendingMigrations()
+            for identifier in pending { print("pending  \(identifier)") }
             if pending.isEmpty { print("up to date") }
             return 0
         }
 
-        let database = try Database(path: databasePath, createParentDirectories: true)
-        let applied = try Migrator(database: database, directory: directory).migrate()
+        let storage = try StorageFactory.open(path: databasePath, migrationsPath: migrationsPath, ifMissing: .create)
+        let applied = try storage.migrate()
         for record in applied {
             print("applied  \(record.identifier)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import RetroRapidDomain
 import RetroRapidStorage
 import RetroRapidSupport
 
@@ -56,26 +57,28 @@ struct OperatorDatabase {
     /// A missing file is refused rather than created: it usually means a mistyped path or
     /// setting, which an empty new database would hide. `retrorapid migrate` (or `serve`)
     /// creates the database on a fresh install.
-    func open() throws -> Database {
-        try requireExistingFile()
-        let database = try Database(path: path)
-        let migrator = try Migrator(database: database, directory: URL(fileURLWithPath: migrationsPath, isDirectory: true))
-        for applied in try migrator.migrate() {
+    func open(durability: StorageFactory.Durability = .everyCommit) throws -> StorageRepositories {
+        let connection = try openWithoutMigrating(durability: durability)
+        for applied in try connection.migrate() {
             OperatorOutput.note("applied migration \(applied.identifier) to \(path)")
         }
-        return database
+        return connection.repositories(settings)
     }
 
-    /// Opens the database as it is, migrating nothing (a backup copies what is there).
-    func openWithoutMigrating() throws -> Database {
-        try requireExistingFile()
-        return try Database(path: path)
-    }
-
-    private func requireExistingFile() throws {
-        guard FileManager.default.fileExists(atPath: path) else {
+    /// Opens the database as it is, migrating nothing (a backup copies what is there), through
+    /// the same `StorageFactory` as the server.
+    func openWithoutMigrating(durability: StorageFactory.Durability = .everyCommit) throws -> any StorageConnection {
+        do {
+            return try StorageFactory.open(configuration, ifMissing: .refuse, durability: durability)
+        } catch StorageFactoryError.missing {
             throw OperatorFailure("no database at \(path). Pass --database PATH or set RETRORAPID_DATABASE_PATH; on a fresh install 'retrorapid migrate --database PATH' creates it.")
         }
+    }
+
+    /// The repositories' settings as the server is configured (daily plays, the base price).
+    var settings: RepositorySettings {
+        RepositorySettings(dailyFreePlays: configuration.dailyFreePlays,
+                           basePrice: Money(minorUnits: Int64(configuration.unlimitedPriceMinorUnits), currency: configuration.currency))
     }
 
     /// Runs `body` and turns what the repositories refuse into what the operator reads:
@@ -87,7 +90,7 @@ struct OperatorDatabase {
             return try body()
         } catch let error as StoreError where error.code == .invalid {
             throw UsageError(error.message)
-        } catch let error as StoreError {
+        } catch let error as StoreError where error.isRefusal {
             throw OperatorFailure(error.message)
         } catch let error as ArgumentError {
             throw UsageError(error.description)

@@ -1,6 +1,6 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// `retrorapid players show|grant-unlimited|revoke-device`: what support needs about one player
@@ -52,22 +52,19 @@ enum PlayersCommand: Command {
 
     static func show(_ arguments: [String]) throws -> Int32 {
         let parsed = try parse(arguments, positionals: ["PUBLIC_ID"], valueOptions: [])
-        let operatorDatabase = try OperatorDatabase(parsed)
-        let database = try operatorDatabase.open()
+        let storage = try OperatorDatabase(parsed).open()
         let now = try OperatorClock.now()
-        let configuration = operatorDatabase.configuration
-        let player = try findPlayer(parsed.positionals[0], in: database)
+        let player = try findPlayer(parsed.positionals[0], in: storage)
 
-        let quota = try QuotaRepository(database: database, dailyFreePlays: configuration.dailyFreePlays)
-            .status(playerID: player.id, now: now)
-        let entitlement = try EntitlementRepository(database: database).unlimited(playerID: player.id)
-        let orderRepository = OrderRepository(database: database, basePrice: basePrice(configuration))
+        let quota = try storage.quota.status(playerID: player.id, now: now)
+        let entitlement = try storage.entitlements.unlimited(playerID: player.id)
+        let orderRepository = storage.orders
         let orders = try orderRepository.orders(playerID: player.id)
-        let redemptions = try CodeRepository(database: database).redemptions(playerID: player.id)
-        let devices = try PlayerRepository(database: database).devices(playerID: player.id)
-        let games = try GameRepository(database: database).games(playerID: player.id, limit: 5)
-        let running = try RunningGameRepository(database: database).running(playerID: player.id)
-        let leaderboards = LeaderboardRepository(database: database)
+        let redemptions = try storage.codes.redemptions(playerID: player.id)
+        let devices = try storage.players.devices(playerID: player.id)
+        let games = try storage.games.games(playerID: player.id, limit: 5)
+        let running = try storage.runningGames.running(playerID: player.id)
+        let leaderboards = storage.leaderboards
 
         var facts = TextTable(["player", player.publicID])
         facts.append(["name", player.displayName])
@@ -153,10 +150,10 @@ enum PlayersCommand: Command {
         guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw UsageError("--reason needs some text saying why")
         }
-        let database = try OperatorDatabase(parsed).open()
+        let storage = try OperatorDatabase(parsed).open()
         let now = try OperatorClock.now()
-        let player = try findPlayer(parsed.positionals[0], in: database)
-        let entitlements = EntitlementRepository(database: database)
+        let player = try findPlayer(parsed.positionals[0], in: storage)
+        let entitlements = storage.entitlements
         let granted = try OperatorDatabase.reportingRefusals { () -> (before: UnlimitedEntitlement?, after: UnlimitedEntitlement) in
             let before = try entitlements.unlimited(playerID: player.id)
             return (before, try entitlements.grantUnlimited(playerID: player.id, source: .operator, reference: reason, now: now))
@@ -176,10 +173,10 @@ enum PlayersCommand: Command {
         guard let deviceID = Int64(parsed.positionals[1]), deviceID > 0 else {
             throw UsageError("DEVICE_ID is the number in the ID column of 'retrorapid players show', got '\(parsed.positionals[1])'")
         }
-        let database = try OperatorDatabase(parsed).open()
+        let storage = try OperatorDatabase(parsed).open()
         let now = try OperatorClock.now()
-        let player = try findPlayer(parsed.positionals[0], in: database)
-        let players = PlayerRepository(database: database)
+        let player = try findPlayer(parsed.positionals[0], in: storage)
+        let players = storage.players
         guard let device = try players.devices(playerID: player.id).first(where: { $0.id == deviceID }) else {
             throw OperatorFailure("player \(player.publicID) has no device \(deviceID); 'retrorapid players show \(player.publicID)' lists their devices")
         }
@@ -217,17 +214,12 @@ enum PlayersCommand: Command {
     }
 
     /// The player with this public id; an unknown one is a refusal (exit 1) naming it.
-    static func findPlayer(_ publicID: String, in database: Database) throws -> Player {
+    static func findPlayer(_ publicID: String, in storage: StorageRepositories) throws -> Player {
         do {
-            return try PlayerRepository(database: database).player(publicID: publicID)
+            return try storage.players.player(publicID: publicID)
         } catch let error as StoreError where error.code == .notFound {
             throw OperatorFailure("no player has the id '\(publicID)' (a player's id is the 12 characters shown on leaderboards and by the client)")
         }
-    }
-
-    /// Unlimited play's base price as the server is configured.
-    static func basePrice(_ configuration: ServerConfiguration) -> Money {
-        Money(minorUnits: Int64(configuration.unlimitedPriceMinorUnits), currency: configuration.currency)
     }
 }
 
@@ -260,16 +252,15 @@ enum OrdersCommand: Command {
         guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, eventID.utf8.count <= 255 else {
             throw UsageError("--reason needs 1 to 240 characters saying why")
         }
-        let operatorDatabase = try OperatorDatabase(parsed)
-        let database = try operatorDatabase.open()
+        let storage = try OperatorDatabase(parsed).open()
         let now = try OperatorClock.now()
-        let orders = OrderRepository(database: database, basePrice: PlayersCommand.basePrice(operatorDatabase.configuration))
+        let orders = storage.orders
         let orderID = parsed.positionals[0]
         let paid = try OperatorDatabase.reportingRefusals { () -> (before: Order, after: Order) in
             let before = try orders.order(publicID: orderID)
             return (before, try orders.markPaid(orderID: orderID, providerEventID: eventID, now: now))
         }
-        let player = try PlayerRepository(database: database).player(id: paid.after.playerID)
+        let player = try storage.players.player(id: paid.after.playerID)
         if paid.before.status == .paid {
             print("order \(orderID) was already paid at \(paid.before.paidAt.map(OperatorTime.text) ?? "?") (\(paid.before.providerEventID ?? "?")); nothing changed")
         } else {

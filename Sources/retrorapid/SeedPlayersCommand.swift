@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// `retrorapid seed-players`: creates many players with unlimited play and writes their device
@@ -38,11 +38,11 @@ enum SeedPlayersCommand: Command {
         guard !FileManager.default.fileExists(atPath: tokensPath) else {
             throw OperatorFailure("\(tokensPath) exists; choose a new file (tokens are never overwritten)")
         }
-        let database = try OperatorDatabase(parsed).open()
-        try database.execute(sql: "PRAGMA synchronous=OFF")
+        // Throwaway load-test players: commits need not survive a power loss.
+        let storage = try OperatorDatabase(parsed).open(durability: .none)
         let now = try OperatorClock.now()
-        let players = PlayerRepository(database: database)
-        let entitlements = EntitlementRepository(database: database)
+        let players = storage.players
+        let entitlements = storage.entitlements
         var tokens = ""
         tokens.reserveCapacity(count * 44)
         for number in 1...count {

@@ -1,5 +1,5 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
 import RetroRapidSupport
 
 /// `retrorapid verify`: re-simulates every stored game with the rules and lists those whose
@@ -31,9 +31,9 @@ enum VerifyCommand: Command {
             try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions)
         }
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
-        let database = try OperatorDatabase(parsed).open()
-        let games = GameRepository(database: database)
-        let players = PlayerRepository(database: database)
+        let storage = try OperatorDatabase(parsed).open()
+        let games = storage.games
+        let players = storage.players
 
         let started = Date()
         var checked = 0

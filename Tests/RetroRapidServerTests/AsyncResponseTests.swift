@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import RetroRapidSupport
 import Synchronization
 import Testing

@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import RetroRapidServer
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 
 /// The checkout-session request as Stripe's API takes it, and its answers read back.

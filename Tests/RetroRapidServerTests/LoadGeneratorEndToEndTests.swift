@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidLoad
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Testing
 @testable import RetroRapidServer
 
@@ -12,8 +13,8 @@ struct LoadGeneratorEndToEndTests {
     /// Players with unlimited play, made as `retrorapid seed-players` makes them.
     private func seedPlayers(_ count: Int, in server: RunningGameServer) throws -> [String] {
         let database = try server.database()
-        let players = PlayerRepository(database: database)
-        let entitlements = EntitlementRepository(database: database)
+        let players = SQLitePlayerRepository(database: database)
+        let entitlements = SQLiteEntitlementRepository(database: database)
         return try (1...count).map { number in
             let (player, token) = try players.createPlayer(displayName: "Load \(number)", deviceLabel: "loadtest", now: Date())
             try entitlements.grantUnlimited(playerID: player.id, source: .operator, reference: "test", now: Date())

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 @testable import RetroRapidServer
-@testable import RetroRapidStorage
+@testable import RetroRapidDomain
+@testable import RetroRapidSQLite
 
 /// What docs/openapi.json says about `displayName`, `code`, `cursor` and `Stripe-Signature`
 /// held to the code that enforces it: each pattern and length limit is run, with ICU's regular

@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import RetroRapidSupport
 import Testing
 @testable import RetroRapidServer
@@ -194,7 +195,7 @@ struct PlayerAPITests {
         #expect(resetsAt.hasSuffix("T00:00:00Z"))
 
         // Two plays consumed as the game side would, on another connection to the file.
-        let quota = QuotaRepository(database: try server.database())
+        let quota = SQLiteQuotaRepository(database: try server.database())
         let playerID = try server.playerRowID(publicID: ada.id)
         for _ in 0..<2 { try quota.consumePlay(playerID: playerID, now: Date()) }
         let after = try server.request("GET", "/api/v1/quota", token: ada.token)

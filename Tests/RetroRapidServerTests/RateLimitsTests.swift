@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import RetroRapidSupport
 @testable import RetroRapidServer
 

@@ -1,5 +1,6 @@
 import Foundation
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import Synchronization
 import Testing
 @testable import RetroRapidServer
@@ -14,6 +15,21 @@ struct SettingsAPITests {
         #expect(response[header: "etag"] == #""0""#)
         #expect(response.json?["version"] as? Int == 0)
         #expect((response.json?["settings"] as? [String: Any])?["speedLevel"] as? String == "cruise")
+    }
+
+    /// A stored document this build cannot read (written around the API, out of range) is
+    /// `StoreError(.unreadable)`: a failure of the store, answered 500 like any other, never
+    /// passed off as the player's mistake.
+    @Test func anUnreadableStoredDocumentIsAServerFailureNotARefusal() throws {
+        let server = try RunningGameServer()
+        let ada = try server.createPlayer("Ada")
+        let db = try server.database()
+        try db.prepare("INSERT INTO player_settings (player_id, version, document, updated_at) VALUES (?, 1, ?, '2026-01-15T10:00:00Z')")
+            .execute([try server.playerRowID(publicID: ada.id), #"{"cueVolume":999}"#])
+        let response = try server.request("GET", "/api/v1/settings", token: ada.token)
+        #expect(response.status == 500)
+        #expect((response.json?["error"] as? [String: Any])?["code"] as? String == "internal", "\(response.text)")
+        #expect(!response.text.contains("999"), "the stored value stays in the log, not the answer: \(response.text)")
     }
 
     @Test func aWriteBasedOnTheCurrentVersionIsStoredAndAStaleOneIsRefusedWithTheCurrentDocument() throws {

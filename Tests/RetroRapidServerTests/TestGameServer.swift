@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
-import RetroRapidStorage
+import RetroRapidDomain
+import RetroRapidSQLite
 import RetroRapidSupport
 import Testing
 @testable import RetroRapidServer
@@ -74,7 +75,7 @@ final class RunningGameServer {
     }
 
     func playerRowID(publicID: String) throws -> Int64 {
-        try PlayerRepository(database: database()).player(publicID: publicID).id
+        try SQLitePlayerRepository(database: database()).player(publicID: publicID).id
     }
 
     func count(_ table: String) throws -> Int {

@@ -1,0 +1,37 @@
+import Foundation
+
+/// Games while they run, so a crash of the server does not lose them. The server calls
+/// ``begin(_:)`` when a game starts (the game and the play it consumes in one write),
+/// ``checkpoint(_:compacting:now:)`` once an interval for every game, and
+/// ``GameRepository/record(_:)`` ends the running game when it stores the finished one.
+/// A running game left at start-up is one the server lost by dying: ``recoverAll(now:)``
+/// ends each one from its checkpoints (docs/OPERATIONS.md).
+public protocol RunningGameRepository {
+    /// Starts a game: consumes a free play unless practice or unlimited, and returns the quota
+    /// after it (nil for practice). - Throws: ``QuotaExhaustedError``, `StoreError`.
+    @discardableResult
+    func begin(_ game: RunningGameStart) throws -> QuotaStatus?
+
+    /// Forgets a running game that never really started, giving its play back; false when
+    /// there was none.
+    @discardableResult
+    func cancel(publicID: String) throws -> Bool
+
+    /// Appends what changed in each game since its last checkpoint, all in one write.
+    func checkpoint(_ batch: [GameCheckpoint], compacting: Bool, now: Date) throws
+
+    func running() throws -> [RunningGameRecord]
+
+    func running(playerID: Int64) throws -> [RunningGameRecord]
+
+    func running(publicID: String) throws -> RunningGameRecord?
+
+    /// Ends every running game from its checkpoints and stores it as a finished game.
+    func recoverAll(now: Date) throws -> [RecoveredGame]
+}
+
+extension RunningGameRepository {
+    public func checkpoint(_ batch: [GameCheckpoint], now: Date) throws {
+        try checkpoint(batch, compacting: false, now: now)
+    }
+}

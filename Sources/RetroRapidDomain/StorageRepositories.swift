@@ -1,0 +1,49 @@
+/// A repository for each concept, all over one connection to the store: what the server's
+/// storage thread and every operator command work with. Built by
+/// ``StorageConnection/repositories(_:)``; the same set, and the same contract, whatever the
+/// backend.
+public struct StorageRepositories {
+    public let players: any PlayerRepository
+    public let linkCodes: any LinkCodeRepository
+    public let quota: any QuotaRepository
+    public let entitlements: any EntitlementRepository
+    public let codes: any CodeRepository
+    public let orders: any OrderRepository
+    public let paymentEvents: any PaymentEventRepository
+    public let settings: any SettingsRepository
+    public let games: any GameRepository
+    public let runningGames: any RunningGameRepository
+    public let leaderboards: any LeaderboardRepository
+
+    public init(players: any PlayerRepository, linkCodes: any LinkCodeRepository, quota: any QuotaRepository,
+                entitlements: any EntitlementRepository, codes: any CodeRepository, orders: any OrderRepository,
+                paymentEvents: any PaymentEventRepository, settings: any SettingsRepository, games: any GameRepository,
+                runningGames: any RunningGameRepository, leaderboards: any LeaderboardRepository) {
+        self.players = players
+        self.linkCodes = linkCodes
+        self.quota = quota
+        self.entitlements = entitlements
+        self.codes = codes
+        self.orders = orders
+        self.paymentEvents = paymentEvents
+        self.settings = settings
+        self.games = games
+        self.runningGames = runningGames
+        self.leaderboards = leaderboards
+    }
+}
+
+/// The settings the repositories take from the server's configuration.
+public struct RepositorySettings: Sendable, Equatable {
+    /// Free plays per player per UTC day.
+    public var dailyFreePlays: Int
+    /// The price of unlimited play before discounts.
+    public var basePrice: Money
+    public var linkCodes: LinkCodePolicy
+
+    public init(dailyFreePlays: Int = 5, basePrice: Money = .defaultUnlimitedPrice, linkCodes: LinkCodePolicy = LinkCodePolicy()) {
+        self.dailyFreePlays = dailyFreePlays
+        self.basePrice = basePrice
+        self.linkCodes = linkCodes
+    }
+}

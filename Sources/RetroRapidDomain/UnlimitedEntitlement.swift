@@ -1,0 +1,26 @@
+import Foundation
+
+/// Unlimited play held by a player: no daily quota (docs/API.md, "Unlimited play").
+public struct UnlimitedEntitlement: Sendable, Equatable {
+    /// What granted it.
+    public enum Source: String, Sendable, CaseIterable {
+        /// An unlock code; the reference is the normalised code.
+        case code
+        /// A paid order; the reference is the order's public id.
+        case order
+        /// The operator's CLI; the reference is the operator's note.
+        case `operator`
+    }
+
+    public let playerID: Int64
+    public let source: Source
+    public let reference: String
+    public let grantedAt: Date
+
+    public init(playerID: Int64, source: Source, reference: String, grantedAt: Date) {
+        self.playerID = playerID
+        self.source = source
+        self.reference = reference
+        self.grantedAt = grantedAt
+    }
+}

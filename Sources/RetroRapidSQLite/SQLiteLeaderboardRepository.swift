@@ -1,0 +1,281 @@
+import Foundation
+import RetroRapidDomain
+import RetroRapidRules
+
+/// Leaderboards per speed level for today (UTC), this ISO week and all time (docs/API.md).
+///
+/// Table `best_scores` keeps each player's best per board, written by `GameRepository.record`
+/// in the same transaction as the game. Reading walks the index
+/// `best_scores_ranking (level, period, period_key, score DESC, achieved_at, player_id)`, which
+/// is exactly the ranking order:
+/// - a page is a seek into it and a short walk (keyset paging with ``LeaderboardCursor``, never
+///   OFFSET), so pages cost the same at any depth and a score arriving between two pages
+///   neither repeats nor skips an entry;
+/// - a rank is 1 + the entries ahead: the players on higher scores, summed from `score_counts`
+///   (how many players hold each score on each board, kept exact by triggers on `best_scores`),
+///   plus a COUNT on the index of those who reached the same score earlier. A plain COUNT of
+///   every entry ahead was measured first and costs time in proportion to the rank (about
+///   40 ms for a middle rank of a million, against 1 ms); docs/BENCHMARKS.md has both.
+///
+/// Every read runs in one read transaction, so a page's ranks and entries agree. Like its
+/// ``Database``, a repository is used from one thread at a time (the storage thread).
+public struct SQLiteLeaderboardRepository: LeaderboardRepository {
+    public let database: Database
+    let statements: ScoreStatements
+
+    public init(database: Database) {
+        self.database = database
+        self.statements = ScoreStatements(database)
+    }
+
+
+    /// The best `limit` entries of a board, or the `limit` after `cursor`.
+    ///
+    /// Without a cursor the board is the one containing `now`; with one, the cursor's board
+    /// (it must be for the same level and period, or it is refused as invalid).
+    public func top(
+        level: SpeedLevel, period: LeaderboardPeriod, limit: Int = 20,
+        after cursor: LeaderboardCursor? = nil, now: Date
+    ) throws -> LeaderboardPage {
+        guard LeaderboardPage.sizeRange.contains(limit) else {
+            throw StoreError(.invalid, "must be from \(LeaderboardPage.sizeRange.lowerBound) to \(LeaderboardPage.sizeRange.upperBound), got \(limit)", field: "limit")
+        }
+        var after: LeaderboardCursor.Position?
+        if let cursor {
+            guard let position = cursor.position else {
+                throw StoreError(.invalid, "is not a cursor this server gave out; start again from the first page", field: "cursor")
+            }
+            guard position.level == level, position.period == period else {
+                throw StoreError(.invalid, "belongs to the \(position.level.rawValue) \(position.period.rawValue) leaderboard, not \(level.rawValue) \(period.rawValue)", field: "cursor")
+            }
+            after = position
+        }
+        let periodKey = after?.periodKey ?? period.key(containing: now)
+        let board = Board(level: level, period: period, key: periodKey)
+        return try database.transaction(.deferred) { _ in
+            let db = statements
+            var rows: [Row]
+            var nextRank: Int
+            if let after {
+                rows = try Self.rows(db, board, after: (after.score, after.achievedAt, after.playerID), limit: limit + 1)
+                nextRank = try rows.first.map { try Self.rank(db, board, of: $0.position) } ?? 0
+            } else {
+                rows = try Self.rows(db, board, after: nil, limit: limit + 1)
+                nextRank = 1
+            }
+            let hasMore = rows.count > limit
+            rows = Array(rows.prefix(limit))
+            var entries: [LeaderboardEntry] = []
+            for row in rows {
+                entries.append(row.entry(rank: nextRank))
+                nextRank += 1
+            }
+            let next = hasMore ? rows.last.map { row in
+                LeaderboardCursor(.init(level: level, period: period, periodKey: periodKey, score: row.score,
+                                        achievedAt: row.achievedAt, playerID: row.playerID))
+            } : nil
+            return LeaderboardPage(level: level, period: period, periodKey: periodKey, entries: entries,
+                                   nextCursor: next, total: try Self.total(db, board), resetsAt: period.resetsAt(now: now))
+        }
+    }
+
+    /// The player's own rank on the board containing `now`, with up to `neighbours` entries
+    /// above and below. Nil when the player has no score on that board yet; an unknown player
+    /// is `StoreError.notFound`.
+    public func aroundMe(
+        playerID: Int64, level: SpeedLevel, period: LeaderboardPeriod, neighbours: Int = 5, now: Date
+    ) throws -> LeaderboardNeighbourhood? {
+        guard LeaderboardNeighbourhood.neighboursRange.contains(neighbours) else {
+            throw StoreError(.invalid, "must be from \(LeaderboardNeighbourhood.neighboursRange.lowerBound) to \(LeaderboardNeighbourhood.neighboursRange.upperBound), got \(neighbours)", field: "neighbours")
+        }
+        let board = Board(level: level, period: period, key: period.key(containing: now))
+        return try database.transaction(.deferred) { _ -> LeaderboardNeighbourhood? in
+            let db = statements
+            guard let mine = try Self.best(db, board, playerID: playerID) else {
+                try SQLitePlayerRepository.requirePlayer(playerID, in: db)
+                return nil
+            }
+            let rank = try Self.rank(db, board, of: mine.position)
+            let above = try Self.rows(db, board, before: mine.position, limit: neighbours)
+            var below = try Self.rows(db, board, after: mine.position, limit: neighbours + 1)
+            let hasMore = below.count > neighbours
+            below = Array(below.prefix(neighbours))
+            var entries: [LeaderboardEntry] = []
+            for (offset, row) in above.reversed().enumerated() {
+                entries.append(row.entry(rank: rank - above.count + offset))
+            }
+            let me = mine.entry(rank: rank)
+            entries.append(me)
+            for (offset, row) in below.enumerated() {
+                entries.append(row.entry(rank: rank + 1 + offset))
+            }
+            let last = below.last ?? mine
+            let next = hasMore ? LeaderboardCursor(.init(level: level, period: period, periodKey: board.key, score: last.score,
+                                                         achievedAt: last.achievedAt, playerID: last.playerID)) : nil
+            return LeaderboardNeighbourhood(level: level, period: period, periodKey: board.key, me: me,
+                                            entries: entries, nextCursor: next, total: try Self.total(db, board),
+                                            resetsAt: period.resetsAt(now: now))
+        }
+    }
+
+
+    // MARK: - Shared with GameRepository (inside its transaction)
+
+    struct Board {
+        var level: SpeedLevel
+        var period: LeaderboardPeriod
+        var key: String
+
+        var values: [any DatabaseValueConvertible] { [level.rawValue, period.storageName, key] }
+    }
+
+    struct Row {
+        var playerID: Int64
+        var publicID: String
+        var displayName: String
+        var score: Int
+        var achievedAt: String
+
+        var position: (score: Int, achievedAt: String, playerID: Int64) { (score, achievedAt, playerID) }
+
+        func entry(rank: Int) -> LeaderboardEntry {
+            LeaderboardEntry(rank: rank, playerPublicID: publicID, displayName: displayName, score: score,
+                             achievedAt: UTCCivilTime.parse(achievedAt) ?? Date(timeIntervalSince1970: 0))
+        }
+    }
+
+    static let columns = "b.player_id, p.public_id, p.display_name, b.score, b.achieved_at"
+
+    static func row(_ statement: Statement) -> Row {
+        Row(playerID: statement.int64(at: 0), publicID: statement.string(at: 1), displayName: statement.string(at: 2),
+            score: statement.int(at: 3), achievedAt: statement.string(at: 4))
+    }
+
+    /// Keeps `score` as the player's best on `board` unless the stored best is at least as
+    /// high (an equal score keeps its earlier time). True when it became the best.
+    static func offer(
+        _ db: ScoreStatements, _ board: Board, playerID: Int64, score: Int, achievedAt: String, gameID: Int64
+    ) throws -> Bool {
+        let stored = try db.prepare("""
+            INSERT INTO best_scores (level, period, period_key, player_id, score, achieved_at, game_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (level, period, period_key, player_id) DO UPDATE
+                SET score = excluded.score, achieved_at = excluded.achieved_at, game_id = excluded.game_id
+                WHERE excluded.score > best_scores.score
+            RETURNING 1
+            """).query(board.values + [playerID, score, achievedAt, gameID]) { _ in true }
+        return !stored.isEmpty
+    }
+
+    /// The player's line on `board`, if they have one.
+    static func best(_ db: ScoreStatements, _ board: Board, playerID: Int64) throws -> Row? {
+        try db.prepare("""
+            SELECT \(columns)
+            FROM best_scores b CROSS JOIN players p ON p.id = b.player_id
+            WHERE b.level = ? AND b.period = ? AND b.period_key = ? AND b.player_id = ?
+            """).query(board.values + [playerID], row).first
+    }
+
+    /// 1 + the number of entries ranked ahead of `position`: a higher score, or the same
+    /// score achieved earlier, or at the same second by a lower player id (``rankSQL``).
+    static func rank(_ db: ScoreStatements, _ board: Board, of position: (score: Int, achievedAt: String, playerID: Int64)) throws -> Int {
+        let ahead = try db.prepare(rankSQL)
+            .query(board.values + [position.score, position.achievedAt, position.playerID]) { $0.int(at: 0) }
+        return (ahead.first ?? 0) + 1
+    }
+
+    /// Up to `limit` lines after `position` in ranking order (from the top when nil).
+    static func rows(
+        _ db: ScoreStatements, _ board: Board, after position: (score: Int, achievedAt: String, playerID: Int64)?, limit: Int
+    ) throws -> [Row] {
+        guard let position else {
+            return try db.prepare(firstPageSQL).query(board.values + [limit], row)
+        }
+        return try db.prepare(pageAfterSQL)
+            .query(board.values + [position.score, position.achievedAt, position.playerID, limit], row)
+    }
+
+    /// Up to `limit` lines before `position`, nearest first (the reverse of ranking order).
+    static func rows(
+        _ db: ScoreStatements, _ board: Board, before position: (score: Int, achievedAt: String, playerID: Int64), limit: Int
+    ) throws -> [Row] {
+        guard limit > 0 else { return [] }
+        return try db.prepare(pageBeforeSQL)
+            .query(board.values + [position.score, position.achievedAt, position.playerID, limit], row)
+    }
+
+    // The ranking queries. Parameters: ?1 level, ?2 period, ?3 period key; then the position
+    // (?4 score, ?5 achieved_at, ?6 player id) and ?7 the limit. CROSS JOIN keeps best_scores
+    // the outer loop, so each walks `best_scores_ranking` and looks players up by id.
+
+    /// How many entries rank ahead of a position: the players on higher scores, summed from
+    /// `score_counts` (one row per distinct score), plus those on the same score who reached it
+    /// earlier, counted in `best_scores_ranking`. Neither part grows with the rank itself.
+    static let rankSQL = """
+        SELECT
+            coalesce((SELECT sum(players) FROM score_counts
+                      WHERE level = ?1 AND period = ?2 AND period_key = ?3 AND score > ?4), 0)
+          + (SELECT count(*) FROM best_scores
+             WHERE level = ?1 AND period = ?2 AND period_key = ?3 AND score = ?4
+               AND (achieved_at, player_id) < (?5, ?6))
+        """
+
+    /// How many players are on a board.
+    static let totalSQL = """
+        SELECT coalesce(sum(players), 0) FROM score_counts WHERE level = ?1 AND period = ?2 AND period_key = ?3
+        """
+
+    /// The first `?4` entries.
+    static let firstPageSQL = """
+        SELECT \(columns)
+        FROM best_scores b CROSS JOIN players p ON p.id = b.player_id
+        WHERE b.level = ?1 AND b.period = ?2 AND b.period_key = ?3
+        ORDER BY b.score DESC, b.achieved_at, b.player_id
+        LIMIT ?4
+        """
+
+    /// Entries after a position, in ranking order. `score <= ?4` is implied by the rest but
+    /// lets SQLite seek to the position instead of walking from the top.
+    static let pageAfterSQL = """
+        SELECT \(columns)
+        FROM best_scores b CROSS JOIN players p ON p.id = b.player_id
+        WHERE b.level = ?1 AND b.period = ?2 AND b.period_key = ?3 AND b.score <= ?4
+          AND (b.score < ?4 OR (b.achieved_at, b.player_id) > (?5, ?6))
+        ORDER BY b.score DESC, b.achieved_at, b.player_id
+        LIMIT ?7
+        """
+
+    /// Entries before a position, nearest first: the index walked backwards.
+    static let pageBeforeSQL = """
+        SELECT \(columns)
+        FROM best_scores b CROSS JOIN players p ON p.id = b.player_id
+        WHERE b.level = ?1 AND b.period = ?2 AND b.period_key = ?3 AND b.score >= ?4
+          AND (b.score > ?4 OR (b.achieved_at, b.player_id) < (?5, ?6))
+        ORDER BY b.score ASC, b.achieved_at DESC, b.player_id DESC
+        LIMIT ?7
+        """
+
+    static func total(_ db: ScoreStatements, _ board: Board) throws -> Int {
+        try db.prepare(totalSQL).query(board.values) { $0.int(at: 0) }.first ?? 0
+    }
+}
+
+/// The prepared statements of the score repositories, compiled once per repository and
+/// reused: compiling costs more than running most of these queries. Bound to one connection,
+/// used from its thread only, like the connection.
+final class ScoreStatements: StatementPreparing {
+    let database: Database
+    private var cache: [String: Statement] = [:]
+
+    init(_ database: Database) {
+        self.database = database
+    }
+
+    /// The statement for `sql`, compiled on first use.
+    func prepare(_ sql: String) throws -> Statement {
+        if let statement = cache[sql] { return statement }
+        let statement = try database.prepare(sql)
+        cache[sql] = statement
+        return statement
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import RetroRapidDomain
+
+/// The SQLite backend's ``StorageConnection``: one ``Database`` (one connection to one file)
+/// and the `Migrations/` folder its schema comes from.
+public final class SQLiteStorage: StorageConnection {
+    public let database: Database
+    /// The folder of `NNNN_name.sql` files.
+    public let migrations: URL
+
+    public init(database: Database, migrations: URL) {
+        self.database = database
+        self.migrations = migrations
+    }
+
+    public var location: String { database.path }
+
+    public func repositories(_ settings: RepositorySettings) -> StorageRepositories {
+        StorageRepositories(
+            players: SQLitePlayerRepository(database: database),
+            linkCodes: SQLiteLinkCodeRepository(database: database, policy: settings.linkCodes),
+            quota: SQLiteQuotaRepository(database: database, dailyFreePlays: settings.dailyFreePlays),
+            entitlements: SQLiteEntitlementRepository(database: database),
+            codes: SQLiteCodeRepository(database: database),
+            orders: SQLiteOrderRepository(database: database, basePrice: settings.basePrice),
+            paymentEvents: SQLitePaymentEventRepository(database: database),
+            settings: SQLiteSettingsRepository(database: database),
+            games: SQLiteGameRepository(database: database),
+            runningGames: SQLiteRunningGameRepository(database: database, dailyFreePlays: settings.dailyFreePlays),
+            leaderboards: SQLiteLeaderboardRepository(database: database))
+    }
+
+    @discardableResult
+    public func migrate() throws -> [AppliedMigration] {
+        try Migrator(database: database, directory: migrations).migrate()
+    }
+
+    public func appliedMigrations() throws -> [AppliedMigration] {
+        try Migrator(database: database, directory: migrations).appliedMigrations()
+    }
+
+    public func pendingMigrations() throws -> [String] {
+        try Migrator(database: database, directory: migrations).pendingMigrations().map(\.identifier)
+    }
+
+    /// SQLite's online backup (``Database/backup(to:pagesPerStep:progress:)``), then
+    /// `PRAGMA integrity_check` and row counts on a connection of its own to the copy.
+    public func backup(to path: String, progress: (_ copied: Int, _ total: Int) -> Void) throws -> StorageBackup {
+        var pages = 0
+        try database.backup(to: path) { copied, total in
+            pages = copied
+            progress(copied, total)
+        }
+        let copy = try Database(path: path)
+        let integrity = try copy.prepare("PRAGMA integrity_check").query { $0.string(at: 0) }
+        let counts = try ["players", "games", "promo_codes", "orders"].compactMap { table -> (table: String, rows: Int)? in
+            // Only tables the schema has: an old database is copied as it is.
+            let exists = try copy.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").query([table]) { _ in true }
+            guard !exists.isEmpty else { return nil }
+            return (table, try copy.prepare("SELECT count(*) FROM \(table)").query { $0.int(at: 0) }.first ?? 0)
+        }
+        return StorageBackup(copiedUnits: pages, problems: integrity == ["ok"] ? [] : Array(integrity.prefix(5)), rowCounts: counts)
+    }
+}

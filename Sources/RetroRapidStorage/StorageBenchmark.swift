@@ -1,0 +1,38 @@
+import Foundation
+import RetroRapidRules
+import RetroRapidSQLite
+
+extension StorageFactory {
+    /// What `retrorapid bench-storage` asked for.
+    public struct BenchmarkOptions: Sendable {
+        public var scores: Int
+        public var games: Int
+        public var queries: Int
+        public var runningGames: Int
+        public var migrationsPath: String
+        /// Where the temporary folder of throwaway stores is made.
+        public var parent: String
+
+        public init(scores: Int, games: Int, queries: Int, runningGames: Int, migrationsPath: String, parent: String) {
+            self.scores = scores
+            self.games = games
+            self.queries = queries
+            self.runningGames = runningGames
+            self.migrationsPath = migrationsPath
+            self.parent = parent
+        }
+    }
+
+    /// The backend's storage benchmark on throwaway stores of its own (never the configured
+    /// one): finished games per second, leaderboard latency, checkpoints and recovery, one
+    /// line per figure to `report`. `pool` is real finished games (played by the caller's
+    /// bots) to store. For SQLite, `SQLiteStorageBench`.
+    public static func benchmark(_ options: BenchmarkOptions,
+                                 pool: [(seed: UInt64, level: SpeedLevel, log: InputLog, score: Int, steps: Int)],
+                                 report: (String) -> Void) throws {
+        try SQLiteStorageBench.run(
+            scores: options.scores, games: options.games, queries: options.queries, runningGames: options.runningGames,
+            migrations: URL(fileURLWithPath: options.migrationsPath, isDirectory: true),
+            parent: URL(fileURLWithPath: options.parent, isDirectory: true), pool: pool, report: report)
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import RetroRapidDomain
+import RetroRapidSQLite
+import RetroRapidStorageFixtures
+import Testing
+
+/// Lets two threads start each round together, so their claims really overlap.
+fileprivate final class RoundBarrier: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let parties: Int
+    private var arrived = 0
+    private var round = 0
+
+    init(parties: Int) { self.parties = parties }
+
+    /// False when the other party did not arrive within `timeout` (it failed): give up.
+    func wait(timeout: TimeInterval = 30) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let myRound = round
+        arrived += 1
+        if arrived == parties {
+            arrived = 0
+            round += 1
+            condition.broadcast()
+            return true
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while round == myRound {
+            if !condition.wait(until: deadline) { return round != myRound }
+        }
+        return true
+    }
+}
+
+@Suite struct SQLiteLinkCodeRepositoryTests {
+    /// 2026-01-15T10:00:00Z: tests pass time in, so nothing depends on the clock.
+    let t0 = Date(timeIntervalSince1970: 1_768_471_200)
+
+    func at(_ seconds: TimeInterval) -> Date { t0.addingTimeInterval(seconds) }
+
+    /// A player with one signed-in device "Laptop", created at t0.
+    func signedInPlayer(_ db: Database, name: String = "Ada") throws -> (device: AuthenticatedDevice, token: String) {
+        let players = SQLitePlayerRepository(database: db)
+        let (_, token) = try players.createPlayer(displayName: name, deviceLabel: "Laptop", now: t0)
+        return (try players.authenticate(token: token, now: t0), token)
+    }
+
+    @Test func codeLooksRightAndClaimGivesANewDeviceOfTheSamePlayer() throws {
+        try withTemporaryDirectory { folder in
+            let db = try migratedDatabase(in: folder)
+            let players = SQLitePlayerRepository(database: db)
+            let codes = SQLiteLinkCodeRepository(database: db)
+            let ada = try signedInPlayer(db)
+
+            let issued = try codes.createCode(for: ada.device, now: at(0.5))
+            #expect(issued.code.wholeMatch(of: /[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}/) != nil)
+            #expect(issued.expiresAt == at(600))
+
+            let (player, token) = try codes.claim(code: issued.code, deviceLabel: "Phone", now: at(30))
+            #expect(player == ada.device.player)
+            #expect(token != ada.token)
+            #expect(token.count == 43)
+            let phone = try players.authenticate(token: token, now: at(31))
+            #expect(phone.player == ada.device.player)
+            #expect(phone.deviceID != ada.device.deviceID)
+            #expect(try players.devices(playerID: player.id).map(\.label) == ["Laptop", "Phone"])
+            #expect(try db.column("SELECT claimed_by_device_id FROM link_codes") == [.integer(phone.deviceID)])
+        }
+    }
+
+    @Test func onlyTheCodesHashIsStored() throws {
+        try withTemporaryDirectory { folder in
+            let db = try migratedDatabase(in: folder)
+            let issued = try SQLiteLinkCodeRepository(database: db).createCode(for: try signedInPlayer(db).device, now: t0)
+            let normalized = issued.code.replacingOccurrences(of: "-", with: "")
+            #expect(try db.column("SELECT code_hash FROM link_codes") == [.blob(SHA256.hash(Array(normalized.utf8)))])
+
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            let files = try bytesOfAllFiles(in: folder)
+            let occurs = { (needle: [UInt8]) in bytes(files, contain: needle) }
+            #expect(!occurs(Array(normalized.utf8)))
+            #expect(!occurs(Array(issued.code.utf8)))
+            #expect(occurs(SHA256.hash(Array(normalized.utf8))))  // the search finds what is there
+        }
+    }
+
+    @Test func parsingNormalisesOneWayAndRefusesWhatIsNotACode() {
+        #expect(LinkCode(parsing: "k0il-OoLz")?.normalized == "K011001Z")
+        #expect(LinkCode(parsing: "k0il-OoLz")?.displayText == "K011-001Z")
+        #expect(LinkCode(parsing: " K7Q4 m2xd ")?.displayText == "K7Q4-M2XD")
+        for bad in ["", "K7Q4-M2X", "K7Q4-M2XDD", "K7Q4-M2XU", "K7Q4_M2XD", "K7Q4.M2XD", "K7Q4-M2XÐ", "K7Q4\u{200B}M2XD", String(repeating: "-", count: 100) + "K7Q4M2XD"] {
+            #expect(LinkCode(parsing: bad) == nil, "\(bad) should not parse")
+        }
+        #expect(!"\(LinkCode(parsing: "K7Q4-M2XD")!)".contains("K7Q4"))
+    }
+
+    @Test func codesAreForgottenADayAfterTheyExpire() throws {
+        try withTemporaryDirectory { folder in
+            let db = try migratedDatabase(in: folder)
+            let codes = SQLiteLinkCodeRepository(database: db)
+            let ada = try signedInPlayer(db)
+            let bob = try signedInPlayer(db, name: "Bob")
+            let old = try codes.createCode(for: ada.device, now: t0)
+            _ = try codes.createCode(for: bob.device, now: t0)
+            let kept = try codes.createCode(for: ada.device, now: at(60))
+
+            // Ada's first code expired at t0 + 10 min; a day later it goes when she creates one.
+            _ = try codes.createCode(for: ada.device, now: at(600 + 86_400 + 1))
+            #expect(try db.scalar("SELECT count(*) FROM link_codes WHERE player_id = ?", [ada.device.player.id]) == .integer(2))
+            #expect(try db.scalar("SELECT count(*) FROM link_codes WHERE player_id = ?", [bob.device.player.id]) == .integer(1))
+            let forgotten = #expect(throws: StoreError.self) { try codes.claim(code: old.code, deviceLabel: "", now: at(600 + 86_400 + 2)) }
+            #expect(forgotten?.code == .notFound)
+            let remembered = #expect(throws: StoreError.self) { try codes.claim(code: kept.code, deviceLabel: "", now: at(600 + 86_400 + 2)) }
+            #expect(remembered?.code == .expired)
+        }
+    }
+
+    /// Two devices, on two connections to the same file on two threads, claim the same code at
+    /// the same moment, round after round: each round exactly one gets a token.
+    @Test func twoDevicesRacingForOneCodeExactlyOneWins() throws {
+        try withTemporaryDirectory { folder in
+            let db = try migratedDatabase(in: folder)
+            let rounds = 60
+            let codes = SQLiteLinkCodeRepository(database: db, policy: .init(maximumPerWindow: rounds))
+            let ada = try signedInPlayer(db)
+            let issued = try (0..<rounds).map { _ in try codes.createCode(for: ada.device, now: t0).code }
+            let path = db.path
+            let claimTime = at(60)
+            let adaID = ada.device.player.id
+
+            let outcomes = Locked([[String]](repeating: [], count: rounds))
+            let barrier = RoundBarrier(parties: 2)
+            let finished = DispatchGroup()
+            for side in 0..<2 {
+                finished.enter()
+                let thread = Thread {
+                    defer { finished.leave() }
+                    do {
+                        let connection = try Database(path: path)
+                        let claims = SQLiteLinkCodeRepository(database: connection)
+                        for round in 0..<rounds {
+                            guard barrier.wait() else { return }
+                            let outcome: String
+                            do {
+                                let (player, token) = try claims.claim(code: issued[round], deviceLabel: "Side \(side)", now: claimTime)
+                                outcome = player.id == adaID && token.count == 43 ? "won" : "wrong player"
+                            } catch let error as StoreError {
+                                outcome = error.code.rawValue
+                            } catch {
+                                outcome = "database error: \(error)"
+                            }
+                            outcomes.withLock { $0[round].append(outcome) }
+                        }
+                    } catch {
+                        outcomes.withLock { $0[0].append("cannot open: \(error)") }
+                    }
+                }
+                thread.start()
+            }
+            finished.wait()
+
+            let results = outcomes.withLock { $0 }
+            for (round, outcome) in results.enumerated() {
+                #expect(outcome.sorted() == ["expired", "won"], "round \(round): \(outcome)")
+            }
+            #expect(try db.scalar("SELECT count(*) FROM devices WHERE player_id = ?", [ada.device.player.id]) == .integer(Int64(1 + rounds)))
+            #expect(try db.scalar("SELECT count(*) FROM link_codes WHERE claimed_at IS NOT NULL") == .integer(Int64(rounds)))
+            #expect(try db.scalar("SELECT count(DISTINCT claimed_by_device_id) FROM link_codes") == .integer(Int64(rounds)))
+        }
+    }
+}

@@ -9,8 +9,9 @@ VENV = .build/venv
 # fonts let screenshots show the LCD and readable faces (the page falls back without them).
 CLIENT_TEST_PACKAGES = chromium chromium-driver fonts-dseg fonts-inter
 # The deploy tests run Debian's nginx (with a self-signed certificate from openssl, HTTP/2 seen
-# by curl) and systemd-analyze on the units in Deploy/ (nothing is started by systemd).
-DEPLOY_TEST_PACKAGES = nginx openssl curl systemd
+# by curl), systemd-analyze on the units in Deploy/ (nothing is started by systemd) and
+# promtool on the alert rules (the Prometheus server is installed, never started).
+DEPLOY_TEST_PACKAGES = nginx openssl curl systemd prometheus
 
 .PHONY: all deps build run test test-sanitizers fuzz fuzz-merge bench bench-capacity sim clean python-test-deps
 

@@ -1,0 +1,39 @@
+"""The Prometheus alert rules operators load (Deploy/prometheus/): promtool accepts them, its
+unit tests show each alert firing on a node in trouble and none on a healthy one, and every
+metric they name is one a real server exports (a renamed metric would silence an alert)."""
+
+import re
+import shutil
+import subprocess
+
+from conftest import REPO
+
+RULES = REPO / "Deploy/prometheus/retrorapid-alerts.yml"
+RULE_TESTS = REPO / "Deploy/prometheus/retrorapid-alerts.test.yml"
+
+
+def promtool():
+    tool = shutil.which("promtool")
+    assert tool, "promtool is not installed: `make test` installs Debian's prometheus (scripts/install-deps.sh)"
+    return tool
+
+
+def test_promtool_accepts_the_rules_and_their_unit_tests_pass():
+    checked = subprocess.run([promtool(), "check", "rules", str(RULES)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "SUCCESS: 8 rules found" in checked.stdout
+    tested = subprocess.run([promtool(), "test", "rules", str(RULE_TESTS)], capture_output=True, text=True,
+                            cwd=RULE_TESTS.parent)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_every_metric_the_rules_name_is_exported_by_the_server(server):
+    exported = set()
+    for line in server.request("GET", "/metrics").body.decode().splitlines():
+        match = re.fullmatch(r"# TYPE (\S+) (counter|gauge|histogram)", line)
+        if match:
+            name, kind = match[1], match[2]
+            exported |= {name + suffix for suffix in ("_bucket", "_sum", "_count")} if kind == "histogram" else {name}
+    named = set(re.findall(r"\bretrorapid_[a-z_]+", RULES.read_text()))
+    assert named, "no metric found in the rules"
+    assert named <= exported, sorted(named - exported)

@@ -1,22 +1,22 @@
-/// Reads one client message's JSON into the fields `RawClientMessage` knows, checking that the
-/// whole text is valid JSON (RFC 8259) on the way.
+/// Reads one JSON object (RFC 8259) member by member, checking that the whole text is valid
+/// JSON on the way. It knows no field: the type it fills (`JSONObjectFields`) is handed each
+/// member's name and reads the value it wants with `string()`, `bool()` or `integer()`; any
+/// member it does not want it passes to `skipValue()`, which checks and skips whatever it holds.
 ///
 /// Why not `JSONDecoder`: every move a player makes is one message, and decoding it through
 /// `Data`, the decoder's value tree and `Decodable` cost ~8 µs: the biggest share of the
 /// server's own CPU at 12,500 games (docs/BENCHMARKS.md). Client messages are one flat object
-/// whose few known fields are strings, a bool and an integer, so a strict reader that
-/// allocates only the strings it keeps does the same job in well under a microsecond.
-/// Unknown fields are checked and skipped, whatever they hold, so newer clients still work. A
-/// known field of the wrong kind is not an error here: it is noted in `wrongFields`, and only a
-/// message type that uses the field refuses it (ProtocolMessagesClient.swift).
+/// whose few fields are strings, a bool and an integer, so a strict reader that compares member
+/// names in place and allocates only the strings kept does the same job in well under a
+/// microsecond.
 ///
-/// What it accepts matches `JSONDecoder`: `null` is an absent field, a number for `step` must
-/// be integral (1.0 and 1e2 are integers, 1.5 is not) and fit in an `Int`, nesting stops at
-/// 512 levels. One difference: a repeated field keeps its last value, where JSONDecoder on
-/// Linux keeps the first (RFC 8259 leaves it open). Pure.
+/// What it accepts matches `JSONDecoder`: `null` is its own answer (`.null`, an absent field to
+/// the caller), a number read as an integer must be integral (1.0 and 1e2 are, 1.5 is not) and
+/// fit in an `Int`, nesting stops at 512 levels. Pure.
 ///
-/// `package`, not internal: the fuzz target in Sources/RetroRapidFuzz feeds it raw bytes.
-package enum ClientMessageReader {
+/// `package`, not internal: the fuzz target in Sources/RetroRapidFuzz reaches it through
+/// `ClientMessageReader`.
+package struct JSONObjectReader {
     package enum Failure: Error, Equatable {
         /// Not valid JSON, or not one value.
         case notJSON
@@ -24,22 +24,21 @@ package enum ClientMessageReader {
         case notAnObject
     }
 
-    package static func read(_ bytes: [UInt8]) throws(Failure) -> RawClientMessage {
-        let result: Result<RawClientMessage, Failure> = bytes.withUnsafeBufferPointer { buffer in
-            var parser = JSONTextParser(buffer)
-            do throws(Failure) {
-                return .success(try parser.readMessage())
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+    /// A member's value as read for a field of one kind.
+    package enum Value<Wanted> {
+        case value(Wanted)
+        case null
+        /// JSON of another kind (checked and skipped).
+        case otherKind
     }
-}
 
-/// A cursor over one JSON text.
-private struct JSONTextParser {
-    typealias Failure = ClientMessageReader.Failure
+    /// Reads `bytes` as one object into a fresh `Fields`, member by member, in order.
+    package static func read<Fields: JSONObjectFields>(_ bytes: [UInt8], as _: Fields.Type) throws(Failure) -> Fields {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(Failure) -> Fields in
+            var reader = JSONObjectReader(buffer)
+            return try reader.readObject(Fields.self)
+        }
+    }
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
@@ -47,20 +46,20 @@ private struct JSONTextParser {
     /// JSONDecoder's limit too: deeper input is refused rather than recursed into.
     private static let maximumDepth = 512
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
-    // MARK: The message
+    // MARK: The object
 
-    mutating func readMessage() throws(Failure) -> RawClientMessage {
+    private mutating func readObject<Fields: JSONObjectFields>(_: Fields.Type) throws(Failure) -> Fields {
         skipWhitespace()
         guard peek() == UInt8(ascii: "{") else {
             try skipValue()
             try expectEnd()
             throw .notAnObject  // valid JSON of another kind
         }
-        var message = RawClientMessage()
+        var fields = Fields()
         index += 1
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
@@ -68,11 +67,14 @@ private struct JSONTextParser {
         } else {
             while true {
                 skipWhitespace()
-                let name = try string()
+                let name = try memberName()
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"))
                 skipWhitespace()
-                try readField(name, into: &message)
+                let before = index
+                try fields.readMember(name, from: &self)
+                // A `JSONObjectFields` that read nothing would leave the text unchecked.
+                if index == before { try skipValue() }
                 skipWhitespace()
                 guard let next = take() else { throw .notJSON }
                 if next == UInt8(ascii: "}") { break }
@@ -80,59 +82,71 @@ private struct JSONTextParser {
             }
         }
         try expectEnd()
-        return message
+        return fields
     }
 
-    /// Reads the value of member `name`: into `message` for a known field, skipped otherwise.
-    /// A known field of the wrong kind is skipped, left absent and marked in `wrongFields`; a
-    /// later member of the same name replaces it either way, as JSONDecoder keeps the last.
-    private mutating func readField(_ name: String, into message: inout RawClientMessage) throws(Failure) {
-        let field: RawClientMessage.Fields
-        let fits: Bool
-        switch name {
-        case "type": field = .type; fits = try optionalString(&message.type)
-        case "token": field = .token; fits = try optionalString(&message.token)
-        case "client": field = .client; fits = try optionalString(&message.client)
-        case "level": field = .level; fits = try optionalString(&message.level)
-        case "direction": field = .direction; fits = try optionalString(&message.direction)
-        case "practice":
-            field = .practice
-            message.practice = nil
-            switch peek() ?? 0 {
-            case UInt8(ascii: "t"): try literal("true"); message.practice = true; fits = true
-            case UInt8(ascii: "f"): try literal("false"); message.practice = false; fits = true
-            case UInt8(ascii: "n"): try literal("null"); fits = true
-            default: try skipValue(); fits = false
-            }
-        case "step":
-            field = .step
-            message.step = nil
-            switch peek() ?? 0 {
-            case UInt8(ascii: "n"): try literal("null"); fits = true
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                message.step = try integer()
-                fits = message.step != nil
-            default: try skipValue(); fits = false
-            }
-        default:
-            try skipValue()
-            return
+    /// A member's name, kept as the bytes it was written with when it has no escapes and is
+    /// ASCII (every name a field has), so that matching it allocates nothing.
+    package struct MemberName {
+        fileprivate let raw: UnsafeBufferPointer<UInt8>
+        fileprivate let decoded: String?
+
+        /// Whether the name is `name` (compared as JSON text after unescaping).
+        package func `is`(_ name: StaticString) -> Bool {
+            if let decoded { return decoded.utf8.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)) }
+            return raw.count == name.utf8CodeUnitCount && memcmpEqual(raw, name)
         }
-        if fits { message.wrongFields.remove(field) } else { message.wrongFields.insert(field) }
+
+        private func memcmpEqual(_ raw: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+            let other = name.utf8Start
+            for offset in 0..<raw.count where raw[offset] != other[offset] { return false }
+            return true
+        }
     }
 
-    private mutating func optionalString(_ field: inout String?) throws(Failure) -> Bool {
+    private mutating func memberName() throws(Failure) -> MemberName {
+        let span = try scanString()
+        let raw = UnsafeBufferPointer(rebasing: bytes[span.start..<span.end])
+        guard span.hasEscapes || span.hasNonASCII else { return MemberName(raw: raw, decoded: nil) }
+        return MemberName(raw: raw, decoded: try decode(span))
+    }
+
+    // MARK: Values a field reads
+
+    /// A string member's value.
+    package mutating func string() throws(Failure) -> Value<String> {
         switch peek() ?? 0 {
-        case UInt8(ascii: "\""): field = try string(); return true
-        case UInt8(ascii: "n"): try literal("null"); field = nil; return true
-        default: try skipValue(); field = nil; return false
+        case UInt8(ascii: "\""): return .value(try decode(try scanString()))
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        default: try skipValue(); return .otherKind
+        }
+    }
+
+    /// A `true` or `false` member's value.
+    package mutating func bool() throws(Failure) -> Value<Bool> {
+        switch peek() ?? 0 {
+        case UInt8(ascii: "t"): try literal("true"); return .value(true)
+        case UInt8(ascii: "f"): try literal("false"); return .value(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        default: try skipValue(); return .otherKind
+        }
+    }
+
+    /// A whole-number member's value: a number that is not integral or does not fit in an
+    /// `Int` is of another kind.
+    package mutating func integer() throws(Failure) -> Value<Int> {
+        switch peek() ?? 0 {
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return try integerNumber().map { .value($0) } ?? .otherKind
+        default: try skipValue(); return .otherKind
         }
     }
 
     // MARK: Values
 
-    /// Checks and passes over any one value.
-    private mutating func skipValue() throws(Failure) {
+    /// Checks and passes over any one value (a member no field wants).
+    package mutating func skipValue() throws(Failure) {
         switch peek() ?? 0 {
         case UInt8(ascii: "{"): try skipContainer(closedBy: UInt8(ascii: "}"), membersHaveNames: true)
         case UInt8(ascii: "["): try skipContainer(closedBy: UInt8(ascii: "]"), membersHaveNames: false)
@@ -218,10 +232,6 @@ private struct JSONTextParser {
         let span = try scanString()
         // Skipped text must still be UTF-8 (and its escapes whole characters), as JSON requires.
         if span.hasNonASCII || span.hasEscapes { _ = try decode(span) }
-    }
-
-    private mutating func string() throws(Failure) -> String {
-        try decode(try scanString())
     }
 
     private func decode(_ span: StringSpan) throws(Failure) -> String {
@@ -310,7 +320,7 @@ private struct JSONTextParser {
     }
 
     /// A number as an `Int`, or nil when it is not integral or does not fit.
-    private mutating func integer() throws(Failure) -> Int? {
+    private mutating func integerNumber() throws(Failure) -> Int? {
         let (start, isInteger) = try number()
         let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
         if isInteger {
@@ -423,4 +433,11 @@ private struct JSONTextParser {
         skipWhitespace()
         guard index == bytes.count else { throw .notJSON }
     }
+}
+
+/// A type `JSONObjectReader` fills: it starts empty and is handed each member in turn, whose
+/// value it reads (or skips) by the fields it declares.
+package protocol JSONObjectFields {
+    init()
+    mutating func readMember(_ name: JSONObjectReader.MemberName, from reader: inout JSONObjectReader) throws(JSONObjectReader.Failure)
 }

@@ -76,12 +76,21 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
 
     /// One field as the wire has it.
     struct Field: Sendable {
+        /// Its kind of value, and where in a `RawClientMessage` it is kept: a key path resolved
+        /// once into its property's offset, as applying a key path (or calling a closure held
+        /// in the table) costs more than the rest of reading a member.
         enum Slot: Sendable {
-            /// Each keeps the value read in its property: a closure, as a key path's write costs
-            /// more than the rest of reading a message.
-            case string(@Sendable (inout RawClientMessage, String?) -> Void)
-            case bool(@Sendable (inout RawClientMessage, Bool?) -> Void)
-            case integer(@Sendable (inout RawClientMessage, Int?) -> Void)
+            case string(offset: Int)
+            case bool(offset: Int)
+            case integer(offset: Int)
+
+            static func string(_ path: WritableKeyPath<RawClientMessage, String?>) -> Slot { .string(offset: offset(path)) }
+            static func bool(_ path: WritableKeyPath<RawClientMessage, Bool?>) -> Slot { .bool(offset: offset(path)) }
+            static func integer(_ path: WritableKeyPath<RawClientMessage, Int?>) -> Slot { .integer(offset: offset(path)) }
+
+            private static func offset<Value>(_ path: WritableKeyPath<RawClientMessage, Value>) -> Int {
+                MemoryLayout<RawClientMessage>.offset(of: path)!  // nil only for a computed property
+            }
         }
 
         let flag: Fields
@@ -110,15 +119,15 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
 
     /// Every field, in the order refusals check them.
     static let fields: [Field] = [
-        Field(flag: .type, name: "type", usedBy: nil, slot: .string { $0.type = $1 }),
-        Field(flag: .token, name: "token", usedBy: "hello", slot: .string { $0.token = $1 },
+        Field(flag: .type, name: "type", usedBy: nil, slot: .string(\.type)),
+        Field(flag: .token, name: "token", usedBy: "hello", slot: .string(\.token),
               required: "the device token from sign-up or linking", requiredNonEmpty: true),
         // Only logged.
-        Field(flag: .client, name: "client", usedBy: "hello", slot: .string { $0.client = $1 }, maximumLength: 128),
-        Field(flag: .level, name: "level", usedBy: "start", slot: .string { $0.level = $1 }, required: "one of \(levelList)"),
-        Field(flag: .practice, name: "practice", usedBy: "start", slot: .bool { $0.practice = $1 }),
-        Field(flag: .direction, name: "direction", usedBy: "move", slot: .string { $0.direction = $1 }, required: #""left" or "right""#),
-        Field(flag: .step, name: "step", usedBy: "move", slot: .integer { $0.step = $1 },
+        Field(flag: .client, name: "client", usedBy: "hello", slot: .string(\.client), maximumLength: 128),
+        Field(flag: .level, name: "level", usedBy: "start", slot: .string(\.level), required: "one of \(levelList)"),
+        Field(flag: .practice, name: "practice", usedBy: "start", slot: .bool(\.practice)),
+        Field(flag: .direction, name: "direction", usedBy: "move", slot: .string(\.direction), required: #""left" or "right""#),
+        Field(flag: .step, name: "step", usedBy: "move", slot: .integer(\.step),
               required: "the number of the last step message the player saw"),
     ]
 
@@ -141,20 +150,26 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         guard index < fields.count else { return try reader.skipValue() }
         // A later member of the same name replaces an earlier one, value and kind alike.
         let fits = switch fields[index].slot {
-        case .string(let set): keep(try reader.string(), in: set)
-        case .bool(let set): keep(try reader.bool(), in: set)
-        case .integer(let set): keep(try reader.integer(), in: set)
+        case .string(let offset): keep(try reader.string(), at: offset)
+        case .bool(let offset): keep(try reader.bool(), at: offset)
+        case .integer(let offset): keep(try reader.integer(), at: offset)
         }
         if fits { wrongFields.remove(fields[index].flag) } else { wrongFields.insert(fields[index].flag) }
     }
 
-    /// Keeps a value read (nil for null or the wrong kind); false for the wrong kind.
-    private mutating func keep<Wanted>(_ value: JSONObjectReader.Value<Wanted>, in set: (inout Self, Wanted?) -> Void) -> Bool {
+    /// Keeps a value read (nil for null or the wrong kind) in the property at `offset`, which
+    /// `Slot` took from a key path to a `Wanted?`; false for the wrong kind.
+    private mutating func keep<Wanted>(_ value: JSONObjectReader.Value<Wanted>, at offset: Int) -> Bool {
+        let kept: Wanted?
         switch value {
-        case .value(let value): set(&self, value); return true
-        case .null: set(&self, nil); return true
-        case .otherKind: set(&self, nil); return false
+        case .value(let value): kept = value
+        case .null, .otherKind: kept = nil
         }
+        withUnsafeMutableBytes(of: &self) { message in
+            message.baseAddress!.advanced(by: offset).assumingMemoryBound(to: Wanted?.self).pointee = kept
+        }
+        if case .otherKind = value { return false }
+        return true
     }
 
     // MARK: Judging

@@ -4,7 +4,9 @@
 #   - citations of the product brief or the libwebsockets notes kept outside the repository
 #     (the patterns in step 1; ours are docs/ARCHITECTURE.md and docs/LIBWEBSOCKETS-4.1.6.md);
 #   - `docs/NAME.md` / `docs/NAME.json` named anywhere that does not exist;
-#   - relative links in README.md and docs/*.md whose target does not exist.
+#   - relative links in README.md and docs/*.md whose target does not exist;
+#   - a source file named by its path (`Sources/…/X.swift`, `Tests/…/X.swift`) that does not
+#     exist (a file moved without its mentions).
 # Tracked and new (untracked, not ignored) files are checked; the work tree, not the index.
 # Usage: scripts/check-repo-citations.sh   (from anywhere inside the repository)
 set -euo pipefail
@@ -49,6 +51,16 @@ while IFS= read -r hit; do
         failed=1
     fi
 done < <(git grep --untracked -nIoE '\]\([^) ]+\)' -- README.md 'docs/*.md' || true)
+
+# 4. Source files named by their path must exist.
+while IFS= read -r hit; do
+    location=${hit%:*}; location=${location%:*}
+    target=${hit##*:}
+    if [ ! -e "$target" ]; then
+        echo "$location: names $target, which does not exist" >&2
+        failed=1
+    fi
+done < <(git grep --untracked -nIoE '(Sources|Tests)/[A-Za-z0-9_/.-]+\.swift' -- . ":!$self" "${frozen[@]}" || true)
 
 if [ "$failed" -ne 0 ]; then
     exit 1

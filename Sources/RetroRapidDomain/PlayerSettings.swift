@@ -238,126 +238,117 @@ extension PlayerSettings {
 }
 
 extension PlayerSettings: Codable {
-    enum Field: String, CaseIterable {
-        case speedLevel, audioCueMode, laneChangeCue, cueVolume, effectsVolume, mono, haptics,
-             announcements, font, theme, contrast, reduceMotion, textSize, language, tutorialDone, controls
-    }
+    /// Every field of the document, declared once: its JSON name, in the order decoding checks
+    /// them (the first at fault is the one named). Encoding writes the same list, keys sorted.
+    static let fields: [SettingsField<PlayerSettings>] = [
+        .choice("speedLevel", \.speedLevel), .choice("audioCueMode", \.audioCueMode),
+        .choice("laneChangeCue", \.laneChangeCue), .integer("cueVolume", \.cueVolume),
+        .integer("effectsVolume", \.effectsVolume), .value("mono", \.mono), .value("haptics", \.haptics),
+        .value("announcements", \.announcements), .choice("font", \.font), .choice("theme", \.theme),
+        .choice("contrast", \.contrast), .choice("reduceMotion", \.reduceMotion), .integer("textSize", \.textSize),
+        .choice("language", \.language), .value("tutorialDone", \.tutorialDone), .value("controls", \.controls),
+    ]
 
     public init(from decoder: any Decoder) throws {
-        let base = SettingsJSON.base(decoder)
-        let c = try SettingsJSON.container(decoder, known: Field.allCases.map(\.rawValue))
-        self = base
-        speedLevel = try c.choice(Field.speedLevel.rawValue, base.speedLevel)
-        audioCueMode = try c.choice(Field.audioCueMode.rawValue, base.audioCueMode)
-        laneChangeCue = try c.choice(Field.laneChangeCue.rawValue, base.laneChangeCue)
-        cueVolume = try c.integer(Field.cueVolume.rawValue, base.cueVolume)
-        effectsVolume = try c.integer(Field.effectsVolume.rawValue, base.effectsVolume)
-        mono = try c.value(Field.mono.rawValue, base.mono)
-        haptics = try c.value(Field.haptics.rawValue, base.haptics)
-        announcements = try c.value(Field.announcements.rawValue, base.announcements)
-        font = try c.choice(Field.font.rawValue, base.font)
-        theme = try c.choice(Field.theme.rawValue, base.theme)
-        contrast = try c.choice(Field.contrast.rawValue, base.contrast)
-        reduceMotion = try c.choice(Field.reduceMotion.rawValue, base.reduceMotion)
-        textSize = try c.integer(Field.textSize.rawValue, base.textSize)
-        language = try c.choice(Field.language.rawValue, base.language)
-        tutorialDone = try c.value(Field.tutorialDone.rawValue, base.tutorialDone)
-        controls = try c.value(Field.controls.rawValue, base.controls)
+        self = try SettingsJSON.decode(Self.fields, from: decoder, over: SettingsJSON.base(decoder))
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: SettingsJSON.Key.self)
-        try c.encode(speedLevel.rawValue, forKey: .init(Field.speedLevel.rawValue))
-        try c.encode(audioCueMode, forKey: .init(Field.audioCueMode.rawValue))
-        try c.encode(laneChangeCue, forKey: .init(Field.laneChangeCue.rawValue))
-        try c.encode(cueVolume, forKey: .init(Field.cueVolume.rawValue))
-        try c.encode(effectsVolume, forKey: .init(Field.effectsVolume.rawValue))
-        try c.encode(mono, forKey: .init(Field.mono.rawValue))
-        try c.encode(haptics, forKey: .init(Field.haptics.rawValue))
-        try c.encode(announcements, forKey: .init(Field.announcements.rawValue))
-        try c.encode(font, forKey: .init(Field.font.rawValue))
-        try c.encode(theme, forKey: .init(Field.theme.rawValue))
-        try c.encode(contrast, forKey: .init(Field.contrast.rawValue))
-        try c.encode(reduceMotion, forKey: .init(Field.reduceMotion.rawValue))
-        try c.encode(textSize, forKey: .init(Field.textSize.rawValue))
-        try c.encode(language, forKey: .init(Field.language.rawValue))
-        try c.encode(tutorialDone, forKey: .init(Field.tutorialDone.rawValue))
-        try c.encode(controls, forKey: .init(Field.controls.rawValue))
+        try SettingsJSON.encode(self, Self.fields, to: encoder)
     }
 }
 
 extension PlayerSettings.Haptics: Codable {
+    static let fields: [SettingsField<Self>] = [
+        .value("enabled", \.enabled), .value("crash", \.crash), .value("step", \.step), .value("move", \.move),
+    ]
+
     public init(from decoder: any Decoder) throws {
-        let base = SettingsJSON.base(decoder).haptics
-        let c = try SettingsJSON.container(decoder, known: ["enabled", "crash", "step", "move"])
-        self.init(
-            enabled: try c.value("enabled", base.enabled),
-            crash: try c.value("crash", base.crash),
-            step: try c.value("step", base.step),
-            move: try c.value("move", base.move)
-        )
+        self = try SettingsJSON.decode(Self.fields, from: decoder, over: SettingsJSON.base(decoder).haptics)
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: SettingsJSON.Key.self)
-        try c.encode(enabled, forKey: .init("enabled"))
-        try c.encode(crash, forKey: .init("crash"))
-        try c.encode(step, forKey: .init("step"))
-        try c.encode(move, forKey: .init("move"))
+        try SettingsJSON.encode(self, Self.fields, to: encoder)
     }
 }
 
 extension PlayerSettings.Controls: Codable {
-    static let fields = ["keyboard", "letterKeys", "touch", "swipe", "wheel", "gamepad", "inputCooldownMs",
-                         "oneSwitch", "scanIntervalMs", "switchMode", "keyBindings"]
+    static let fields: [SettingsField<Self>] = [
+        .value("keyboard", \.keyboard), .value("letterKeys", \.letterKeys), .value("touch", \.touch),
+        .value("swipe", \.swipe), .value("wheel", \.wheel), .value("gamepad", \.gamepad),
+        .integer("inputCooldownMs", \.inputCooldownMs), .value("oneSwitch", \.oneSwitch),
+        .integer("scanIntervalMs", \.scanIntervalMs), .choice("switchMode", \.switchMode),
+        SettingsField("keyBindings", decode: Self.decodeBindings, encode: Self.encodeBindings),
+    ]
 
     public init(from decoder: any Decoder) throws {
-        let base = SettingsJSON.base(decoder).controls
-        let c = try SettingsJSON.container(decoder, known: Self.fields)
-        self = base
-        keyboard = try c.value("keyboard", base.keyboard)
-        letterKeys = try c.value("letterKeys", base.letterKeys)
-        touch = try c.value("touch", base.touch)
-        swipe = try c.value("swipe", base.swipe)
-        wheel = try c.value("wheel", base.wheel)
-        gamepad = try c.value("gamepad", base.gamepad)
-        inputCooldownMs = try c.integer("inputCooldownMs", base.inputCooldownMs)
-        oneSwitch = try c.value("oneSwitch", base.oneSwitch)
-        scanIntervalMs = try c.integer("scanIntervalMs", base.scanIntervalMs)
-        switchMode = try c.choice("switchMode", base.switchMode)
-        if c.contains(.init("keyBindings")) {
-            // Actions left out keep their current key, as fields do.
-            let bindings = try c.nestedContainer(keyedBy: SettingsJSON.Key.self, forKey: .init("keyBindings"))
-            var merged = base.keyBindings
-            for key in bindings.allKeys {
-                guard let action = PlayerSettings.KeyAction(rawValue: key.stringValue) else {
-                    let actions = PlayerSettings.KeyAction.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw DecodingError.dataCorrupted(.init(
-                        codingPath: bindings.codingPath + [key],
-                        debugDescription: "is not an action that takes a key; the actions are \(actions)"))
-                }
-                merged[action] = try bindings.value(key.stringValue, base.keyBindings[action] ?? "")
-            }
-            keyBindings = merged
-        }
+        self = try SettingsJSON.decode(Self.fields, from: decoder, over: SettingsJSON.base(decoder).controls)
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: SettingsJSON.Key.self)
-        try c.encode(keyboard, forKey: .init("keyboard"))
-        try c.encode(letterKeys, forKey: .init("letterKeys"))
-        try c.encode(touch, forKey: .init("touch"))
-        try c.encode(swipe, forKey: .init("swipe"))
-        try c.encode(wheel, forKey: .init("wheel"))
-        try c.encode(gamepad, forKey: .init("gamepad"))
-        try c.encode(inputCooldownMs, forKey: .init("inputCooldownMs"))
-        try c.encode(oneSwitch, forKey: .init("oneSwitch"))
-        try c.encode(scanIntervalMs, forKey: .init("scanIntervalMs"))
-        try c.encode(switchMode, forKey: .init("switchMode"))
-        var bindings = c.nestedContainer(keyedBy: SettingsJSON.Key.self, forKey: .init("keyBindings"))
-        for (action, key) in keyBindings.sorted(by: { $0.key < $1.key }) {
+        try SettingsJSON.encode(self, Self.fields, to: encoder)
+    }
+
+    /// Actions left out keep their current key, as fields do.
+    @Sendable private static func decodeBindings(_ c: KeyedDecodingContainer<SettingsJSON.Key>, _ name: String,
+                                                 _ controls: inout Self, _ base: Self) throws {
+        guard c.contains(.init(name)) else { return }
+        let bindings = try c.nestedContainer(keyedBy: SettingsJSON.Key.self, forKey: .init(name))
+        var merged = base.keyBindings
+        for key in bindings.allKeys {
+            guard let action = PlayerSettings.KeyAction(rawValue: key.stringValue) else {
+                let actions = PlayerSettings.KeyAction.allCases.map(\.rawValue).joined(separator: ", ")
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: bindings.codingPath + [key],
+                    debugDescription: "is not an action that takes a key; the actions are \(actions)"))
+            }
+            merged[action] = try bindings.value(key.stringValue, base.keyBindings[action] ?? "")
+        }
+        controls.keyBindings = merged
+    }
+
+    @Sendable private static func encodeBindings(_ c: inout KeyedEncodingContainer<SettingsJSON.Key>, _ name: String,
+                                                 _ controls: Self) throws {
+        var bindings = c.nestedContainer(keyedBy: SettingsJSON.Key.self, forKey: .init(name))
+        for (action, key) in controls.keyBindings.sorted(by: { $0.key < $1.key }) {
             try bindings.encode(key, forKey: .init(action.rawValue))
         }
+    }
+}
+
+/// One field of a settings object (`Root`): its JSON name and how it is read over a base and
+/// written, so that each name is written once, in its object's `fields`.
+struct SettingsField<Root>: Sendable {
+    typealias Decode = @Sendable (KeyedDecodingContainer<SettingsJSON.Key>, String, inout Root, Root) throws -> Void
+    typealias Encode = @Sendable (inout KeyedEncodingContainer<SettingsJSON.Key>, String, Root) throws -> Void
+
+    let name: String
+    let decode: Decode
+    let encode: Encode
+
+    init(_ name: String, decode: @escaping Decode, encode: @escaping Encode) {
+        self.name = name
+        self.decode = decode
+        self.encode = encode
+    }
+
+    /// A value JSON holds as itself: true/false, or an object of its own fields.
+    static func value<Value: Codable & Sendable>(_ name: String, _ path: WritableKeyPath<Root, Value> & Sendable) -> Self {
+        Self(name, decode: { c, name, root, base in root[keyPath: path] = try c.value(name, base[keyPath: path]) },
+             encode: { c, name, root in try c.encode(root[keyPath: path], forKey: .init(name)) })
+    }
+
+    /// One of a set of named values, written as its name.
+    static func choice<Choice: RawRepresentable & CaseIterable & Sendable>(_ name: String, _ path: WritableKeyPath<Root, Choice> & Sendable) -> Self
+    where Choice.RawValue == String {
+        Self(name, decode: { c, name, root, base in root[keyPath: path] = try c.choice(name, base[keyPath: path]) },
+             encode: { c, name, root in try c.encode(root[keyPath: path].rawValue, forKey: .init(name)) })
+    }
+
+    /// A whole number (80.5 is refused naming the field).
+    static func integer(_ name: String, _ path: WritableKeyPath<Root, Int> & Sendable) -> Self {
+        Self(name, decode: { c, name, root, base in root[keyPath: path] = try c.integer(name, base[keyPath: path]) },
+             encode: { c, name, root in try c.encode(root[keyPath: path], forKey: .init(name)) })
     }
 }
 
@@ -379,6 +370,20 @@ enum SettingsJSON {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
+    }
+
+    /// An object read by its fields over `base`: a field left out keeps `base`'s value; one
+    /// not in `fields` is refused (`container(_:known:)`).
+    static func decode<Root>(_ fields: [SettingsField<Root>], from decoder: any Decoder, over base: Root) throws -> Root {
+        let c = try container(decoder, known: fields.map(\.name))
+        var root = base
+        for field in fields { try field.decode(c, field.name, &root, base) }
+        return root
+    }
+
+    static func encode<Root>(_ root: Root, _ fields: [SettingsField<Root>], to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        for field in fields { try field.encode(&c, field.name, root) }
     }
 
     /// The document fields left out of the JSON fall back to.

@@ -2,7 +2,7 @@ import Foundation
 import RetroRapidDomain
 
 /// Text (as UTF-8 bytes, invalid sequences repaired) into `DisplayName`
-/// (Sources/RetroRapidStorage/DisplayName.swift), what sign-up and PATCH /api/v1/players/me
+/// (Sources/RetroRapidDomain/DisplayName.swift), what sign-up and PATCH /api/v1/players/me
 /// run on every name. Properties:
 /// - a refusal is `.invalid` on `displayName` and ends with the rules, so the player learns
 ///   what is allowed;

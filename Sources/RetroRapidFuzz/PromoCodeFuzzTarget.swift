@@ -1,7 +1,7 @@
 import RetroRapidDomain
 
 /// Text (as UTF-8 bytes, invalid sequences repaired) into `PromoCode.normalise`
-/// (Sources/RetroRapidStorage/PromoCode.swift), what `codes create` and `POST
+/// (Sources/RetroRapidDomain/PromoCode.swift), what `codes create` and `POST
 /// /api/v1/codes/redeem` run on every code. Properties:
 /// - a refusal is `.invalid` on the field `code`;
 /// - a normalised code is 4 to 32 of A–Z and 0–9, and normalises to itself;
@@ -9,7 +9,7 @@ import RetroRapidDomain
 ///   spaces and dashes was dropped and nothing was folded into a letter;
 /// - the same code typed in lowercase with dashes between its characters is the same code.
 ///
-/// And `CodeStrength` (Sources/RetroRapidStorage/CodeStrength.swift), the guessability check
+/// And `CodeStrength` (Sources/RetroRapidDomain/CodeStrength.swift), the guessability check
 /// `codes create` runs on the same codes:
 /// - `weaknesses(normalised:)` answers any string (the raw input too), `tooShort` exactly when
 ///   it has fewer than `minimumLength` bytes;

@@ -2,7 +2,7 @@ import Foundation
 import RetroRapidDomain
 
 /// Bytes of a settings JSON body (PUT or PATCH /api/v1/settings, the WebSocket `settings`
-/// copy) into `PlayerSettings.decode(json:over:)` (Sources/RetroRapidStorage/PlayerSettings.swift),
+/// copy) into `PlayerSettings.decode(json:over:)` (Sources/RetroRapidDomain/PlayerSettings.swift),
 /// both as a whole document (over the defaults) and as a patch over a stored document that is
 /// not the defaults. Properties:
 /// - a refusal is `.invalid` and names a field under `settings`;

@@ -103,10 +103,8 @@ public struct HTTPResponse: Sendable, Equatable {
             struct Detail: Encodable { let code: String; let message: String; let field: String? }
             let error: Detail
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Strings cannot fail to encode.
-        let data = try! encoder.encode(Body(error: .init(code: code, message: message, field: field)))
+        let data = try! APIJSON.encoder().encode(Body(error: .init(code: code, message: message, field: field)))
         return .json(status: status, String(decoding: data, as: UTF8.self), headers: headers)
     }
 }

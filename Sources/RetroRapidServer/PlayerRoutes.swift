@@ -80,24 +80,6 @@ enum PlayerRoutes {
         var entitlements: EntitlementsJSON
     }
 
-    struct QuotaJSON: Encodable {
-        var day: String
-        var dailyFreePlays: Int
-        var playsUsed: Int
-        var playsLeft: Int
-        var unlimited: Bool
-        var resetsAt: Date
-
-        init(_ status: QuotaStatus) {
-            day = status.day
-            dailyFreePlays = status.dailyFreePlays
-            playsUsed = status.playsUsed
-            playsLeft = status.playsLeft
-            unlimited = status.unlimited
-            resetsAt = status.resetsAt
-        }
-    }
-
     struct DeviceJSON: Encodable {
         var id: Int64
         var label: String

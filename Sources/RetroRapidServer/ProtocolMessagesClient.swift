@@ -21,9 +21,6 @@ enum ClientMessage: Equatable, Sendable {
     /// The `type` names, for error messages and metrics.
     static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping"]
 
-    /// Longest client label kept (it is only logged).
-    static let maximumClientLabelLength = 128
-
     /// Reads one complete message. Every failure is a `ProtocolError` that names the field.
     static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> ClientMessage {
         try read(bytes).message()
@@ -47,8 +44,11 @@ enum ClientMessage: Equatable, Sendable {
 
 /// Every field any message may have, all optional: the type decides which it needs, so a
 /// missing or wrong field gets a message that names it rather than a generic decoding error.
-/// Filled by `ClientMessageReader` (both `package` for its fuzz target, Sources/RetroRapidFuzz).
-package struct RawClientMessage: Equatable {
+/// Each field is declared once, in `fields`: its name, the type that reads it, its kind, and
+/// whether it is required and cut to a length. `JSONObjectReader` knows none of them
+/// (ClientMessageReader.swift joins the two; both `package` for the fuzz target,
+/// Sources/RetroRapidFuzz).
+package struct RawClientMessage: Equatable, JSONObjectFields {
     package var type: String?
     package var token: String?
     package var client: String?
@@ -60,6 +60,8 @@ package struct RawClientMessage: Equatable {
     /// one refuses the message: the others ignore it like any field they do not use.
     package var wrongFields: Fields = []
 
+    package init() {}
+
     package struct Fields: OptionSet, Sendable {
         package let rawValue: UInt8
         package init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -70,26 +72,151 @@ package struct RawClientMessage: Equatable {
         package static let practice = Fields(rawValue: 1 << 4)
         package static let direction = Fields(rawValue: 1 << 5)
         package static let step = Fields(rawValue: 1 << 6)
-
-        /// Each field with its name and the kind of value it takes, in the order checked.
-        static let described: [(field: Fields, name: String, kind: String)] = [
-            (.type, "type", "a string"), (.token, "token", "a string"), (.client, "client", "a string"),
-            (.level, "level", "a string"), (.practice, "practice", "true or false"),
-            (.direction, "direction", "a string"), (.step, "step", "a whole number"),
-        ]
     }
 
-    /// The fields each type reads; every other field is ignored, whatever it holds.
-    static let fieldsUsed: [String: Fields] = [
-        "hello": [.token, .client], "start": [.level, .practice], "move": [.direction, .step],
+    /// One field as the wire has it.
+    struct Field: Sendable {
+        /// Its kind of value, and where in a `RawClientMessage` it is kept: a key path resolved
+        /// once into its property's offset, as applying a key path (or calling a closure held
+        /// in the table) costs more than the rest of reading a member.
+        enum Slot: Sendable {
+            case string(offset: Int)
+            case bool(offset: Int)
+            case integer(offset: Int)
+
+            static func string(_ path: WritableKeyPath<RawClientMessage, String?>) -> Slot { .string(offset: offset(path)) }
+            static func bool(_ path: WritableKeyPath<RawClientMessage, Bool?>) -> Slot { .bool(offset: offset(path)) }
+            static func integer(_ path: WritableKeyPath<RawClientMessage, Int?>) -> Slot { .integer(offset: offset(path)) }
+
+            private static func offset<Value>(_ path: WritableKeyPath<RawClientMessage, Value>) -> Int {
+                MemoryLayout<RawClientMessage>.offset(of: path)!  // nil only for a computed property
+            }
+        }
+
+        let flag: Fields
+        let name: StaticString
+        /// The message type that reads it; nil for `type`, which every message has.
+        let usedBy: String?
+        /// Its kind of value and where it is kept.
+        let slot: Slot
+        /// For a field its type cannot do without: what to send, said when it is missing (and,
+        /// for a field of named values, when it is none of them).
+        var required: String? = nil
+        /// Whether an empty string counts as missing.
+        var requiredNonEmpty = false
+        /// Longer strings are cut to this many characters.
+        var maximumLength: Int? = nil
+
+        /// The kind, in a refusal's words.
+        var kind: String {
+            switch slot {
+            case .string: "a string"
+            case .bool: "true or false"
+            case .integer: "a whole number"
+            }
+        }
+    }
+
+    /// Every field, in the order refusals check them.
+    static let fields: [Field] = [
+        Field(flag: .type, name: "type", usedBy: nil, slot: .string(\.type)),
+        Field(flag: .token, name: "token", usedBy: "hello", slot: .string(\.token),
+              required: "the device token from sign-up or linking", requiredNonEmpty: true),
+        // Only logged.
+        Field(flag: .client, name: "client", usedBy: "hello", slot: .string(\.client), maximumLength: 128),
+        Field(flag: .level, name: "level", usedBy: "start", slot: .string(\.level), required: "one of \(levelList)"),
+        Field(flag: .practice, name: "practice", usedBy: "start", slot: .bool(\.practice)),
+        Field(flag: .direction, name: "direction", usedBy: "move", slot: .string(\.direction), required: #""left" or "right""#),
+        Field(flag: .step, name: "step", usedBy: "move", slot: .integer(\.step),
+              required: "the number of the last step message the player saw"),
     ]
+
+    /// The fields each type reads; every other field is ignored, whatever it holds.
+    static let fieldsUsed: [String: Fields] = fields.reduce(into: [:]) { used, field in
+        if let type = field.usedBy { used[type, default: []].insert(field.flag) }
+    }
+
+    private static func field(_ flag: Fields) -> Field {
+        fields.first { $0.flag == flag }!
+    }
+
+    // MARK: Reading
+
+    package mutating func readMember(_ name: JSONObjectReader.MemberName, from reader: inout JSONObjectReader) throws(JSONObjectReader.Failure) {
+        let fields = Self.fields
+        // Compared in place: copying a `Field` out costs more than reading its value.
+        var index = 0
+        while index < fields.count, !name.is(fields[index].name) { index += 1 }
+        guard index < fields.count else { return try reader.skipValue() }
+        // A later member of the same name replaces an earlier one, value and kind alike.
+        let fits = switch fields[index].slot {
+        case .string(let offset): keep(try reader.string(), at: offset)
+        case .bool(let offset): keep(try reader.bool(), at: offset)
+        case .integer(let offset): keep(try reader.integer(), at: offset)
+        }
+        if fits { wrongFields.remove(fields[index].flag) } else { wrongFields.insert(fields[index].flag) }
+    }
+
+    /// Keeps a value read (nil for null or the wrong kind) in the property at `offset`, which
+    /// `Slot` took from a key path to a `Wanted?`; false for the wrong kind.
+    private mutating func keep<Wanted>(_ value: JSONObjectReader.Value<Wanted>, at offset: Int) -> Bool {
+        let kept: Wanted?
+        switch value {
+        case .value(let value): kept = value
+        case .null, .otherKind: kept = nil
+        }
+        withUnsafeMutableBytes(of: &self) { message in
+            message.baseAddress!.advanced(by: offset).assumingMemoryBound(to: Wanted?.self).pointee = kept
+        }
+        if case .otherKind = value { return false }
+        return true
+    }
+
+    // MARK: Judging
 
     /// `bad_message` naming the first of `fields` that held the wrong kind of value.
     private func checkKinds(_ fields: Fields, inReplyTo type: String?) throws(ProtocolError) {
         let wrong = wrongFields.intersection(fields)
-        guard !wrong.isEmpty, let first = Fields.described.first(where: { wrong.contains($0.field) }) else { return }
+        guard !wrong.isEmpty, let first = Self.fields.first(where: { wrong.contains($0.flag) }) else { return }
         let what = type.map { "\($0) needs" } ?? "The message needs"
         throw ProtocolError(.badMessage, "\(what) \(first.kind) in \"\(first.name)\".", inReplyTo: type)
+    }
+
+    // The table is only looked at to refuse, or for hello (once a connection): looking a
+    // field up costs more than judging a move.
+
+    /// A required field's value, or `bad_message` saying what to send.
+    private func required(_ value: String?, _ flag: Fields, by type: String) throws(ProtocolError) -> String {
+        if let value, !value.isEmpty { return value }
+        let field = Self.field(flag)
+        if let value, !field.requiredNonEmpty { return value }
+        throw missing(field, by: type)
+    }
+
+    private func required(_ value: Int?, _ flag: Fields, by type: String) throws(ProtocolError) -> Int {
+        guard let value else { throw missing(Self.field(flag), by: type) }
+        return value
+    }
+
+    /// A required field that names one of `Choice`'s values.
+    private func choice<Choice: RawRepresentable>(_ value: String?, _ flag: Fields, by type: String) throws(ProtocolError) -> Choice
+    where Choice.RawValue == String {
+        let name = try required(value, flag, by: type)
+        guard let choice = Choice(rawValue: name) else {
+            let field = Self.field(flag)
+            throw ProtocolError(.badMessage, "\"\(name)\" is not a \(field.name); use \(field.required!).", inReplyTo: type)
+        }
+        return choice
+    }
+
+    /// An optional string cut to its field's length.
+    private func limited(_ value: String?, _ flag: Fields) -> String? {
+        guard let value, let maximum = Self.field(flag).maximumLength else { return value }
+        return String(value.prefix(maximum))
+    }
+
+    private func missing(_ field: Field, by type: String) -> ProtocolError {
+        ProtocolError(.badMessage, "\(type) needs a \"\(field.name)\": \(field.required!).", inReplyTo: type)
     }
 
     func message() throws(ProtocolError) -> ClientMessage {
@@ -99,30 +226,9 @@ package struct RawClientMessage: Equatable {
         }
         try checkKinds(Self.fieldsUsed[type] ?? [], inReplyTo: type)
         switch type {
-        case "hello":
-            guard let token, !token.isEmpty else {
-                throw ProtocolError(.badMessage, "hello needs a \"token\": the device token from sign-up or linking.", inReplyTo: type)
-            }
-            return .hello(token: token, client: client.map { String($0.prefix(ClientMessage.maximumClientLabelLength)) })
-        case "start":
-            guard let name = level else {
-                throw ProtocolError(.badMessage, "start needs a \"level\": one of \(Self.levelList).", inReplyTo: type)
-            }
-            guard let level = SpeedLevel(rawValue: name) else {
-                throw ProtocolError(.badMessage, "\"\(name)\" is not a level; use one of \(Self.levelList).", inReplyTo: type)
-            }
-            return .start(level: level, practice: practice ?? false)
-        case "move":
-            guard let name = direction else {
-                throw ProtocolError(.badMessage, "move needs a \"direction\": \"left\" or \"right\".", inReplyTo: type)
-            }
-            guard let direction = Direction(rawValue: name) else {
-                throw ProtocolError(.badMessage, "\"\(name)\" is not a direction; use \"left\" or \"right\".", inReplyTo: type)
-            }
-            guard let step else {
-                throw ProtocolError(.badMessage, "move needs a \"step\": the number of the last step message the player saw.", inReplyTo: type)
-            }
-            return .move(direction: direction, seenStep: step)
+        case "hello": return .hello(token: try required(token, .token, by: type), client: limited(client, .client))
+        case "start": return .start(level: try choice(level, .level, by: type), practice: practice ?? false)
+        case "move": return .move(direction: try choice(direction, .direction, by: type), seenStep: try required(step, .step, by: type))
         case "pause": return .pause
         case "resume": return .resume
         case "quit": return .quit

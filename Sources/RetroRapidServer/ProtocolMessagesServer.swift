@@ -245,14 +245,7 @@ enum ServerMessage: Equatable, Sendable {
     }
 
     private static func write(_ quota: QuotaStatus?, into w: inout JSONWriter) {
-        guard let quota else { w.null(); return }
-        w.beginObject()
-        w.key("playsLeft"); if quota.unlimited { w.null() } else { w.int(quota.playsLeft) }
-        w.key("dailyFreePlays"); w.int(quota.dailyFreePlays)
-        w.key("playsUsed"); w.int(quota.playsUsed)
-        w.key("unlimited"); w.bool(quota.unlimited)
-        w.key("resetsAt"); w.string(timestamp(quota.resetsAt))
-        w.endObject()
+        if let quota { w.object(QuotaJSON(quota)) } else { w.null() }
     }
 
     /// Rows top first, each `[left, middle, right]` with 1 for a car: the last row is the

@@ -64,32 +64,3 @@ struct WebSocketLimits: Equatable, Sendable {
     /// meanwhile. 16 KiB is ~100 steps, and far more than a reading client ever has in flight.
     var sendBufferBytes: Int { 16 * 1024 }
 }
-
-/// The rate limit on one connection's messages: `rate` tokens a second up to `capacity`; each
-/// message takes one. Integer arithmetic on a monotonic clock in microseconds.
-struct TokenBucket: Equatable, Sendable {
-    let capacity: Int
-    let ratePerSecond: Int
-    /// Tokens scaled by one million, so refills of a fraction of a token are kept.
-    private var microTokens: Int64
-    private var lastRefill: Int64
-
-    init(capacity: Int, ratePerSecond: Int, now: Int64) {
-        self.capacity = capacity
-        self.ratePerSecond = ratePerSecond
-        microTokens = Int64(capacity) * 1_000_000
-        lastRefill = now
-    }
-
-    /// Takes a token if there is one.
-    mutating func take(now: Int64) -> Bool {
-        if now > lastRefill {
-            // µs elapsed × tokens/s = micro-tokens gained.
-            microTokens = min(Int64(capacity) * 1_000_000, microTokens + (now - lastRefill) * Int64(ratePerSecond))
-            lastRefill = now
-        }
-        guard microTokens >= 1_000_000 else { return false }
-        microTokens -= 1_000_000
-        return true
-    }
-}

@@ -143,6 +143,22 @@ struct WebSocketMessageCodecTests {
         #expect(quotaJSON["playsLeft"] as? Int == 0 && quotaJSON["dailyFreePlays"] as? Int == 5)
     }
 
+    /// The quota has one shape on /ws and in GET /api/v1/quota: the same members, `day` and
+    /// an integer `playsLeft` included, unlimited or not.
+    @Test func theQuotaIsTheSameObjectOverTheSocketAndHTTP() throws {
+        let resetsAt = Date(timeIntervalSince1970: 1_768_521_600)  // 2026-01-16T00:00:00Z
+        for quota in [QuotaStatus(day: "2026-01-15", dailyFreePlays: 5, playsUsed: 2, unlimited: false, resetsAt: resetsAt),
+                      QuotaStatus(day: "2026-01-15", dailyFreePlays: 5, playsUsed: 0, unlimited: true, resetsAt: resetsAt)] {
+            let game = ServerMessage.GameSnapshot(gameID: "g", level: .cruise, practice: false, step: 0, road: Road(),
+                                                  lane: .middle, score: 0, interval: 800, speedStage: 0, safeLanes: .all, paused: false)
+            let socket = try #require(try object(.started(game, quota: quota))["quota"] as? NSDictionary)
+            let http = try APIJSON.response(QuotaJSON(quota))
+            #expect(socket == (try JSONSerialization.jsonObject(with: Data(http.body)) as? NSDictionary))
+            #expect(socket["day"] as? String == "2026-01-15" && socket["playsLeft"] as? Int == 5 - quota.playsUsed)
+            #expect(socket["unlimited"] as? Bool == quota.unlimited && socket["resetsAt"] as? String == "2026-01-16T00:00:00Z")
+        }
+    }
+
     @Test func gameOverCarriesTheBestRankAndPlaysLeft() throws {
         let standings = [
             LeaderboardStanding(level: .fast, period: .today, periodKey: "2026-01-15", personalBest: 40, isNewBest: true, rank: 2),

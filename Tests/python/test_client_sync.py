@@ -4,6 +4,7 @@ made at once end in the player's choice, never in a silent loss; a code redeemed
 page unlocks unlimited play."""
 
 import json
+import re
 import subprocess
 
 from test_client_support import browser, device_token, new_browser, open_page, screenshot, wait_for  # noqa: F401
@@ -126,6 +127,97 @@ def test_the_clients_default_settings_are_the_servers(server, browser):
     fresh = server.request("GET", "/api/v1/settings", token=device_token(browser)).json()
     assert fresh["version"] == 0  # nothing written yet: the server's defaults
     assert client == fresh["settings"]
+
+
+# Every KeyboardEvent.code the UI Events spec names (https://www.w3.org/TR/uievents-code/),
+# plus a few that are not codes at all: the candidates both sides must judge alike.
+KEY_CODES = (
+    [f"Key{chr(c)}" for c in range(ord("A"), ord("Z") + 1)] + [f"Digit{d}" for d in range(10)]
+    + [f"Numpad{d}" for d in range(10)] + [f"F{n}" for n in range(1, 25)] + [f"Lang{n}" for n in range(1, 6)]
+    + """Backquote Backslash BracketLeft BracketRight Comma Equal IntlBackslash IntlRo IntlYen Minus Period
+    Quote Semicolon Slash AltLeft AltRight Backspace CapsLock ContextMenu ControlLeft ControlRight Enter
+    MetaLeft MetaRight ShiftLeft ShiftRight Space Tab Convert KanaMode NonConvert Delete End Help Home
+    Insert PageDown PageUp ArrowDown ArrowLeft ArrowRight ArrowUp NumLock NumpadAdd NumpadBackspace
+    NumpadClear NumpadClearEntry NumpadComma NumpadDecimal NumpadDivide NumpadEnter NumpadEqual NumpadHash
+    NumpadMemoryAdd NumpadMemoryClear NumpadMemoryRecall NumpadMemoryStore NumpadMemorySubtract
+    NumpadMultiply NumpadParenLeft NumpadParenRight NumpadStar NumpadSubtract Escape Fn FnLock PrintScreen
+    ScrollLock Pause BrowserBack BrowserFavorites BrowserForward BrowserHome BrowserRefresh BrowserSearch
+    BrowserStop Eject LaunchApp1 LaunchApp2 LaunchMail MediaPlayPause MediaSelect MediaStop MediaTrackNext
+    MediaTrackPrevious Power Sleep WakeUp AudioVolumeDown AudioVolumeMute AudioVolumeUp
+    arrowleft KeyAA Key1 a""".split()
+)
+
+
+def patch_for(path, value):
+    """`{"a": {"b": value}}` from "a.b"."""
+    for part in reversed(path.split(".")):
+        value = {part: value}
+    return value
+
+
+def test_the_clients_setting_ranges_actions_and_bindable_keys_are_the_servers(server, browser):
+    """RANGES, KEY_ACTIONS and ALLOWED_KEYS in Web/js/settings/defaults.js must be what the real
+    server enforces (PlayerSettings' ranges, KeyAction and allowedKeys): each integer field is
+    written out of range and the server's refusal says its range; each candidate key is bound
+    and the server's answer must match whether the client allows it."""
+    open_page(browser, server.base_url, "/settings.html")
+    client = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import("/js/settings/defaults.js").then((m) =>
+          done({ ranges: m.RANGES, actions: m.KEY_ACTIONS, keys: m.ALLOWED_KEYS }));
+    """)
+    token = device_token(browser)
+    version = server.request("GET", "/api/v1/settings", token=token).json()["version"]
+
+    def patch(path, value):
+        nonlocal version
+        reply = server.request("PATCH", "/api/v1/settings", patch_for(path, value), token=token,
+                               headers={"If-Match": f'"{version}"'})
+        if reply.status == 200:
+            version = reply.json()["version"]
+        else:
+            assert reply.status == 400, (path, value, reply.status, reply.body)
+        return reply
+
+    def integer_fields(node, prefix=""):
+        for name, value in node.items():
+            if isinstance(value, dict):
+                yield from integer_fields(value, f"{prefix}{name}.")
+            elif isinstance(value, int) and not isinstance(value, bool):
+                yield f"{prefix}{name}", value
+
+    defaults = server.request("GET", "/api/v1/settings", token=token).json()["settings"]
+    server_ranges = {}
+    for path, default in integer_fields(defaults):
+        refused = patch(path, 10**9)
+        if refused.status == 200:  # no range: put it back
+            patch(path, default)
+            continue
+        error = refused.json()["error"]
+        assert error["field"] == f"settings.{path}", error
+        low, high = re.search(r"must be from (-?\d+) to (-?\d+)", error["message"]).groups()
+        server_ranges[path] = [int(low), int(high)]
+        assert patch(path, int(low)).status == 200 and patch(path, int(high)).status == 200, path
+        assert patch(path, int(low) - 1).status == 400, path
+        patch(path, default)
+    assert client["ranges"] == server_ranges
+
+    assert sorted(client["actions"]) == sorted(defaults["controls"]["keyBindings"])
+
+    assert patch("controls.letterKeys", False).status == 200  # so that A and D may be bound
+    bindings = defaults["controls"]["keyBindings"]
+    owner = {key: action for action, key in bindings.items()}
+    allowed = set(client["keys"])
+    assert allowed <= set(KEY_CODES), sorted(allowed - set(KEY_CODES))
+    differing = []
+    for key in KEY_CODES:
+        action = owner.get(key, "left")  # a key another action holds is tried on that action
+        accepted = patch(f"controls.keyBindings.{action}", key).status == 200
+        if accepted != (key in allowed):
+            differing.append(key)
+        if accepted and action == "left":
+            patch("controls.keyBindings.left", bindings["left"])
+    assert differing == [], f"the server and the client disagree on binding {differing}"
 
 
 # Holds the first two settings writes, each until the test releases it: the first write's

@@ -52,7 +52,10 @@ def test_the_sixth_start_of_the_day_is_refused_with_the_reset_time_then_allowed_
         client = await GameClient.signed_in(server, token)
         assert client.welcome["quota"]["unlimited"] is True
         started = await client.start("rapid")
-        assert started["quota"]["unlimited"] is True and started["quota"]["playsLeft"] is None
+        # One shape on both sides (docs/PROTOCOL.md): playsLeft stays the free plays left, a
+        # number, and unlimited says they do not limit; the socket's quota is GET /quota's.
+        assert started["quota"]["unlimited"] is True and started["quota"]["playsLeft"] == 0
+        assert started["quota"] == server.request("GET", "/api/v1/quota", token=token).json()
         await client.send(type="quit")
         await client.expect("gameOver")
         await client.close()

@@ -1,6 +1,7 @@
-// The settings document's shape and defaults, as in Sources/RetroRapidStorage/PlayerSettings.swift.
+// The settings document's shape and defaults, as in Sources/RetroRapidDomain/PlayerSettings.swift.
 // Used before the server's copy arrives, and to reset to defaults; the server stays the
-// authority and validates every write.
+// authority and validates every write. Tests/python/test_client_sync.py holds the defaults, RANGES,
+// KEY_ACTIONS and ALLOWED_KEYS to what the real server says and enforces.
 export const DEFAULT_SETTINGS = Object.freeze({
   speedLevel: "cruise",
   audioCueMode: "lanePulse",

@@ -5,7 +5,7 @@ import Testing
 /// How the engine's events become messages (docs/PROTOCOL.md): one `step` per step with its
 /// cue and haptic folded in, the crash with the final score, haptics on their messages.
 @Suite("GameSession events to messages")
-struct GameSessionEventsTests {
+struct GameEventMessagesTests {
     let frame = StepFrame(step: 90, road: Road(), lane: .middle, score: 90, stepInterval: 600)
 
     func messages(_ events: [GameEvent]) -> GameEventMessages {

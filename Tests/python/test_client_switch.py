@@ -42,17 +42,34 @@ def steps_taken(server):
 
 
 def hold_switch(driver, seconds=1.2):
-    """Holds Space (a real key press through DevTools) just after a step, so its dodge covers
-    that step and the pause lands before the one after."""
-    driver.execute_script("window.__bot.off = true")
+    """Holds Space (a real key press through DevTools) just after a step, so its dodge answers
+    that step's cue and the pause lands before the step after next. The bot lets go of the
+    switch as the key goes down: a press of its own could land on the paused game's Resume."""
     count = driver.execute_script("return window.__rr.socketIn.filter((m) => m.type === 'step').length")
     wait_for(driver, f"window.__rr.socketIn.filter((m) => m.type === 'step').length > {count}", timeout=5)
+    driver.execute_script("window.__bot.off = true")
     ActionChains(driver).key_down(Keys.SPACE).pause(seconds).key_up(Keys.SPACE).perform()
 
 
 def is_highlighted(driver, element_js):
     """The switch's choice is `element_js`: framed, and focus is on it."""
     return driver.execute_script(f"const e = {element_js}; return e.classList.contains('switch-highlight') && document.activeElement === e")
+
+
+def assert_highlight_shows_in_every_mode(driver):
+    """The frame is drawn (not colour alone: a 5 px outline and bold underlined words) in light,
+    dark, high contrast and forced colours, and its colour differs from the page behind it."""
+    for mode in ({}, {"scheme": "dark"}, {"contrast": "more"}, {"scheme": "dark", "contrast": "more"}, {"forced": "active"}):
+        emulate(driver, **mode)
+        look = driver.execute_script("""
+            const e = document.querySelector('.switch-highlight'), s = getComputedStyle(e);
+            return { width: parseFloat(s.outlineWidth), style: s.outlineStyle, color: s.outlineColor, weight: s.fontWeight,
+                     underline: s.textDecorationLine, page: getComputedStyle(document.body).backgroundColor };
+        """)
+        assert look["style"] == "solid" and look["width"] >= 4, (mode, look)
+        assert look["weight"] == "700" and "underline" in look["underline"], (mode, look)
+        assert look["color"] != look["page"], (mode, look)
+    emulate(driver)
 
 
 def test_one_switch_alone_starts_pauses_resumes_quits_and_plays_again(server, browser):
@@ -95,27 +112,37 @@ def test_one_switch_alone_starts_pauses_resumes_quits_and_plays_again(server, br
     violations = run_axe(browser)
     assert violations == [], describe_violations(violations)
     screenshot(browser, "switch-paused-resume-highlighted")
+    assert_highlight_shows_in_every_mode(browser)
     time.sleep(2.0)
     assert steps_taken(server) == steps
     assert browser.execute_script(f"return {PHASE}") == "paused"
 
-    # The scan moves on to End game: seen, focused and said once; then back to Resume.
+    # The scan moves on to End game: seen, focused and said once; then back to Resume, said
+    # once too (one round of the scan, from a moment Resume is highlighted).
+    wait_for(browser, f"{HIGHLIGHTED} === {PAUSE_BUTTON}", timeout=5)
+    wait_for(browser, "['Resume', ''].includes(window.__rr.announcements.at(-1).replace(/^.*Now: Resume\\.$/, ''))", timeout=5)
+    before = spoken(browser)
     wait_for(browser, f"{HIGHLIGHTED} === {QUIT_BUTTON}", timeout=5)
     assert is_highlighted(browser, QUIT_BUTTON)
-    wait_spoken(browser, "End game")
+    wait_for(browser, f"window.__rr.announcements.length > {len(before)} && window.__rr.announcements.at(-1) === 'End game'", timeout=5)
     wait_for(browser, f"{HIGHLIGHTED} === {PAUSE_BUTTON}", timeout=5)
-    wait_for(browser, "window.__rr.announcements.at(-1) === 'Resume'", timeout=5)
-    assert spoken(browser).count("End game") == 1, spoken(browser)
+    assert is_highlighted(browser, PAUSE_BUTTON)
+    wait_for(browser, f"window.__rr.announcements.length > {len(before) + 1}", timeout=5)
+    assert spoken(browser)[len(before):] == ["End game", "Resume"], spoken(browser)
 
     # A press on Resume resumes: the server steps again, focus is back on the road.
     press(browser, Keys.SPACE)
     wait_for(browser, f"{PHASE} === 'running'")
     wait_for(browser, f"document.activeElement === document.querySelector(\"{ROAD}\")")
+    # The cue heard before the pause still stands: the player answers it with a quick press
+    # (a dodge, or a tick in a safe lane), and the bot takes the switch back.
+    press(browser, Keys.SPACE)
+    browser.execute_script("window.__bot.off = false")
     assert browser.execute_script(f"return {HIGHLIGHTED}") is None
     count = browser.execute_script("return window.__rr.socketIn.filter((m) => m.type === 'step').length")
     wait_for(browser, f"window.__rr.socketIn.filter((m) => m.type === 'step').length > {count}", timeout=5)
     assert steps_taken(server) > steps
-    browser.execute_script("window.__bot.off = false")
+    assert browser.execute_script(f"return {PHASE}") == "running"  # the quick press did not pause
 
     # Pause again, wait for End game, press: the game ends, and the server stores it as quit.
     hold_switch(browser)

@@ -279,18 +279,18 @@ export class GameController extends Emitter {
         say(s.controls.oneSwitch && panel && !panel.hidden ? this.#scanMenu(choices, words, (names) => t("say.switchChoices", { choices: names })) : words);
         break;
       }
-      case "paused":
+      case "paused": {
         this.audio.hold();
         this.haptics.held = true;
         this.haptics.stop();
         this.inputs.scanner.stop();
-        {
-          const words = this.autoPaused ? t("say.autoPaused") : t("say.paused");
-          if (s.controls.oneSwitch) this.#scanPauseMenu(true, words);
-          else say(words);
-        }
+        const words = this.autoPaused ? t("say.autoPaused") : t("say.paused");
+        // One switch: it steps through Resume and End game, and the words say how to go on.
+        if (s.controls.oneSwitch) this.#scanPauseMenu(true, words);
+        else say(words);
         this.autoPaused = false;
         break;
+      }
       case "resumed":
         this.#endMenuScan();
         this.audio.release();

@@ -10,7 +10,7 @@ import time
 from selenium.webdriver.common.action_chains import ActionChains
 
 import switch_bots
-from test_client_support import (Keys, browser, describe_violations, device_token, emulate, open_page,  # noqa: F401
+from test_client_support import (Keys, browser, browser_errors, describe_violations, device_token, emulate, open_page,  # noqa: F401
                                  press, run_axe, screenshot, wait_for)
 from ws_client import metric
 
@@ -19,6 +19,14 @@ PHASE = f"document.querySelector(\"{ROAD}\").dataset.phase"
 PAUSE_BUTTON = "document.querySelector(\"[data-part='pause']\")"
 QUIT_BUTTON = "document.querySelector(\"[data-part='quit']\")"
 HIGHLIGHTED = "document.querySelector('.switch-highlight')"
+# A stand-in pad (no gamepad here) that the page reads through navigator.getGamepads.
+FAKE_PAD = """
+  const pad = { index: 0, id: "test pad", connected: true, mapping: "standard", axes: [0, 0, 0, 0],
+                buttons: Array.from({ length: 17 }, () => ({ pressed: false, value: 0 })) };
+  window.__pad = pad;
+  navigator.getGamepads = () => [pad];
+  window.dispatchEvent(new Event("gamepadconnected"));
+"""
 
 
 def patch_settings(server, driver, patch):
@@ -179,6 +187,7 @@ def test_one_switch_alone_starts_pauses_resumes_quits_and_plays_again(server, br
     starts = [m for m in browser.execute_script("return window.__rr.socketOut") if m["type"] == "start"]
     assert [m["level"] for m in starts] == ["cruise", "cruise"]
     assert browser.execute_script(f"return {HIGHLIGHTED}") is None
+    assert browser_errors(browser) == []
 
 
 def test_a_long_tap_on_the_road_pauses_without_a_dodge_and_a_keyboard_player_keeps_p(server, browser):
@@ -206,3 +215,18 @@ def test_a_long_tap_on_the_road_pauses_without_a_dodge_and_a_keyboard_player_kee
     press(browser, "p")  # P resumes as it always did, wherever focus is
     wait_for(browser, f"{PHASE} === 'running'")
     assert browser.execute_script(f"return {HIGHLIGHTED}") is None
+
+    # The gamepad's A button is the switch as well: held, it pauses; pressed, it resumes.
+    browser.execute_script(FAKE_PAD)
+    browser.execute_script("window.__pad.buttons[0] = { pressed: true, value: 1 }")
+    wait_for(browser, f"{PHASE} === 'paused'", timeout=5)
+    browser.execute_script("window.__pad.buttons[0] = { pressed: false, value: 0 }")
+    assert is_highlighted(browser, PAUSE_BUTTON)
+    time.sleep(0.2)
+    browser.execute_script("window.__pad.buttons[0] = { pressed: true, value: 1 }")
+    wait_for(browser, f"{PHASE} === 'running'")
+    time.sleep(1.2)  # held on past the threshold: a press that resumed never pauses again
+    browser.execute_script("window.__pad.buttons[0] = { pressed: false, value: 0 }")
+    assert browser.execute_script(f"return {PHASE}") in ("running", "over")
+    assert [m["type"] for m in browser.execute_script("return window.__rr.socketOut")].count("pause") == 3
+    assert browser_errors(browser) == []

@@ -25,9 +25,10 @@ BOT = r"""
   const normal = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
   const area = document.querySelector("[data-part='play-area']");
   const key = (code) => {
+    if (bot.off) return;
     for (const type of ["keydown", "keyup"]) area.dispatchEvent(new KeyboardEvent(type, { code, key: code, bubbles: true }));
   };
-  const bot = window.__bot = { presses: 0, delays: [] };
+  const bot = window.__bot = { presses: 0, delays: [], off: false };  // off: a test takes the switch over
   const react = (m) => {
     if (mode === "switch") {
       const delay = rand() * 300;

@@ -12,11 +12,15 @@ import { laneName, statusText } from "./describe.js";
 import { renderControls, keyName } from "./controls-help.js";
 import { InputHub } from "../input/hub.js";
 import { dodgeMoves } from "../input/dodge.js";
+import { usable, menuIntervalMs } from "../input/menu-scan.js";
 import { AudioEngine } from "../audio/engine.js";
 import { SoundBoard } from "../audio/sounds.js";
 import { Haptics } from "../feedback/haptics.js";
 
 const MILESTONE = 25;  // points between spoken scores: often enough to follow, rare enough not to crowd
+// The first choice (Resume, Play again) stays highlighted longer: time to hear what the scan
+// is for, let go of the switch after a hold, and press at once for the likeliest choice.
+const FIRST_CHOICE_MS = 2500;
 
 export class GameController extends Emitter {
   state = initialState();
@@ -37,7 +41,7 @@ export class GameController extends Emitter {
     this.audio = new AudioEngine();
     this.sounds = new SoundBoard(this.audio);
     this.haptics = new Haptics();
-    this.inputs = new InputHub(this.playArea, { active: () => inGame(this.state) });
+    this.inputs = new InputHub(this.playArea, { active: () => inGame(this.state), racing: () => playing(this.state) });
 
     this.sounds.on("sound", (sound) => this.effects.showSound(sound));
     this.#wireInputs();
@@ -98,6 +102,7 @@ export class GameController extends Emitter {
     this.inputs.configure(settings.controls);
     this.#describeKeys(settings);
     if (this.inputs.scanning && playing(this.state) && !this.inputs.scanner.running) this.inputs.scanner.start();
+    if (settings.controls.oneSwitch && this.state.phase === "paused" && !this.inputs.menu.running) this.#scanPauseMenu(false);
     this.effects.showScan(this.inputs.scanner.highlighted, this.inputs.scanning && playing(this.state));
   }
 
@@ -120,6 +125,10 @@ export class GameController extends Emitter {
       else if (this.state.phase === "paused") this.socket.resume();
       else if (!inGame(this.state) && this.state.phase !== "starting") this.emit("wantsStart");
     });
+    // Held in a race, the one switch pauses (its press has already dodged: docs/GAME_RULES.md).
+    this.inputs.on("switchHold", () => {
+      if (playing(this.state)) this.socket.pause();
+    });
     this.inputs.on("pause", () => this.togglePause());
     this.inputs.on("confirm", () => {
       if (this.state.phase === "paused") this.socket.resume();
@@ -134,6 +143,41 @@ export class GameController extends Emitter {
       this.effects.showScan(option, true);
       this.sounds.scanTick(option);
     });
+    // Each choice of the menu scan once, as it is highlighted; the first is said with the
+    // words that start the scan (the pause, the result), so neither cuts the other off.
+    this.inputs.menu.on("highlight", ({ element, first }) => {
+      if (!first && this.settings.announcements) this.announcer.sayNow(choiceName(element));
+    });
+  }
+
+  /** The one switch outside a race: a scan over `choices` (buttons). Returns what to say:
+   * `words`, then how the switch works now (`how`, a function of the choices' names) and the
+   * first choice. */
+  #scanMenu(choices, words, how) {
+    const menu = this.inputs.menu;
+    menu.intervalMs = menuIntervalMs(this.settings);
+    menu.start(choices, { first: document.activeElement, firstMs: Math.max(FIRST_CHOICE_MS, 2 * menu.intervalMs) });
+    if (!menu.running) return words;
+    const names = choices().filter(usable).map(choiceName);
+    return [words, how(listOf(names)), t("say.switchNow", { choice: choiceName(menu.highlighted) })].filter(Boolean).join(" ");
+  }
+
+  /** Paused with one switch: Resume and End game, Resume first (the HUD's buttons, drawn now
+   * so they already say "Resume"). */
+  #scanPauseMenu(announce, words = "") {
+    this.#render(true);
+    const text = this.#scanMenu(() => [this.hud.pause, this.hud.quit], words,
+      (choices) => t("say.switchResume", { resume: choiceName(this.hud.pause), choices }));
+    if (announce && this.settings.announcements) this.announcer.say(text);
+  }
+
+  /** The race goes on (or a new one starts): the menu scan ends, and focus goes back to the
+   * road if the scan had moved it to a button. */
+  #endMenuScan() {
+    const menu = this.inputs.menu;
+    const wasOnChoice = menu.running && document.activeElement === menu.highlighted;
+    menu.stop();
+    if (wasOnChoice) this.focusRoad();
   }
 
   /** The one switch in "dodge": to the nearest lane the last cue called safe (both moves at
@@ -178,6 +222,7 @@ export class GameController extends Emitter {
     switch (message.type) {
       case "started":
       case "snapshot":
+        this.inputs.menu.stop();
         this.audio.release();
         this.haptics.held = false;
         this.effects.clearBanner();
@@ -223,20 +268,31 @@ export class GameController extends Emitter {
         this.effects.showBanner(t("banners.crash"), "crash");
         if (s.announcements) this.announcer.sayNow(t("say.crash", { lane: laneName(message.lane), score: message.score }));
         break;
-      case "gameOver":
+      case "gameOver": {
         this.inputs.scanner.stop();
-        say(this.#gameOverWords(message));
-        this.emit("gameOver", message);
+        this.inputs.menu.stop();
+        this.emit("gameOver", message);  // the page shows its result panel and focuses Play again
+        // One switch: it steps through that panel's buttons (Play again first).
+        const panel = this.root.querySelector("#game-over");
+        const words = this.#gameOverWords(message);
+        const choices = () => [...panel.querySelectorAll("button, a[href]")];
+        say(s.controls.oneSwitch && panel && !panel.hidden ? this.#scanMenu(choices, words, (names) => t("say.switchChoices", { choices: names })) : words);
         break;
-      case "paused":
+      }
+      case "paused": {
         this.audio.hold();
         this.haptics.held = true;
         this.haptics.stop();
         this.inputs.scanner.stop();
-        say(this.autoPaused ? t("say.autoPaused") : t("say.paused"));
+        const words = this.autoPaused ? t("say.autoPaused") : t("say.paused");
+        // One switch: it steps through Resume and End game, and the words say how to go on.
+        if (s.controls.oneSwitch) this.#scanPauseMenu(true, words);
+        else say(words);
         this.autoPaused = false;
         break;
+      }
       case "resumed":
+        this.#endMenuScan();
         this.audio.release();
         this.haptics.held = false;
         if (this.inputs.scanning) this.inputs.scanner.start();
@@ -245,6 +301,7 @@ export class GameController extends Emitter {
         break;
       case "detached":
         this.inputs.scanner.stop();
+        this.inputs.menu.stop();
         this.audio.hold();
         this.emit("problem", { code: "detached", message: t("errors.detached") });
         break;
@@ -289,5 +346,19 @@ export class GameController extends Emitter {
     this.effects.renderSafeLanes(this.state.safeLanes, inGame(this.state) && this.state.grid !== null);
     this.playArea.dataset.phase = this.state.phase;
     this.effects.showScan(this.inputs.scanner.highlighted, this.inputs.scanning && playing(this.state));
+  }
+}
+
+/** What a button says (its accessible name is its text in this page). */
+function choiceName(element) {
+  return (element.getAttribute("aria-label") ?? element.textContent).trim();
+}
+
+/** "Resume and End game", in the page's language. */
+function listOf(names) {
+  try {
+    return new Intl.ListFormat(document.documentElement.lang || undefined, { type: "conjunction" }).format(names);
+  } catch {
+    return names.join(", ");
   }
 }

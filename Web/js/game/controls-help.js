@@ -1,6 +1,8 @@
 // The controls this player has, in words, from their settings: the in-game help (key H) and
 // the tutorial list the same lines.
 import { t } from "../app/i18n.js";
+import { HOLD_MS } from "../input/switch-hold.js";
+import { menuIntervalMs } from "../input/menu-scan.js";
 
 /** "ArrowLeft" → "Left arrow", "KeyP" → "P", "Digit1" → "1". */
 export function keyName(code) {
@@ -37,13 +39,20 @@ export function movementInputs(settings) {
   return inputs;
 }
 
-/** What else a race listens to: the cool-down, pause, repeat the cue, status, help, start. */
+/** What else a race listens to: the cool-down, pause (and the switch's hold), repeat the cue, status, help, start. */
 export function raceKeys(settings, helpKey = "KeyH") {
   const c = settings.controls;
   const k = c.keyBindings;
   const lines = [];
   if (c.inputCooldownMs > 0) lines.push(t("help.cooldown", { ms: c.inputCooldownMs }));
   lines.push(t("help.pause", { key: keyName(k.pause) }));
+  // The one switch alone pauses, resumes, ends a game and plays again (Web/js/input/hub.js).
+  if (c.oneSwitch) {
+    const lang = document.documentElement.lang;
+    lines.push(t("help.oneSwitchHold", {
+      hold: (HOLD_MS / 1000).toLocaleString(lang), seconds: (menuIntervalMs(settings) / 1000).toLocaleString(lang),
+    }));
+  }
   lines.push(t("help.repeatCue", { key: keyName(k.repeatCue) }));
   lines.push(t("help.status", { key: keyName(k.announceScore) }));
   lines.push(t("help.help", { key: keyName(helpKey) }));

@@ -1,6 +1,7 @@
 // A gamepad through the Gamepad API (standard mapping): d-pad, left stick and shoulder
 // buttons move; A is the one switch (or start/resume); Start pauses; Y speaks the status.
-// Every button is a simple press: one event on the way down, nothing while held.
+// Every button is a simple press: one event on the way down, nothing while held; only the
+// one switch also says when it is released, so holding it can pause (Web/js/input/switch-hold.js).
 import { Emitter } from "../app/emitter.js";
 
 const BUTTONS = {
@@ -52,7 +53,9 @@ export class GamepadInput extends Emitter {
     pad.buttons.forEach((button, index) => {
       const key = `${pad.index}:${index}`;
       const down = button.pressed || button.value > 0.5;
-      if (down && !this.#pressed.get(key)) this.#press(index);
+      const was = this.#pressed.get(key) ?? false;
+      if (down && !was) this.#press(index, key);
+      if (!down && was && index === 0 && this.oneSwitch) this.emit("switchUp", { source: "gamepad", key });
       this.#pressed.set(key, down);
     });
     const x = pad.axes[0] ?? 0;
@@ -62,10 +65,12 @@ export class GamepadInput extends Emitter {
     this.#stick.set(pad.index, now);
   }
 
-  #press(index) {
+  #press(index, key) {
     const action = BUTTONS[index];
     if (!action) return;
-    if (index === 0 && this.oneSwitch) this.emit("select", { source: "gamepad" });
-    else this.emit(action.kind, action.detail);
+    if (index === 0 && this.oneSwitch) {
+      this.emit("switchDown", { source: "gamepad", key });
+      this.emit("select", { source: "gamepad" });
+    } else this.emit(action.kind, action.detail);
   }
 }

@@ -1,7 +1,8 @@
 // Keys → semantic events: "move" {direction}, "pause", "repeatCue", "status", "help",
 // "select" (the one switch) and "confirm" (Enter/Space on the road: start or resume).
 // One press, one event: auto-repeat is ignored (ACCESSIBILITY #11). Keys typed into a form
-// control belong to that control.
+// control belong to that control. The switch keys also say when they go down and up
+// ("switchDown", "switchUp"), so a hold can pause (Web/js/input/switch-hold.js).
 import { Emitter } from "../app/emitter.js";
 
 const FORM_FIELD = "input, select, textarea, [contenteditable='true']";
@@ -13,10 +14,20 @@ export class KeyboardInput extends Emitter {
   bindings = {};
   /** Whether a game is on: only then are arrows and the switch keys taken from the page. */
   active = () => false;
+  /** Whether the switch steps through buttons (paused, game over): then the switch keys are
+   * the switch even on the focused button, which the highlight moved focus to. */
+  takesButtons = () => false;
+  #down = new Set();  // switch keys whose press was taken as the switch and is not yet released
 
   constructor(target = window) {
     super();
     target.addEventListener("keydown", (event) => this.#keydown(event));
+    target.addEventListener("keyup", (event) => this.#keyup(event));
+    // A key released while the page has no focus never sends keyup: the press is over.
+    window.addEventListener("blur", () => {
+      for (const code of this.#down) this.emit("switchUp", { source: "keyboard", key: code });
+      this.#down.clear();
+    });
   }
 
   #keydown(event) {
@@ -24,17 +35,33 @@ export class KeyboardInput extends Emitter {
     if (event.target instanceof Element && event.target.closest(FORM_FIELD)) return;
     const action = this.#action(event.code);
     if (!action) return;
-    // Outside a game the keys act only while the road has focus (WCAG 2.1.4: single-letter
-    // keys are remappable, and otherwise live only on the focused game area).
-    const inGame = this.active();
-    const onRoad = event.target instanceof Element && event.target.closest("[data-part='play-area']");
-    if (!inGame && !onRoad) return;
-    // Enter and Space on a button or link keep their usual meaning.
-    const onButtonOrLink = event.target instanceof Element && event.target.closest("button, a");
-    if ((action.kind === "confirm" || action.kind === "select") && onButtonOrLink) return;
-    event.preventDefault();  // no scrolling under a moving car
+    const asSwitch = action.kind === "select";
+    if (!(asSwitch && this.takesButtons())) {
+      // Outside a game the keys act only while the road has focus (WCAG 2.1.4: single-letter
+      // keys are remappable, and otherwise live only on the focused game area); the one
+      // switch (Space, Enter) anywhere on the page, so a player with only a switch can start
+      // from the page as it loads, before anything has focus.
+      const inGame = this.active();
+      const onRoad = event.target instanceof Element && event.target.closest("[data-part='play-area']");
+      if (!inGame && !onRoad && !asSwitch) return;
+      // Enter and Space on a button or link keep their usual meaning.
+      const onButtonOrLink = event.target instanceof Element && event.target.closest("button, a");
+      if ((action.kind === "confirm" || asSwitch) && onButtonOrLink) return;
+    }
+    event.preventDefault();  // no scrolling under a moving car, no second click on a button
     if (event.repeat) return;
+    if (asSwitch) {
+      this.#down.add(event.code);
+      this.emit("switchDown", { source: "keyboard", key: event.code });
+    }
     this.emit(action.kind, action.detail);
+  }
+
+  #keyup(event) {
+    if (!this.#down.delete(event.code)) return;
+    // Space clicks a focused button on keyup: this press was the switch's, not the button's.
+    event.preventDefault();
+    this.emit("switchUp", { source: "keyboard", key: event.code });
   }
 
   #action(code) {

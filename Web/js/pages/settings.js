@@ -63,7 +63,8 @@ function render(settings) {
   for (const name of ["haptics.crash", "haptics.step", "haptics.move"]) {
     form.elements.namedItem(name).disabled = !settings.haptics.enabled;
   }
-  form.elements.namedItem("controls.scanIntervalMs").disabled = !settings.controls.oneSwitch || settings.controls.switchMode !== "scan";
+  // The interval paces the race scan and the pause and game-over buttons' scan, so it counts in either mode.
+  form.elements.namedItem("controls.scanIntervalMs").disabled = !settings.controls.oneSwitch;
   for (const radio of form.querySelectorAll("input[name='controls.switchMode']")) radio.disabled = !settings.controls.oneSwitch;
   showBindingProblems(settings.controls);
 }

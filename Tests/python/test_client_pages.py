@@ -106,8 +106,8 @@ def test_axe_finds_no_violation_on_the_play_page_during_a_race_and_after_it(modu
     assert browser_errors(browser) == []
 
 
-TUTORIAL_LESSONS = ["lesson-game", "lesson-controls", "lesson-cues", "lesson-lane-change", "lesson-effects",
-                    "lesson-practice", "lesson-done"]
+TUTORIAL_LESSONS = ["lesson-game", "lesson-road", "lesson-controls", "lesson-cues", "lesson-drill", "lesson-fast-cues",
+                    "lesson-lane-change", "lesson-effects", "lesson-practice", "lesson-done"]
 
 
 @pytest.mark.parametrize("lesson", TUTORIAL_LESSONS)

@@ -2,7 +2,7 @@ import Foundation
 import RetroRapidServer
 
 /// Bytes of one WebSocket text message into `ClientMessageReader`
-/// (Sources/RetroRapidServer/ClientMessageReader.swift), checked against Foundation, whose
+/// (Sources/RetroRapidServer/WebSocket/ClientMessageReader.swift), checked against Foundation, whose
 /// answers the reader promises to match:
 /// - what the reader takes as JSON, Foundation's parser takes too, and of the right shape
 ///   (an object for a message, anything else for `notAnObject`);

@@ -1,7 +1,7 @@
 import RetroRapidServer
 
 /// The server's HTTP request checks (no libwebsockets in them), fed what libwebsockets hands
-/// the service thread (Sources/RetroRapidServer/LWSHTTPConnection.swift, `admit`). The first
+/// the service thread (Sources/RetroRapidServer/HTTP/LWSHTTPConnection.swift, `admit`). The first
 /// byte chooses the mode (its value modulo 3, bit 0x80 ignored) and the limits (bit 0x80 set:
 /// small ones, so that short inputs reach them: 4 parameters, 64-byte target, 128 bytes of
 /// header fields, a 256-byte head buffer, 3-second head timeout); the rest is:

@@ -1,6 +1,6 @@
 /// "At most `count` in any `window`": how often one client address (or one player) may do one
 /// thing, such as create a player or guess a code wrong. Exact over every window of that
-/// length, not a bucket that refills (Sources/RetroRapidServer/RateLimiter.swift keeps the
+/// length, not a bucket that refills (Sources/RetroRapidServer/API/RateLimiter.swift keeps the
 /// times). Settings write it `COUNT/SECONDS`: `10/600` is at most 10 in any 10 minutes.
 public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
     public var count: Int

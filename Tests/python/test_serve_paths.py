@@ -183,7 +183,10 @@ def test_a_wrong_setting_is_refused_not_searched_past(tmp_path, elsewhere):
 
 
 @pytest.mark.parametrize("arguments", [["migrate"], ["verify"], ["codes", "list"], ["migrate", "--status"],
-                                       ["crash-writer", "--database-path", "x.sqlite", "--games", "1"]])
+                                       ["players", "show", "abcdefghijkl"], ["seed-players", "--count", "1", "--tokens-file", "t"],
+                                       ["crash-writer", "--database-path", "x.sqlite", "--games", "1"],
+                                       ["bench-storage", "--scores", "100", "--games", "1", "--queries", "10"]],
+                         ids=" ".join)
 def test_commands_that_need_migrations_refuse_without_them(arguments, elsewhere, no_system_install):
     result = refused(Path(BINARY), elsewhere, *arguments, RETRORAPID_DATABASE_PATH=str(elsewhere / "db.sqlite"))
     assert "the migrations folder was not found" in result.stderr, result

@@ -179,7 +179,7 @@ extension ServerConfiguration {
         for setting in settings {
             // A path that is looked up says where, after the checkout default.
             let lookup = InstalledFile.allCases.first { $0.settingKey == setting.key }.map {
-                "\n        When unset: the first that exists of \($0.checkoutPath), "
+                "\n      When unset: the first that exists of \($0.checkoutPath), "
                     + "<prefix>/share/retrorapid/\($0.installedName), \(InstalledFileLocator.defaultSystemShare)/\($0.installedName)."
             } ?? ""
             text += """

@@ -123,7 +123,7 @@ import Testing
     @Test func helpDescribesTheLookupForEachPathSetting() {
         let help = ServerConfiguration.helpText
         #expect(help.contains("--openapi-path FILE   (env RETRORAPID_OPENAPI_PATH)"))
-        #expect(help.contains("Default: Web.\n        When unset: the first that exists of Web, <prefix>/share/retrorapid/web, "
+        #expect(help.contains("Default: Web.\n      When unset: the first that exists of Web, <prefix>/share/retrorapid/web, "
             + "/usr/share/retrorapid/web."))
         #expect(help.contains("When unset: the first that exists of docs/openapi.json, <prefix>/share/retrorapid/openapi.json, "
             + "/usr/share/retrorapid/openapi.json."))

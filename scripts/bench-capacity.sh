@@ -65,8 +65,8 @@ cc -O2 -Wall -Wextra -std=c11 -o .build/bench/broadcaster bench/broadcaster.c \
 # Players with unlimited play for the largest count; tokens stay in the work folder (0600).
 most=$idle
 for n in $games; do [ "$n" -gt "$most" ] && most=$n; done
-"$binary" migrate --database "$work/db.sqlite" >/dev/null
-"$binary" seed-players --count "$most" --tokens-file "$work/tokens" --database "$work/db.sqlite"
+"$binary" migrate --database-path "$work/db.sqlite" >/dev/null
+"$binary" seed-players --count "$most" --tokens-file "$work/tokens" --database-path "$work/db.sqlite"
 
 # Each source address carries at most 5,000 connections (docs/LIBWEBSOCKETS-4.1.6.md).
 sources="127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5"

@@ -15,9 +15,9 @@ import Synchronization
 public final class GameServer: Sendable {
     public struct Options: Sendable {
         public var configuration: ServerConfiguration
-        /// The OpenAPI document served at /api/v1/openapi.json, relative to the working
-        /// directory like the web root and the migrations.
-        public var openAPIPath = "docs/openapi.json"
+        /// The OpenAPI document served at /api/v1/openapi.json: the configuration's
+        /// `openAPIPath` unless a test points it elsewhere.
+        public var openAPIPath: String
         public var limits: APILimits
         /// How long a graceful stop waits for running games to end and answers to go out.
         public var shutdownTimeout: Duration = .seconds(10)
@@ -28,6 +28,7 @@ public final class GameServer: Sendable {
 
         public init(configuration: ServerConfiguration) {
             self.configuration = configuration
+            openAPIPath = configuration.openAPIPath
             limits = APILimits(configuration)
         }
     }

@@ -41,10 +41,21 @@ public struct ParsedArguments: Sendable {
 
     /// Option names come without dashes. Accepts `--name value`, `--name=value`, `--flag`, and
     /// positionals; everything after `--` is positional.
-    public init(_ arguments: [String], booleanFlags: Set<String> = [], valueOptions: Set<String>) throws {
+    ///
+    /// `aliases` maps an older name to the option it now spells (`database` → `database-path`),
+    /// so scripts written against the old name keep working: the value is read under the
+    /// current name, and giving both is `repeated`, like giving one twice.
+    public init(
+        _ arguments: [String], booleanFlags: Set<String> = [], valueOptions: Set<String>, aliases: [String: String] = [:]
+    ) throws {
         precondition(
             booleanFlags.isDisjoint(with: valueOptions),
             "an option can't be both a switch and take a value: \(booleanFlags.intersection(valueOptions))"
+        )
+        precondition(
+            aliases.keys.allSatisfy { !booleanFlags.contains($0) && !valueOptions.contains($0) }
+                && aliases.values.allSatisfy { booleanFlags.contains($0) || valueOptions.contains($0) },
+            "an alias must be a new name for a declared option: \(aliases)"
         )
         self.booleanFlags = booleanFlags
         self.valueOptions = valueOptions
@@ -69,19 +80,20 @@ public struct ParsedArguments: Sendable {
             }
 
             let body = argument.dropFirst(2)
-            let name: String
+            let typed: String
             let inlineValue: String?
             if let equals = body.firstIndex(of: "=") {
-                name = String(body[..<equals])
+                typed = String(body[..<equals])
                 inlineValue = String(body[body.index(after: equals)...])
             } else {
-                name = String(body)
+                typed = String(body)
                 inlineValue = nil
             }
+            let name = aliases[typed] ?? typed
 
             if booleanFlags.contains(name) {
                 if let inlineValue {
-                    throw ArgumentError.invalidValue(name, inlineValue, "no value")
+                    throw ArgumentError.invalidValue(typed, inlineValue, "no value")
                 }
                 guard flags.insert(name).inserted else { throw ArgumentError.repeated(name) }
             } else if valueOptions.contains(name) {
@@ -92,7 +104,7 @@ public struct ParsedArguments: Sendable {
                     values[name] = arguments[index]
                     index += 1
                 } else {
-                    throw ArgumentError.missingValue(name)
+                    throw ArgumentError.missingValue(typed)
                 }
             } else {
                 throw ArgumentError.unknownOption(name)

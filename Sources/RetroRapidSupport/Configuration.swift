@@ -2,6 +2,8 @@ import Foundation
 
 /// Every setting the server reads, with the defaults a developer gets on a fresh checkout.
 /// Sources overlay in order, later winning: these defaults, the env file, the environment, flags.
+/// The four file paths' defaults are where a checkout keeps them; `loadFromProcess` replaces
+/// each one no source set by where `InstalledFileLocator` finds it.
 public struct ServerConfiguration: Sendable, Equatable {
     public var host = "0.0.0.0"
     public var port = 8080
@@ -10,6 +12,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Filled by scripts/install-fonts.sh from Debian's fonts-dseg and fonts-inter; optional.
     public var fontsPath = "data/fonts"
     public var migrationsPath = "Migrations"
+    /// Served at /api/v1/openapi.json; optional (without it that path answers 404).
+    public var openAPIPath = "docs/openapi.json"
     public var tlsCertificatePath: String? = nil
     public var tlsKeyPath: String? = nil
     public var logLevel = Logger.Level.info
@@ -119,8 +123,24 @@ extension ServerConfiguration {
         try load(arguments: arguments, environment: environment, envFile: envFileContents.map { ("env file", $0) })
     }
 
-    /// Reads the real environment and env file. An env file named explicitly must exist.
-    public static func loadFromProcess(arguments: [String]) throws -> ServerConfiguration {
+    /// Like `load(arguments:environment:envFileContents:)`, then settles the file paths: each
+    /// one a source set is kept as given, each other is looked up by `locator`.
+    public static func load(
+        arguments: [String],
+        environment: [String: String],
+        envFileContents: String?,
+        locator: InstalledFileLocator
+    ) throws -> LocatedConfiguration {
+        let (configuration, origins) = try loadWithOrigins(
+            arguments: arguments, environment: environment, envFile: envFileContents.map { ("env file", $0) })
+        return LocatedConfiguration(configuration, origins: origins, locator: locator)
+    }
+
+    /// Reads the real environment and env file, and looks up the file paths no source set
+    /// (`InstalledFileLocator.forProcess()`). An env file named explicitly must exist.
+    public static func loadFromProcess(
+        arguments: [String], locator: InstalledFileLocator = .forProcess()
+    ) throws -> LocatedConfiguration {
         let environment = ProcessInfo.processInfo.environment
         let explicitPath = environment[envFileVariable].flatMap { $0.isEmpty ? nil : $0 }
         let path = explicitPath ?? defaultEnvFilePath
@@ -137,7 +157,8 @@ extension ServerConfiguration {
                     : ConfigurationError(source: .envFile(path: path, line: 0), setting: nil, message: "\(path) \(reason)")
             }
         }
-        return try load(arguments: arguments, environment: environment, envFile: envFile)
+        let (configuration, origins) = try loadWithOrigins(arguments: arguments, environment: environment, envFile: envFile)
+        return LocatedConfiguration(configuration, origins: origins, locator: locator)
     }
 
     /// Generated from the same table the loader uses, so it can't list a setting that doesn't exist.
@@ -147,13 +168,25 @@ extension ServerConfiguration {
             Settings come from, later winning: built-in defaults, the env file (\(defaultEnvFilePath), \
             or the file named by \(envFileVariable)), the environment, then flags.
 
+            A file path that is set is used as given. One that is not is looked for in the working \
+            directory (a source checkout: \(InstalledFile.allCases.map(\.checkoutPath).joined(separator: ", "))), \
+            then in share/retrorapid next to the executable (<prefix>/bin/retrorapid finds \
+            <prefix>/share/retrorapid/{\(InstalledFile.allCases.map(\.installedName).joined(separator: ","))}), \
+            then in \(InstalledFileLocator.defaultSystemShare); the first that exists wins. Without the Web \
+            client or the migrations the server refuses to start; fonts and the OpenAPI document are optional.
+
             """
         for setting in settings {
+            // A path that is looked up says where, after the checkout default.
+            let lookup = InstalledFile.allCases.first { $0.settingKey == setting.key }.map {
+                "\n      When unset: the first that exists of \($0.checkoutPath), "
+                    + "<prefix>/share/retrorapid/\($0.installedName), \(InstalledFileLocator.defaultSystemShare)/\($0.installedName)."
+            } ?? ""
             text += """
 
                   \(setting.flag) \(setting.valueName)   (env \(setting.environmentName))
                       \(setting.help)
-                      Allowed: \(setting.allowed). Default: \(setting.render(defaults) ?? "not set").
+                      Allowed: \(setting.allowed). Default: \(setting.render(defaults) ?? "not set").\(lookup)
 
                 """
         }
@@ -165,6 +198,15 @@ extension ServerConfiguration {
         environment: [String: String],
         envFile: (path: String, contents: String)?
     ) throws -> ServerConfiguration {
+        try loadWithOrigins(arguments: arguments, environment: environment, envFile: envFile).configuration
+    }
+
+    /// Also returns where each setting that some source set came from (by key).
+    static func loadWithOrigins(
+        arguments: [String],
+        environment: [String: String],
+        envFile: (path: String, contents: String)?
+    ) throws -> (configuration: ServerConfiguration, origins: [String: ConfigurationError.Source]) {
         var configuration = ServerConfiguration()
         // Where each setting's final value came from, so a cross-setting error can point at it.
         var origins: [String: ConfigurationError.Source] = [:]
@@ -229,7 +271,7 @@ extension ServerConfiguration {
         try checkTLSPair(configuration, origins: origins)
         try checkKeepalive(configuration, origins: origins)
         try checkPayments(configuration, origins: origins)
-        return configuration
+        return (configuration, origins)
     }
 
     /// `http://` or `https://`, a host, no trailing slash, no query: what paths are appended to.
@@ -360,6 +402,9 @@ extension ServerConfiguration {
                   + "browsers use their fallback fonts."),
         .text("migrationsPath", "migrations-path", \.migrationsPath, valueName: "DIR",
               help: "Directory of numbered SQL migrations, applied at start."),
+        .text("openAPIPath", "openapi-path", \.openAPIPath, valueName: "FILE",
+              help: "The API's OpenAPI document, served at /api/v1/openapi.json. When it does not exist a "
+                  + "warning is logged at start and that path answers 404."),
         .optionalText("tlsCertificatePath", "tls-certificate-path", \.tlsCertificatePath, valueName: "PATH",
                       help: "PEM certificate chain; serve HTTPS and WSS when set. Needs --tls-key-path."),
         .optionalText("tlsKeyPath", "tls-key-path", \.tlsKeyPath, valueName: "PATH",

@@ -13,7 +13,7 @@ enum BackupCommand: Command {
     static let name = "backup"
     static let summary = "copy the live database to FILE, consistently, while the server runs"
     static let usage = """
-        usage: retrorapid backup FILE [--force] [--database PATH]
+        usage: retrorapid backup FILE [--force] [--database-path PATH]
 
         Copies the database to FILE with SQLite's online backup API: one consistent snapshot,
         safe while the server runs (it keeps serving and writing; the copy holds every game
@@ -21,8 +21,9 @@ enum BackupCommand: Command {
         prints its size and row counts. Migrates nothing: the copy is the database as it is.
 
           --force            replace FILE if it exists (refused otherwise)
-          --database PATH    the database to copy (default: the server's setting: RETRORAPID_DATABASE_PATH,
-                             the env file, or data/retrorapid.sqlite; see 'retrorapid help serve')
+          --database-path PATH   the database to copy (default: the server's setting: RETRORAPID_DATABASE_PATH,
+                                 the env file, or data/retrorapid.sqlite; see 'retrorapid help serve';
+                                 --database is its older name, still accepted)
 
         To restore: stop the server, move the database file aside together with any -wal and
         -shm files next to it, copy FILE into its place, and start the server (docs/OPERATIONS.md).
@@ -33,7 +34,7 @@ enum BackupCommand: Command {
 
     static func run(arguments: [String]) throws -> Int32 {
         let parsed = try OperatorDatabase.reportingRefusals {
-            try ParsedArguments(arguments, booleanFlags: ["force"], valueOptions: OperatorDatabase.valueOptions)
+            try ParsedArguments(arguments, booleanFlags: ["force"], valueOptions: OperatorDatabase.valueOptions, aliases: OperatorDatabase.aliases)
         }
         guard let file = parsed.positionals.first else { throw UsageError("backup needs the FILE to write") }
         guard parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }

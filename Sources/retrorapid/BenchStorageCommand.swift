@@ -26,14 +26,15 @@ enum BenchStorageCommand: Command {
     static let summary = "measure games stored per second and leaderboard latency"
     static let usage = """
         usage: retrorapid bench-storage [--scores N] [--games N] [--queries N] [--running-games N]
-                                        [--migrations DIR] [--dir DIR]
+                                        [--migrations-path DIR] [--dir DIR]
 
           --scores      best scores on the big leaderboard (default: 1000000)
           --games       finished games to record for the games-per-second figure (default: 20000)
           --queries     random queries per leaderboard measurement (default: 2000)
           --running-games  running games checkpointed once a simulated second for 120 s, then
                         recovered as after a crash (default: 12000; 0 skips it)
-          --migrations  the folder of NNNN_name.sql files (default: Migrations)
+          --migrations-path  the folder of NNNN_name.sql files (default: RETRORAPID_MIGRATIONS_PATH,
+                        the env file, or looked up as serve does; --migrations is its older name)
           --dir         where to make the temporary folder (default: the system's temporary folder);
                         put it on the disk the server would use, since FULL waits for that disk
 
@@ -49,13 +50,14 @@ enum BenchStorageCommand: Command {
         let migrations: URL
         let parent: URL
         do {
-            let parsed = try ParsedArguments(arguments, valueOptions: ["scores", "games", "queries", "running-games", "migrations", "dir"])
+            let parsed = try ParsedArguments(arguments, valueOptions: ["scores", "games", "queries", "running-games", "migrations-path", "dir"],
+                                             aliases: ["migrations": "migrations-path"])
             guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
             scores = try parsed.int("scores", default: 1_000_000, range: 100...100_000_000)
             games = try parsed.int("games", default: 20_000, range: 1...10_000_000)
             queries = try parsed.int("queries", default: 2_000, range: 10...10_000_000)
             runningGames = try parsed.int("running-games", default: 12_000, range: 0...1_000_000)
-            migrations = URL(fileURLWithPath: parsed.value("migrations") ?? "Migrations", isDirectory: true)
+            migrations = URL(fileURLWithPath: try OperatorDatabase.migrationsFolder(parsed), isDirectory: true)
             parent = parsed.value("dir").map { URL(fileURLWithPath: $0, isDirectory: true) } ?? FileManager.default.temporaryDirectory
         } catch let error as ArgumentError {
             throw UsageError(error.description)

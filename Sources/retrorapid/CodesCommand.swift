@@ -13,7 +13,7 @@ enum CodesCommand: Command {
                                        [--starts TIME] [--expires TIME] [--max-redemptions N]
                retrorapid codes list
                retrorapid codes disable CODE
-               (each also takes --database PATH and --migrations DIR)
+               (each also takes --database-path PATH and --migrations-path DIR)
 
         create    Makes a code. A discount code sets the price of unlimited play while it is
                   live, for the players who redeemed it; an unlock code grants unlimited play.
@@ -79,7 +79,8 @@ enum CodesCommand: Command {
         let parsed = try OperatorDatabase.reportingRefusals {
             try ParsedArguments(
                 arguments, booleanFlags: ["unlock", "random", "force"],
-                valueOptions: OperatorDatabase.valueOptions.union(["discount", "currency", "starts", "expires", "max-redemptions"])
+                valueOptions: OperatorDatabase.valueOptions.union(["discount", "currency", "starts", "expires", "max-redemptions"]),
+                aliases: OperatorDatabase.aliases
             )
         }
         let random = parsed.flag("random")
@@ -172,7 +173,7 @@ enum CodesCommand: Command {
 
     static func list(_ arguments: [String]) throws -> Int32 {
         let parsed = try OperatorDatabase.reportingRefusals {
-            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions)
+            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions, aliases: OperatorDatabase.aliases)
         }
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
         let storage = try OperatorDatabase(parsed).open()
@@ -202,7 +203,7 @@ enum CodesCommand: Command {
 
     static func disable(_ arguments: [String]) throws -> Int32 {
         let parsed = try OperatorDatabase.reportingRefusals {
-            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions)
+            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions, aliases: OperatorDatabase.aliases)
         }
         guard let code = parsed.positionals.first else { throw UsageError("codes disable needs the CODE to disable") }
         guard parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }

@@ -5,7 +5,7 @@ import RetroRapidStorage
 import RetroRapidSupport
 
 /// `retrorapid crash-writer`: a test aid for the durability proof (nothing
-/// acknowledged is lost: docs/OPERATIONS.md). Not for production databases: it needs `--database` spelled out
+/// acknowledged is lost: docs/OPERATIONS.md). Not for production databases: it needs `--database-path` spelled out
 /// and never falls back to the server's configured path.
 ///
 /// It stores finished games in a loop exactly as the server will: each through
@@ -20,7 +20,7 @@ enum CrashWriterCommand: Command {
     static let name = "crash-writer"
     static let summary = "test aid: store games in a loop, printing each id once committed (durability test)"
     static let usage = """
-        usage: retrorapid crash-writer --database PATH [--migrations DIR] [--players N] [--games N]
+        usage: retrorapid crash-writer --database-path PATH [--migrations-path DIR] [--players N] [--games N]
                                        [--synchronous full|normal]
 
         For the durability test, not for a live database. Migrates PATH, adds N players
@@ -30,27 +30,31 @@ enum CrashWriterCommand: Command {
         each game's id on its own line to standard output, unbuffered, only after its commit
         returned. Runs until killed, or for --games N games.
 
-          --database PATH          the database file (required: it never uses the server's)
-          --migrations DIR         the folder of NNNN_name.sql files (default: Migrations)
+          --database-path PATH     the database file (required: it never uses the server's)
+          --migrations-path DIR    the folder of NNNN_name.sql files (default: RETRORAPID_MIGRATIONS_PATH,
+                                   the env file, or looked up as serve does)
           --players N              players to create and play as (default: 3)
           --games N                stop after N games (default: 0, run until killed)
           --synchronous MODE       full (default, the server's setting) or normal
+          (--database and --migrations are older names for the first two, still accepted)
         """
 
     static func run(arguments: [String]) throws -> Int32 {
         let parsed = try OperatorDatabase.reportingRefusals {
-            try ParsedArguments(arguments, valueOptions: ["database", "migrations", "players", "games", "synchronous"])
+            try ParsedArguments(arguments, valueOptions: ["database-path", "migrations-path", "players", "games", "synchronous"],
+                                aliases: OperatorDatabase.aliases)
         }
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
-        guard let path = parsed.value("database"), !path.isEmpty else {
-            throw UsageError("crash-writer needs --database PATH (it never writes to the server's database by default)")
+        guard let path = parsed.value("database-path"), !path.isEmpty else {
+            throw UsageError("crash-writer needs --database-path PATH (it never writes to the server's database by default)")
         }
         let (playerCount, gameLimit, synchronous) = try OperatorDatabase.reportingRefusals {
             (try parsed.int("players", default: 3, range: 1...1000),
              try parsed.int("games", default: 0, range: 0...100_000_000),
              try parsed.string("synchronous", default: "full", allowed: ["full", "normal"]))
         }
-        let connection = try StorageFactory.open(path: path, migrationsPath: parsed.value("migrations") ?? "Migrations",
+        let migrationsPath = try OperatorDatabase.migrationsFolder(parsed)
+        let connection = try StorageFactory.open(path: path, migrationsPath: migrationsPath,
                                                  ifMissing: .create, durability: synchronous == "full" ? .everyCommit : .lastCommitsMayBeLost)
         try connection.migrate()
         let storage = connection.repositories(RepositorySettings())

@@ -1,43 +1,34 @@
 import Foundation
 import RetroRapidStorage
+import RetroRapidSupport
 
-/// `retrorapid migrate`: brings the database up to `Migrations/`, or shows where it stands.
+/// `retrorapid migrate`: brings the database up to its migrations, or shows where it stands.
 /// The work is the storage backend's (`StorageFactory`; SQLite's `Migrator`); this only parses arguments and prints.
 enum MigrateCommand: Command {
     static let name = "migrate"
     static let summary = "apply database migrations, or show their status"
     static let usage = """
-        usage: retrorapid migrate [--database PATH] [--migrations DIR] [--status]
+        usage: retrorapid migrate [--database-path PATH] [--migrations-path DIR] [--status]
 
         Applies every pending migration of DIR to the SQLite database at PATH, in order, each in
         its own transaction. Refuses to run, changing nothing, when an applied migration's file
-        was edited or is missing.
+        was edited or is missing. Creates the database file when it does not exist.
 
-        options:
-          --database PATH    the database file (default: data/retrorapid.sqlite; created if missing)
-          --migrations DIR   the folder of NNNN_name.sql files (default: Migrations)
-          --status           list applied and pending migrations; apply nothing
+          --status               list applied and pending migrations; apply nothing
+        \(OperatorDatabase.optionsUsage)
         """
 
     static func run(arguments: [String]) throws -> Int32 {
-        var databasePath = "data/retrorapid.sqlite"
-        var migrationsPath = "Migrations"
-        var statusOnly = false
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            switch argument {
-            case "--database":
-                guard let value = remaining.popFirst() else { throw UsageError("--database needs a PATH") }
-                databasePath = value
-            case "--migrations":
-                guard let value = remaining.popFirst() else { throw UsageError("--migrations needs a DIR") }
-                migrationsPath = value
-            case "--status":
-                statusOnly = true
-            default:
-                throw UsageError("unknown argument '\(argument)'")
-            }
+        let parsed = try OperatorDatabase.reportingRefusals {
+            try ParsedArguments(arguments, booleanFlags: ["status"], valueOptions: OperatorDatabase.valueOptions,
+                                aliases: OperatorDatabase.aliases)
         }
+        if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        let database = try OperatorDatabase(parsed)
+        guard database.migrations.found != nil else { throw OperatorFailure(database.migrations.missingMessage) }
+        let databasePath = database.path
+        let migrationsPath = database.migrationsPath
+        let statusOnly = parsed.flag("status")
         if statusOnly {
             // Asking for the status must not create an empty database file.
             guard FileManager.default.fileExists(atPath: databasePath) else {

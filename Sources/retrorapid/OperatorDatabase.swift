@@ -3,30 +3,38 @@ import RetroRapidDomain
 import RetroRapidStorage
 import RetroRapidSupport
 
-/// The database an operator command (`codes`, `players`, `orders`, `backup`, `verify`) works on.
+/// The database an operator command (`migrate`, `codes`, `players`, `orders`, `games`,
+/// `backup`, `verify`, `seed-players`) works on.
 ///
 /// It is the server's database: the path and the migrations folder come from the same sources
 /// as `retrorapid serve` (built-in defaults < the env file < `RETRORAPID_DATABASE_PATH` and
-/// `RETRORAPID_MIGRATIONS_PATH`), and then `--database` / `--migrations` on the command line win.
-/// So on a deployed machine `retrorapid codes list` reads what the running server uses.
+/// `RETRORAPID_MIGRATIONS_PATH`), and then `--database-path` / `--migrations-path` on the
+/// command line win, under the same names as serve's. An unset migrations folder is looked up
+/// as serve looks it up (`InstalledFileLocator`). So on a deployed machine
+/// `retrorapid codes list` reads what the running server uses.
 ///
 /// The CLI opens a connection of its own while the server runs: WAL lets it read alongside the
 /// server, and its writes wait for the server's (the busy timeout), each in its own short
 /// IMMEDIATE transaction, exactly like the server's.
 struct OperatorDatabase {
     /// The options every operator command accepts; add them to the command's own.
-    static let valueOptions: Set<String> = ["database", "migrations"]
+    static let valueOptions: Set<String> = ["database-path", "migrations-path"]
+    /// The names these options had before they took serve's, still accepted so no script breaks.
+    static let aliases = ["database": "database-path", "migrations": "migrations-path"]
 
     /// Their lines for a command's usage text.
     static let optionsUsage = """
-          --database PATH    the database file (default: the server's setting: RETRORAPID_DATABASE_PATH,
-                             the env file, or data/retrorapid.sqlite; see 'retrorapid help serve')
-          --migrations DIR   the folder of NNNN_name.sql files (default: RETRORAPID_MIGRATIONS_PATH,
-                             the env file, or Migrations)
+          --database-path PATH   the database file (default: the server's setting: RETRORAPID_DATABASE_PATH,
+                                 the env file, or data/retrorapid.sqlite; see 'retrorapid help serve')
+          --migrations-path DIR  the folder of NNNN_name.sql files (default: RETRORAPID_MIGRATIONS_PATH,
+                                 the env file, or looked up as serve does)
+          (--database and --migrations are older names for these two, still accepted)
         """
 
     /// The server's settings as they stand for this process (daily plays, price, paths).
     let configuration: ServerConfiguration
+    /// Where the migrations folder was found, or every place it was looked for.
+    let migrations: InstalledFileLocation
 
     var path: String { configuration.databasePath }
     var migrationsPath: String { configuration.migrationsPath }
@@ -34,21 +42,29 @@ struct OperatorDatabase {
     /// Resolves the database and migrations paths. A bad env file or variable is a usage error,
     /// as it is for `serve`, so it is fixed before anything is opened.
     init(_ parsed: ParsedArguments) throws {
-        var configuration: ServerConfiguration
+        let located = try Self.load(parsed, keys: Self.valueOptions.sorted())
+        configuration = located.configuration
+        migrations = located.location(of: .migrations)
+    }
+
+    /// The server's configuration with the command's own `--database-path` / `--migrations-path`
+    /// (those of `keys` it declares) laid over it as flags, the last and winning source.
+    static func load(_ parsed: ParsedArguments, keys: [String]) throws -> LocatedConfiguration {
+        let flags = keys.flatMap { key in parsed.value(key).map { ["--\(key)", $0] } ?? [] }
         do {
-            configuration = try ServerConfiguration.loadFromProcess(arguments: [])
+            return try ServerConfiguration.loadFromProcess(arguments: flags)
         } catch let error as ConfigurationError {
             throw UsageError("configuration: \(error)")
         }
-        if let path = parsed.value("database") {
-            guard !path.isEmpty else { throw UsageError("--database needs a PATH") }
-            configuration.databasePath = path
-        }
-        if let path = parsed.value("migrations") {
-            guard !path.isEmpty else { throw UsageError("--migrations needs a DIR") }
-            configuration.migrationsPath = path
-        }
-        self.configuration = configuration
+    }
+
+    /// The migrations folder for a command that opens a database of its own (`crash-writer`,
+    /// `bench-storage`): `--migrations-path`, else the server's setting, else looked up;
+    /// refused, naming where it looked, when it is not there.
+    static func migrationsFolder(_ parsed: ParsedArguments) throws -> String {
+        let location = try load(parsed, keys: ["migrations-path"]).location(of: .migrations)
+        guard location.found != nil else { throw OperatorFailure(location.missingMessage) }
+        return location.path
     }
 
     /// Opens the database and applies pending migrations (as the server does at start), so a
@@ -58,6 +74,7 @@ struct OperatorDatabase {
     /// setting, which an empty new database would hide. `retrorapid migrate` (or `serve`)
     /// creates the database on a fresh install.
     func open(durability: StorageFactory.Durability = .everyCommit) throws -> StorageRepositories {
+        guard migrations.found != nil else { throw OperatorFailure(migrations.missingMessage) }
         let connection = try openWithoutMigrating(durability: durability)
         for applied in try connection.migrate() {
             OperatorOutput.note("applied migration \(applied.identifier) to \(path)")
@@ -71,7 +88,7 @@ struct OperatorDatabase {
         do {
             return try StorageFactory.open(configuration, ifMissing: .refuse, durability: durability)
         } catch StorageFactoryError.missing {
-            throw OperatorFailure("no database at \(path). Pass --database PATH or set RETRORAPID_DATABASE_PATH; on a fresh install 'retrorapid migrate --database PATH' creates it.")
+            throw OperatorFailure("no database at \(path). Pass --database-path PATH or set RETRORAPID_DATABASE_PATH; on a fresh install 'retrorapid migrate --database-path PATH' creates it.")
         }
     }
 

@@ -23,16 +23,29 @@ enum RetroRapidMain {
         ]
     }
 
+    /// What asks for help wherever it is typed: `retrorapid migrate --help`, `codes create -h`.
+    static let helpOptions: Set<String> = ["-h", "--help"]
+
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
-        guard let name = arguments.first, !["help", "-h", "--help"].contains(name) else {
-            printHelp(for: arguments.dropFirst().first)
+        guard let name = arguments.first, name != "help", !helpOptions.contains(name) else {
+            let topic = arguments.dropFirst().first
+            if let topic, topic != "help", !helpOptions.contains(topic), !commands.contains(where: { $0.name == topic }) {
+                printError("unknown command '\(topic)'. Run 'retrorapid help' for the list.")
+                exit(64)
+            }
+            printHelp(for: topic)
             exit(arguments.isEmpty ? 64 : 0)
         }
         arguments.removeFirst()
         guard let command = commands.first(where: { $0.name == name }) else {
             printError("unknown command '\(name)'. Run 'retrorapid help' for the list.")
             exit(64)
+        }
+        if wantsHelp(arguments) {
+            // Before anything is parsed or opened, so asking how to use a command never runs it.
+            print(command.usage)
+            exit(0)
         }
         do {
             exit(try command.run(arguments: arguments))
@@ -43,6 +56,13 @@ enum RetroRapidMain {
             printError("\(error)")
             exit(1)
         }
+    }
+
+    /// `-h` or `--help` anywhere before a `--` (after it every word is data). No option takes
+    /// either as its value: the parser never takes a word starting with `--` as one, and a
+    /// value of `-h` would be a mistake worth the usage text.
+    static func wantsHelp(_ arguments: [String]) -> Bool {
+        arguments.prefix { $0 != "--" }.contains { helpOptions.contains($0) }
     }
 
     static func printHelp(for name: String?) {

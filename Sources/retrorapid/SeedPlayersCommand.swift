@@ -9,7 +9,7 @@ enum SeedPlayersCommand: Command {
     static let name = "seed-players"
     static let summary = "create players with unlimited play for load tests; write their tokens"
     static let usage = """
-        usage: retrorapid seed-players --count N --tokens-file FILE [--database PATH] [--migrations DIR]
+        usage: retrorapid seed-players --count N --tokens-file FILE [--database-path PATH] [--migrations-path DIR]
 
           --count N           players to create (1 to 100000), each with one device and
                               unlimited play (so a load test never runs out of plays)
@@ -23,7 +23,7 @@ enum SeedPlayersCommand: Command {
 
     static func run(arguments: [String]) throws -> Int32 {
         let parsed = try OperatorDatabase.reportingRefusals {
-            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions.union(["count", "tokens-file"]))
+            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions.union(["count", "tokens-file"]), aliases: OperatorDatabase.aliases)
         }
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
         let count: Int

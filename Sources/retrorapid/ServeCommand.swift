@@ -20,13 +20,26 @@ enum ServeCommand: Command {
     }
 
     static func run(arguments: [String]) throws -> Int32 {
-        let configuration: ServerConfiguration
+        let located: LocatedConfiguration
         do {
-            configuration = try ServerConfiguration.loadFromProcess(arguments: arguments)
+            located = try ServerConfiguration.loadFromProcess(arguments: arguments)
         } catch let error as ConfigurationError {
             throw UsageError(error.description)
         }
+        let configuration = located.configuration
         let logger = Logger(label: "retrorapid.serve", logLevel: configuration.logLevel, format: configuration.logFormat)
+        // Before anything is opened: a server without its client or its schema must not start.
+        try located.require(InstalledFile.allCases.filter(\.isRequired))
+        // Which copy of each file this run uses, so a surprise (an old checkout's Web/ picked
+        // up from the working directory) shows in the first lines of the log.
+        for location in located.files {
+            if let found = location.found {
+                logger.info("using \(location.file.title) \(found)",
+                            metadata: ["file": location.file.settingKey, "file.path": location.path])
+            } else {
+                logger.info("optional: \(location.missingMessage)", metadata: ["file": location.file.settingKey])
+            }
+        }
 
         // Before the server starts, so a signal that comes early is not lost (or fatal):
         // the default actions are turned off and the signals arrive as dispatch events instead.

@@ -9,7 +9,7 @@ enum VerifyCommand: Command {
     static let name = "verify"
     static let summary = "re-simulate every stored game and list scores that do not match"
     static let usage = """
-        usage: retrorapid verify [--database PATH] [--migrations DIR]
+        usage: retrorapid verify [--database-path PATH] [--migrations-path DIR]
 
         Replays every stored game from its seed, level, rules version and input log, and
         lists each game whose stored score or steps differ from the replay's, whose end
@@ -28,7 +28,7 @@ enum VerifyCommand: Command {
 
     static func run(arguments: [String]) throws -> Int32 {
         let parsed = try OperatorDatabase.reportingRefusals {
-            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions)
+            try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions, aliases: OperatorDatabase.aliases)
         }
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
         let storage = try OperatorDatabase(parsed).open()

@@ -137,3 +137,34 @@ import RetroRapidSupport
         #expect(ArgumentError.repeated("seeds").description == "--seeds was given more than once")
     }
 }
+
+/// Older option names kept working (`--database` for `--database-path`), read under the new name.
+@Suite struct ArgumentAliasTests {
+    static let options: Set<String> = ["database-path", "migrations-path"]
+    static let aliases = ["database": "database-path", "migrations": "migrations-path"]
+
+    @Test func anOldNameFillsTheOptionItNowSpells() throws {
+        let old = try ParsedArguments(["--database", "a.sqlite", "--migrations=M"], valueOptions: Self.options, aliases: Self.aliases)
+        let new = try ParsedArguments(["--database-path", "a.sqlite", "--migrations-path=M"], valueOptions: Self.options, aliases: Self.aliases)
+        #expect(old.value("database-path") == "a.sqlite" && old.value("migrations-path") == "M")
+        #expect(new.value("database-path") == "a.sqlite" && new.value("migrations-path") == "M")
+    }
+
+    @Test func theOldAndNewNameTogetherAreOneOptionGivenTwice() {
+        #expect(throws: ArgumentError.repeated("database-path")) {
+            try ParsedArguments(["--database-path", "a", "--database", "b"], valueOptions: Self.options, aliases: Self.aliases)
+        }
+    }
+
+    @Test func aMissingValueIsReportedUnderTheNameTyped() {
+        #expect(throws: ArgumentError.missingValue("database")) {
+            try ParsedArguments(["--database"], valueOptions: Self.options, aliases: Self.aliases)
+        }
+    }
+
+    @Test func withoutTheAliasTheOldNameIsUnknown() {
+        #expect(throws: ArgumentError.unknownOption("database")) {
+            try ParsedArguments(["--database", "a"], valueOptions: Self.options)
+        }
+    }
+}

@@ -279,6 +279,7 @@ class Image:
 def image(tmp_path_factory):
     """The runtime stage made in a fresh copy of the cached root; /proc mounted while the
     module's tests run, unmounted and the copy removed afterwards, pass or fail."""
+    assert os.geteuid() == 0, "the container test needs root: debootstrap, chroot and mount"
     every = stages()
     build, runtime = every["build"], every["runtime"]
     with open("/etc/os-release") as release_file:
@@ -428,6 +429,13 @@ def test_the_image_serves_a_whole_game_as_its_user_and_keeps_it_in_the_volume(im
         over = play_to_score(server, token, "cruise", 5)
         assert over["saved"] is True and over["score"] >= 5, over
 
+        # An operator command as `docker exec CONTAINER retrorapid ...` runs it: the image's
+        # user and environment, so it finds the live database with no flag.
+        backup = volume / "backup.sqlite"
+        copied = subprocess.run(chroot_command(image, "retrorapid", "backup", "/" + str(backup.relative_to(image.root))),
+                                env=env, capture_output=True, text=True, timeout=60)
+        assert copied.returncode == 0, copied.stdout + copied.stderr
+
         process.send_signal(getattr(signal, image.runtime.one("STOPSIGNAL")))
         assert process.wait(timeout=30) == 0, server.log()
     finally:
@@ -444,6 +452,7 @@ def test_the_image_serves_a_whole_game_as_its_user_and_keeps_it_in_the_volume(im
     uid, gid = (int(part) for part in image.user.split(":"))
     assert database.parent == volume
     assert (database.stat().st_uid, database.stat().st_gid) == (uid, gid)
-    with sqlite3.connect(database) as connection:
-        stored = connection.execute("SELECT level, score FROM games WHERE public_id = ?", (over["gameId"],)).fetchall()
-    assert stored == [("cruise", over["score"])]
+    for copy in (database, backup):
+        with sqlite3.connect(copy) as connection:
+            stored = connection.execute("SELECT level, score FROM games WHERE public_id = ?", (over["gameId"],)).fetchall()
+        assert stored == [("cruise", over["score"])], copy

@@ -14,7 +14,7 @@ CLIENT_TEST_PACKAGES = chromium chromium-driver fonts-dseg fonts-inter
 # container test (Tests/python/test_deploy_container.py) makes the image's runtime stage with
 # debootstrap and reads the binary with objdump (binutils); it builds the binary with the static
 # Swift standard library itself, which links FoundationNetworking against -lcurl
-# (libcurl4-openssl-dev). About 2.5 minutes from nothing here, 16 s once cached.
+# (libcurl4-openssl-dev). About 2.5 minutes from nothing here, under 30 s once cached.
 DEPLOY_TEST_PACKAGES = nginx openssl curl systemd prometheus debootstrap binutils libcurl4-openssl-dev
 
 .PHONY: all deps build run test test-sanitizers fuzz fuzz-merge bench bench-capacity sim clean python-test-deps

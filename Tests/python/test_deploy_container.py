@@ -94,7 +94,8 @@ def copied_from_build(rest):
     words = shlex.split(rest)
     options = [word for word in words if word.startswith("--")]
     paths = [word for word in words if not word.startswith("--")]
-    assert options == ["--from=build"] and len(paths) == 2, f"COPY {rest!r}: write COPY --from=build SOURCE DEST"
+    assert options == ["--from=build"] and len(paths) == 2 and not paths[1].endswith("/"), \
+        f"COPY {rest!r}: write COPY --from=build SOURCE DEST, DEST the full path"
     return paths[0], paths[1]
 
 
@@ -323,6 +324,9 @@ def image(tmp_path_factory):
                     env.update(env_pairs(rest))
                 elif keyword == "USER":
                     user = rest
+                else:  # what only the engine acts on; anything else the test cannot make
+                    assert keyword in {"ARG", "VOLUME", "EXPOSE", "HEALTHCHECK", "STOPSIGNAL", "ENTRYPOINT", "CMD", "LABEL"}, \
+                        f"the runtime stage's {keyword} is not rebuilt by this test: teach it, or write it another way"
             yield Image(root, runtime, base_packages, binary, env, user, workdir)
     finally:
         remove_root(root)

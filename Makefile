@@ -10,8 +10,12 @@ VENV = .build/venv
 CLIENT_TEST_PACKAGES = chromium chromium-driver fonts-dseg fonts-inter
 # The deploy tests run Debian's nginx (with a self-signed certificate from openssl, HTTP/2 seen
 # by curl), systemd-analyze on the units in Deploy/ (nothing is started by systemd) and
-# promtool on the alert rules (the Prometheus server is installed, never started).
-DEPLOY_TEST_PACKAGES = nginx openssl curl systemd prometheus
+# promtool on the alert rules (the Prometheus server is installed, never started). The
+# container test (Tests/python/test_deploy_container.py) makes the image's runtime stage with
+# debootstrap and reads the binary with objdump (binutils); it builds the binary with the static
+# Swift standard library itself, which links FoundationNetworking against -lcurl
+# (libcurl4-openssl-dev). About 2.5 minutes from nothing here, under 30 s once cached.
+DEPLOY_TEST_PACKAGES = nginx openssl curl systemd prometheus debootstrap binutils libcurl4-openssl-dev
 
 .PHONY: all deps build run test test-sanitizers fuzz fuzz-merge bench bench-capacity sim clean python-test-deps
 

@@ -19,6 +19,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     // MARK: - Tokens
 
+    // Stays here: what the token_hash column and the files on disk hold.
     @Test func tokenIs43URLSafeCharactersAndOnlyItsHashIsStored() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
@@ -45,6 +46,7 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
         }
     }
 
+    // Stays here (as the two below): a DeviceToken value test that touches no storage.
     @Test func tokensAreDistinctAndParseBackToThemselves() throws {
         var seen = Set<String>()
         for _ in 0..<1000 {
@@ -83,46 +85,22 @@ fileprivate let playerTestsBase64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZab
 
     // MARK: - Creating and signing in
 
-    @Test func createdPlayerAuthenticatesWithItsTokenAndLastSeenMoves() throws {
+    // Stays here: the stored text of created_at (whole seconds, UTC); the rest of signing in is
+    // in Tests/RetroRapidStorageTests/PlayerRepositoryContractTests.swift.
+    @Test func createdAtIsStoredInWholeSecondsAsUTCText() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = SQLitePlayerRepository(database: db)
-            let (player, token) = try players.createPlayer(displayName: " Ada ", deviceLabel: "Laptop", now: t0.addingTimeInterval(0.75))
-            #expect(player.displayName == "Ada")
-            #expect(player.createdAt == t0)
+            _ = try SQLitePlayerRepository(database: db).createPlayer(displayName: " Ada ", deviceLabel: "Laptop", now: t0.addingTimeInterval(0.75))
             #expect(try db.column("SELECT created_at FROM players") == [.text("2026-01-15T10:00:00Z")])
-
-            let signedIn = try players.authenticate(token: token, now: t0.addingTimeInterval(390))
-            #expect(signedIn.player == player)
-            let devices = try players.devices(playerID: player.id, currentDeviceID: signedIn.deviceID)
-            #expect(devices.map(\.id) == [signedIn.deviceID])
-            #expect(devices.first?.lastSeenAt == t0.addingTimeInterval(390))
-            #expect(devices.first?.createdAt == t0)
-            #expect(devices.first?.label == "Laptop")
-            #expect(devices.first?.isCurrent == true)
-            #expect(devices.first?.isRevoked == false)
         }
     }
 
-    @Test func refusedNameOrLabelCreatesNothing() throws {
+    // Stays here: the stored text of a device label, exactly as given.
+    @Test func aLabelIsStoredAsGiven() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = SQLitePlayerRepository(database: db)
-            let before = try db.dump()
-            let badName = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob\u{202E}", deviceLabel: "Laptop", now: t0) }
-            #expect(badName?.code == .invalid)
-            #expect(badName?.field == "displayName")
-            let badLabel = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob", deviceLabel: "Lap\ttop", now: t0) }
-            #expect(badLabel?.field == "deviceLabel")
-            let longLabel = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob", deviceLabel: String(repeating: "x", count: 65), now: t0) }
-            #expect(longLabel?.field == "deviceLabel")
-            #expect(try db.dump() == before)
-            // A label may hold any visible text, emoji included: only its player sees it.
-            _ = try players.createPlayer(displayName: "Bob", deviceLabel: "📱 Phone (Zoë's)", now: t0)
+            _ = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Bob", deviceLabel: "📱 Phone (Zoë's)", now: t0)
             #expect(try db.column("SELECT label FROM devices") == [.text("📱 Phone (Zoë's)")])
         }
     }
-
-    // MARK: - Devices
-
 }

@@ -152,4 +152,52 @@ import Testing
             #expect(try store.dump() == before)
         }
     }
+
+    @Test(arguments: StorageBackends.all) func codesAreNormalisedIgnoringCaseDashesAndSpaces(_ backend: BackendUnderTest) throws {
+        #expect(try PromoCode.normalise("arctic-conf") == "ARCTICCONF")
+        #expect(try PromoCode.normalise(" ArcticConf ") == "ARCTICCONF")
+        #expect(try PromoCode.normalise("arctic – conf\u{00A0}") == "ARCTICCONF")  // en dash, no-break space
+        #expect(try PromoCode.normalise("ab-12") == "AB12")
+        #expect(try PromoCode.normalise(String(repeating: "a", count: 32)) == String(repeating: "A", count: 32))
+        for malformed in ["abc", "a-b-c", "", String(repeating: "a", count: 33), "ARCTIC_CONF", "ÄRCTIC", "straße", "CODE!", "ＡＢＣＤ"] {
+            let error = #expect(throws: StoreError.self, "\(malformed)") { try PromoCode.normalise(malformed) }
+            #expect(error?.code == .invalid)
+            #expect(error?.field == "code")
+        }
+
+        try withStore(backend) { store in
+            let codes = store.repositories().codes
+            let created = try codes.create(code: "arctic-conf", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
+            #expect(created.code == "ARCTICCONF")
+            #expect(try codes.list().map(\.code) == ["ARCTICCONF"])
+            #expect(try codes.code(" Arctic-Conf ").code == "ARCTICCONF")
+            let player = try store.addPlayer("p1")
+            #expect(try codes.redeem(code: "arcticconf", playerID: player, now: utc("2026-01-02T00:00:00Z")).code == "ARCTICCONF")
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func aRepeatByTheSamePlayerReturnsTheSameRedemptionAndCountsOnce(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let codes = store.repositories().codes
+            try createArcticConf(codes, maxRedemptions: 2)
+            let player = try store.addPlayer("p1")
+
+            let first = try codes.redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-01-10T10:00:00Z"))
+            #expect(first == Redemption(
+                code: "ARCTICCONF", kind: .discount(Money(minorUnits: 99, currency: "GBP")), playerID: player,
+                redeemedAt: utc("2026-01-10T10:00:00Z"), expiresAt: utc("2026-02-28T23:59:59Z")
+            ))
+            let afterFirst = try store.dump()
+            let second = try codes.redeem(code: "arctic-conf", playerID: player, now: utc("2026-01-11T10:00:00Z"))
+            #expect(second == first)
+            #expect(try store.dump() == afterFirst)
+            #expect(try codes.code("ARCTICCONF").redemptions == 1)
+            #expect(try codes.redemptions(playerID: player).count == 1)
+
+            // Still the same result after the code expired or was withdrawn: the player did redeem it.
+            try codes.disable(code: "ARCTICCONF", now: utc("2026-01-12T00:00:00Z"))
+            #expect(try codes.redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-03-05T00:00:00Z")) == first)
+            #expect(try codes.redemptions(playerID: player) == [first])
+        }
+    }
 }

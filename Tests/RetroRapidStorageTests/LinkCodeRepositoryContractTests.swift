@@ -136,4 +136,50 @@ import Testing
             #expect(try store.dump() == before)
         }
     }
+
+    @Test(arguments: StorageBackends.all) func codeLooksRightAndClaimGivesANewDeviceOfTheSamePlayer(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let repositories = store.repositories()
+            let players = repositories.players
+            let codes = repositories.linkCodes
+            let ada = try signedInPlayer(repositories)
+
+            let issued = try codes.createCode(for: ada.device, now: at(0.5))
+            #expect(issued.code.wholeMatch(of: /[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}/) != nil)
+            #expect(issued.expiresAt == at(600))
+
+            let (player, token) = try codes.claim(code: issued.code, deviceLabel: "Phone", now: at(30))
+            #expect(player == ada.device.player)
+            #expect(token != ada.token)
+            #expect(token.count == 43)
+            let phone = try players.authenticate(token: token, now: at(31))
+            #expect(phone.player == ada.device.player)
+            #expect(phone.deviceID != ada.device.deviceID)
+            #expect(try players.devices(playerID: player.id).map(\.label) == ["Laptop", "Phone"])
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func codesAreForgottenADayAfterTheyExpire(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let repositories = store.repositories()
+            let codes = repositories.linkCodes
+            let ada = try signedInPlayer(repositories)
+            let bob = try signedInPlayer(repositories, name: "Bob")
+            let old = try codes.createCode(for: ada.device, now: t0)
+            let bobs = try codes.createCode(for: bob.device, now: t0)
+            let kept = try codes.createCode(for: ada.device, now: at(60))
+
+            // Ada's first code expired at t0 + 10 min; a day later it goes when she creates one.
+            // Expired but remembered is "expired"; forgotten is "not found".
+            let fresh = try codes.createCode(for: ada.device, now: at(600 + 86_400 + 1))
+            let later = at(600 + 86_400 + 2)
+            let othersKept = #expect(throws: StoreError.self) { try codes.claim(code: bobs.code, deviceLabel: "", now: later) }
+            #expect(othersKept?.code == .expired)  // only Ada's own old codes go
+            let remembered = #expect(throws: StoreError.self) { try codes.claim(code: kept.code, deviceLabel: "", now: later) }
+            #expect(remembered?.code == .expired)
+            let forgotten = #expect(throws: StoreError.self) { try codes.claim(code: old.code, deviceLabel: "", now: later) }
+            #expect(forgotten?.code == .notFound)
+            #expect(try codes.claim(code: fresh.code, deviceLabel: "Phone", now: later).player == ada.device.player)
+        }
+    }
 }

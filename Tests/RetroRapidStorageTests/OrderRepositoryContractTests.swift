@@ -131,4 +131,85 @@ import Testing
             #expect(try orders.order(publicID: full.publicID) == full)
         }
     }
+
+    @Test(arguments: StorageBackends.all) func theLowestLiveDiscountInTheBaseCurrencyApplies(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let repositories = store.repositories()
+            let orders = repositories.orders
+            let codes = repositories.codes
+            let player = try store.addPlayer("p1")
+            let created = utc("2026-01-01T00:00:00Z")
+            try createArcticConf(codes)
+            try codes.create(code: "HALFPRICE", kind: .discount(Money(minorUnits: 149, currency: "GBP")), now: created)
+            try codes.create(code: "EUROCHEAP", kind: .discount(Money(minorUnits: 10, currency: "EUR")), now: created)
+            try codes.create(code: "DEARER", kind: .discount(Money(minorUnits: 499, currency: "GBP")), now: created)
+            let now = utc("2026-01-10T00:00:00Z")
+            for code in ["DEARER", "HALFPRICE", "EUROCHEAP"] { try codes.redeem(code: code, playerID: player, now: now) }
+            #expect(try orders.priceDue(playerID: player, now: now).amount == Money(minorUnits: 149, currency: "GBP"))
+
+            try codes.redeem(code: "ARCTICCONF", playerID: player, now: now)
+            #expect(try orders.priceDue(playerID: player, now: now).discountCode == "ARCTICCONF")
+
+            // A withdrawn discount no longer applies; the next best one does.
+            try codes.disable(code: "ARCTICCONF", now: now)
+            #expect(try orders.priceDue(playerID: player, now: now).discountCode == "HALFPRICE")
+            // After March only the codes with no expiry are left.
+            #expect(try orders.priceDue(playerID: player, now: utc("2026-03-01T00:00:00Z")).amount == Money(minorUnits: 149, currency: "GBP"))
+
+            // A base price in euros uses the euro discount.
+            let euroOrders = store.repositories(RepositorySettings(basePrice: Money(minorUnits: 349, currency: "EUR"))).orders
+            #expect(try euroOrders.priceDue(playerID: player, now: now) == PriceDue(
+                amount: Money(minorUnits: 10, currency: "EUR"), base: Money(minorUnits: 349, currency: "EUR"),
+                discountCode: "EUROCHEAP", discountExpiresAt: nil
+            ))
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func anOrderIsCreatedAtThePriceDueAndPaidOnce(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let repositories = store.repositories()
+            let orders = repositories.orders
+            let entitlements = repositories.entitlements
+            let player = try store.addPlayer("p1")
+            try createArcticConf(repositories.codes)
+            try repositories.codes.redeem(code: "ARCTICCONF", playerID: player, now: utc("2026-02-20T00:00:00Z"))
+            let gbp99 = Money(minorUnits: 99, currency: "GBP")
+
+            let order = try orders.createOrder(playerID: player, now: utc("2026-02-28T23:00:00Z"))
+            #expect(order.publicID.hasPrefix("ord_") && order.publicID.count == 28)
+            #expect(order.amount == gbp99 && order.discountCode == "ARCTICCONF")
+            #expect(order.status == .pending && order.paidAt == nil && order.providerEventID == nil)
+            #expect(order.playerID == player)
+            #expect(order.createdAt == utc("2026-02-28T23:00:00Z"))
+            #expect(try orders.order(publicID: order.publicID, playerID: player) == order)
+
+            // A second request before paying (a reload) gets the same order back, and only it is stored.
+            let afterCreating = try store.dump()
+            #expect(try orders.createOrder(playerID: player, now: utc("2026-02-28T23:05:00Z")) == order)
+            #expect(try orders.orders(playerID: player) == [order])
+            #expect(try store.dump() == afterCreating)
+
+            // Paid after the discount expired: the order keeps the price it was made at.
+            let paidAt = utc("2026-03-01T00:10:00Z")
+            let paid = try orders.markPaid(orderID: order.publicID, providerEventID: "evt_1", now: paidAt)
+            #expect(paid.status == .paid && paid.paidAt == paidAt && paid.providerEventID == "evt_1")
+            #expect(paid.amount == gbp99)
+            #expect(try entitlements.unlimited(playerID: player) == UnlimitedEntitlement(
+                playerID: player, source: .order, reference: order.publicID, grantedAt: paidAt
+            ))
+            #expect(try repositories.quota.status(playerID: player, now: paidAt).unlimited)
+
+            // Paying again, even with another event, changes nothing.
+            let afterPaying = try store.dump()
+            let again = try orders.markPaid(orderID: order.publicID, providerEventID: "evt_2", now: utc("2026-03-02T00:00:00Z"))
+            #expect(again == paid)
+            #expect(try store.dump() == afterPaying)
+
+            // Nothing left to buy.
+            let conflict = #expect(throws: StoreError.self) { try orders.createOrder(playerID: player, now: utc("2026-03-02T00:00:00Z")) }
+            #expect(conflict?.code == .conflict)
+            #expect(try store.dump() == afterPaying)
+            #expect(try orders.orders(playerID: player) == [paid])
+        }
+    }
 }

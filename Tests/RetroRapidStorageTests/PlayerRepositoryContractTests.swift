@@ -166,4 +166,52 @@ import Testing
             #expect(locked?.code == .unauthorized)
         }
     }
+
+    @Test(arguments: StorageBackends.all) func tokenIs43URLSafeCharactersOf32Bytes(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let players = store.repositories().players
+            let (_, token) = try players.createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
+            #expect(token.count == 43)
+            #expect(token.allSatisfy { Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_").contains($0) })
+            #expect(DeviceToken(parsing: token) != nil)  // 32 bytes in their canonical spelling
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func createdPlayerAuthenticatesWithItsTokenAndLastSeenMoves(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let players = store.repositories().players
+            let (player, token) = try players.createPlayer(displayName: " Ada ", deviceLabel: "Laptop", now: t0.addingTimeInterval(0.75))
+            #expect(player.displayName == "Ada")
+            #expect(player.createdAt == t0)
+            #expect(try players.player(id: player.id).createdAt == t0)
+
+            let signedIn = try players.authenticate(token: token, now: t0.addingTimeInterval(390))
+            #expect(signedIn.player == player)
+            let devices = try players.devices(playerID: player.id, currentDeviceID: signedIn.deviceID)
+            #expect(devices.map(\.id) == [signedIn.deviceID])
+            #expect(devices.first?.lastSeenAt == t0.addingTimeInterval(390))
+            #expect(devices.first?.createdAt == t0)
+            #expect(devices.first?.label == "Laptop")
+            #expect(devices.first?.isCurrent == true)
+            #expect(devices.first?.isRevoked == false)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func refusedNameOrLabelCreatesNothing(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let players = store.repositories().players
+            let before = try store.dump()
+            let badName = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob\u{202E}", deviceLabel: "Laptop", now: t0) }
+            #expect(badName?.code == .invalid)
+            #expect(badName?.field == "displayName")
+            let badLabel = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob", deviceLabel: "Lap\ttop", now: t0) }
+            #expect(badLabel?.field == "deviceLabel")
+            let longLabel = #expect(throws: StoreError.self) { try players.createPlayer(displayName: "Bob", deviceLabel: String(repeating: "x", count: 65), now: t0) }
+            #expect(longLabel?.field == "deviceLabel")
+            #expect(try store.dump() == before)
+            // A label may hold any visible text, emoji included: only its player sees it.
+            let (bob, _) = try players.createPlayer(displayName: "Bob", deviceLabel: "📱 Phone (Zoë's)", now: t0)
+            #expect(try players.devices(playerID: bob.id).map(\.label) == ["📱 Phone (Zoë's)"])
+        }
+    }
 }

@@ -64,4 +64,96 @@ import Testing
             #expect(try store.dump() == before)
         }
     }
+
+    @Test(arguments: StorageBackends.all) func playsCountDownAndResetAtUTCMidnight(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p1")
+            let quota = store.repositories().quota
+
+            let fresh = try quota.status(playerID: player, now: utc("2026-01-15T10:00:00Z"))
+            #expect(fresh.day == "2026-01-15")
+            #expect(fresh.playsUsed == 0 && fresh.playsLeft == 5 && fresh.dailyFreePlays == 5)
+            #expect(!fresh.unlimited && fresh.canPlay)
+            #expect(fresh.resetsAt == utc("2026-01-16T00:00:00Z"))
+
+            let times = ["2026-01-15T00:00:00Z", "2026-01-15T08:00:00Z", "2026-01-15T12:30:00Z", "2026-01-15T20:00:00Z", "2026-01-15T23:59:59Z"]
+            for (index, time) in times.enumerated() {
+                let status = try quota.consumePlay(playerID: player, now: utc(time))
+                #expect(status.playsUsed == index + 1)
+                #expect(status.playsLeft == 4 - index)
+                #expect(status.resetsAt == utc("2026-01-16T00:00:00Z"))
+            }
+            let spent = try quota.status(playerID: player, now: utc("2026-01-15T23:59:59Z"))
+            #expect(spent.playsLeft == 0 && !spent.canPlay)
+
+            // The first second of the next UTC day: a full quota again.
+            let midnight = utc("2026-01-16T00:00:00Z")
+            let reset = try quota.status(playerID: player, now: midnight)
+            #expect(reset.day == "2026-01-16" && reset.playsUsed == 0 && reset.playsLeft == 5)
+            #expect(reset.resetsAt == utc("2026-01-17T00:00:00Z"))
+            #expect(try quota.consumePlay(playerID: player, now: midnight).playsLeft == 4)
+            // Six plays kept in all: five on the first day, one on the second.
+            #expect(try quota.status(playerID: player, now: utc("2026-01-15T12:00:00Z")).playsUsed == 5)
+            #expect(try quota.status(playerID: player, now: midnight).playsUsed == 1)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func theDailyAllowanceIsConfigurable(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p1")
+            let now = utc("2026-01-15T09:00:00Z")
+
+            let two = store.repositories(RepositorySettings(dailyFreePlays: 2)).quota
+            #expect(two.dailyFreePlays == 2)
+            #expect(try two.consumePlay(playerID: player, now: now).playsLeft == 1)
+            #expect(try two.consumePlay(playerID: player, now: now).playsLeft == 0)
+            #expect(throws: QuotaExhaustedError.self) { try two.consumePlay(playerID: player, now: now) }
+
+            let other = try store.addPlayer("p2")
+            let none = store.repositories(RepositorySettings(dailyFreePlays: 0)).quota
+            #expect(try none.status(playerID: other, now: now).canPlay == false)
+            let before = try store.dump()
+            #expect(throws: QuotaExhaustedError.self) { try none.consumePlay(playerID: other, now: now) }
+            // The refusal recorded no play.
+            #expect(try store.dump() == before)
+            #expect(try none.status(playerID: other, now: now).playsUsed == 0)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func unlimitedPlayersConsumeNothing(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p1")
+            let repositories = store.repositories()
+            let quota = repositories.quota
+            let now = utc("2026-01-15T09:00:00Z")
+            for _ in 1...5 { try quota.consumePlay(playerID: player, now: now) }
+            #expect(throws: QuotaExhaustedError.self) { try quota.consumePlay(playerID: player, now: now) }
+
+            try repositories.entitlements.grantUnlimited(playerID: player, source: .operator, reference: "tester", now: now)
+            let before = try store.dump()
+            for _ in 1...20 {
+                let status = try quota.consumePlay(playerID: player, now: now)
+                #expect(status.unlimited && status.canPlay)
+                #expect(status.playsUsed == 5)
+            }
+            // Twenty unlimited plays recorded nothing: still the five free plays.
+            #expect(try store.dump() == before)
+            #expect(try quota.status(playerID: player, now: now).unlimited)
+            #expect(try quota.status(playerID: player, now: now).playsUsed == 5)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func aResumedGameConsumesNoSecondPlayEvenAfterMidnight(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p1")
+            let quota = store.repositories().quota
+            #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: utc("2026-01-15T23:59:00Z")).playsUsed == 1)
+            #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: utc("2026-01-15T23:59:30Z")).playsUsed == 1)
+            #expect(try quota.consumePlay(playerID: player, gameID: "g1", now: utc("2026-01-16T00:00:10Z")).playsUsed == 0)
+            #expect(try quota.consumePlay(playerID: player, gameID: "g2", now: utc("2026-01-16T00:00:20Z")).playsUsed == 1)
+            // Two plays kept in all, one on each day.
+            #expect(try quota.status(playerID: player, now: utc("2026-01-15T12:00:00Z")).playsUsed == 1)
+            #expect(try quota.status(playerID: player, now: utc("2026-01-16T12:00:00Z")).playsUsed == 1)
+        }
+    }
 }

@@ -124,4 +124,151 @@ import Testing
             #expect(result == .written(VersionedSettings(version: 2, settings: expected, updatedAt: now)))
         }
     }
+
+    @Test(arguments: StorageBackends.all) func aPlayerWithNothingStoredGetsTheDefaultsAtVersionZero(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let before = try store.dump()
+            let stored = try store.repositories().settings.settings(playerID: player)
+            #expect(stored.version == 0)
+            #expect(stored.updatedAt == nil)
+            #expect(stored.settings == PlayerSettings())
+            #expect(stored.settings.speedLevel == .cruise)
+            #expect(stored.settings.font == .readable)
+            #expect(stored.settings.controls.keyBindings[.left] == "ArrowLeft")
+            // Reading the defaults stores nothing.
+            #expect(try store.dump() == before)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func everyWriteIncrementsTheVersionAndIsReadBack(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repository = store.repositories().settings
+            var document = PlayerSettings()
+            document.cueVolume = 35
+            document.controls.oneSwitch = true
+            let first = try repository.write(playerID: player, document: document, basedOnVersion: 0, now: now)
+            #expect(first == .written(VersionedSettings(version: 1, settings: document, updatedAt: now)))
+
+            document.theme = .dark
+            let later = now.addingTimeInterval(60)
+            let second = try repository.write(playerID: player, document: document, basedOnVersion: 1, now: later)
+            #expect(second == .written(VersionedSettings(version: 2, settings: document, updatedAt: later)))
+            // Writing the same document again is still a write.
+            let third = try repository.write(playerID: player, document: document, basedOnVersion: 2, now: later)
+            guard case .written(let stored) = third else { Issue.record("expected a write, got \(third)"); return }
+            #expect(stored.version == 3)
+
+            let read = try repository.settings(playerID: player)
+            #expect(read == VersionedSettings(version: 3, settings: document, updatedAt: later))
+            #expect(read.updatedAt == utc("2026-01-15T10:24:45Z"))
+        }
+    }
+
+    /// Each bad field, sent as a whole document and as a patch: refused as invalid, naming
+    /// the field, with the stored document untouched.
+    @Test(arguments: StorageBackends.all, [
+        (#"{"speedLevel":"easy"}"#, "settings.speedLevel"),
+        (#"{"audioCueMode":"beep"}"#, "settings.audioCueMode"),
+        (#"{"laneChangeCue":"loud"}"#, "settings.laneChangeCue"),
+        (#"{"cueVolume":101}"#, "settings.cueVolume"),
+        (#"{"cueVolume":-1}"#, "settings.cueVolume"),
+        (#"{"cueVolume":50.5}"#, "settings.cueVolume"),
+        (#"{"cueVolume":"50"}"#, "settings.cueVolume"),
+        (#"{"effectsVolume":1000}"#, "settings.effectsVolume"),
+        (#"{"mono":1}"#, "settings.mono"),
+        (#"{"haptics":true}"#, "settings.haptics"),
+        (#"{"haptics":{"crash":"yes"}}"#, "settings.haptics.crash"),
+        (#"{"haptics":{"buzz":true}}"#, "settings.haptics.buzz"),
+        (#"{"haptics":{"enabled":null}}"#, "settings.haptics.enabled"),
+        (#"{"announcements":null}"#, "settings.announcements"),
+        (#"{"font":"comic"}"#, "settings.font"),
+        (#"{"theme":"sepia"}"#, "settings.theme"),
+        (#"{"contrast":"low"}"#, "settings.contrast"),
+        (#"{"reduceMotion":"maybe"}"#, "settings.reduceMotion"),
+        (#"{"textSize":99}"#, "settings.textSize"),
+        (#"{"textSize":201}"#, "settings.textSize"),
+        (#"{"language":"fr"}"#, "settings.language"),
+        (#"{"tutorialDone":"true"}"#, "settings.tutorialDone"),
+        (#"{"controls":{"touch":"on"}}"#, "settings.controls.touch"),
+        (#"{"controls":{"inputCooldownMs":501}}"#, "settings.controls.inputCooldownMs"),
+        (#"{"controls":{"scanIntervalMs":499}}"#, "settings.controls.scanIntervalMs"),
+        (#"{"controls":{"scanIntervalMs":5001}}"#, "settings.controls.scanIntervalMs"),
+        (#"{"controls":{"oneSwitch":0}}"#, "settings.controls.oneSwitch"),
+        (#"{"controls":{"switchMode":"auto"}}"#, "settings.controls.switchMode"),
+        (#"{"controls":{"switchMode":true}}"#, "settings.controls.switchMode"),
+        (#"{"controls":{"joystick":true}}"#, "settings.controls.joystick"),
+        (#"{"controls":{"keyBindings":{"jump":"Space"}}}"#, "settings.controls.keyBindings.jump"),
+        (#"{"controls":{"keyBindings":{"pause":"Tab"}}}"#, "settings.controls.keyBindings.pause"),
+        (#"{"controls":{"keyBindings":{"pause":"keyp"}}}"#, "settings.controls.keyBindings.pause"),
+        (#"{"controls":{"keyBindings":{"pause":7}}}"#, "settings.controls.keyBindings.pause"),
+        (#"{"controls":{"keyBindings":{"pause":"ArrowLeft"}}}"#, "settings.controls.keyBindings.pause"),
+        (#"{"controls":{"keyBindings":{"repeatCue":"KeyD"}}}"#, "settings.controls.keyBindings.repeatCue"),
+        (#"{"colour":"red"}"#, "settings.colour"),
+        (#"{"cueVolume":80"#, "settings"),
+        (#"["cueVolume"]"#, "settings"),
+    ])
+    func anInvalidFieldIsRefusedByNameAndChangesNothing(_ backend: BackendUnderTest, _ input: (json: String, field: String)) throws {
+        let (json, field) = input
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repository = store.repositories().settings
+            var stored = PlayerSettings()
+            stored.cueVolume = 42
+            _ = try repository.write(playerID: player, document: stored, basedOnVersion: 0, now: now)
+            let before = try store.dump()
+
+            let whole = #expect(throws: StoreError.self) {
+                try repository.write(playerID: player, json: Data(json.utf8), basedOnVersion: 1, now: now)
+            }
+            #expect(whole?.code == .invalid)
+            #expect(whole?.field == field)
+            #expect(whole?.message.isEmpty == false)
+
+            let patch = #expect(throws: StoreError.self) {
+                try repository.patch(playerID: player, json: Data(json.utf8), basedOnVersion: 1, now: now)
+            }
+            #expect(patch?.code == .invalid)
+            #expect(patch?.field == field)
+
+            #expect(try store.dump() == before)
+            #expect(try repository.settings(playerID: player).version == 1)
+        }
+    }
+
+    /// The typed path validates too: the server may build a document in Swift.
+    @Test(arguments: StorageBackends.all) func anInvalidTypedDocumentIsRefusedByName(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repository = store.repositories().settings
+            var cases: [(PlayerSettings, String)] = []
+            var settings = PlayerSettings()
+            settings.effectsVolume = 101
+            cases.append((settings, "settings.effectsVolume"))
+            settings = PlayerSettings()
+            settings.textSize = 250
+            cases.append((settings, "settings.textSize"))
+            settings = PlayerSettings()
+            settings.controls.inputCooldownMs = -5
+            cases.append((settings, "settings.controls.inputCooldownMs"))
+            settings = PlayerSettings()
+            settings.controls.keyBindings[.announceScore] = nil
+            cases.append((settings, "settings.controls.keyBindings.announceScore"))
+            settings = PlayerSettings()
+            settings.controls.keyBindings[.right] = "ArrowLeft"
+            cases.append((settings, "settings.controls.keyBindings.right"))
+            let before = try store.dump()
+            for (document, field) in cases {
+                let error = #expect(throws: StoreError.self) {
+                    try repository.write(playerID: player, document: document, basedOnVersion: 0, now: now)
+                }
+                #expect(error?.code == .invalid)
+                #expect(error?.field == field)
+            }
+            // No document stored: everything as before, still the defaults at version 0.
+            #expect(try store.dump() == before)
+            #expect(try repository.settings(playerID: player).version == 0)
+        }
+    }
 }

@@ -5,44 +5,10 @@ import RetroRapidRules
 import RetroRapidStorageFixtures
 import Testing
 
-/// Leaderboards per level for today, this ISO week and all time (docs/API.md), filled through
-/// `GameRepository.record` on real database files migrated with the product's `Migrations/`.
+/// Leaderboards where only SQL can check (query plans, the score counts, a deleted player); the
+/// rules are in Tests/RetroRapidStorageTests/LeaderboardRepositoryContractTests.swift.
 @Suite struct SQLiteLeaderboardRepositoryTests {
-    // MARK: Periods
-
-    @Test func periodsSeparateAcrossAUTCMidnightThatIsAlsoAMonday() throws {
-        try withMigratedDatabase(named: "boards.sqlite") { db in
-            let ann = try LeaderboardFixture.addPlayer(db, "ann")
-            let games = SQLiteGameRepository(database: db)
-            let boards = SQLiteLeaderboardRepository(database: db)
-            let sunday = utc("2026-01-18T23:59:30Z")
-            let monday = utc("2026-01-19T00:00:10Z")
-            try games.record(scoredGame(player: ann, score: 10, endedAt: sunday))
-            // Started on Sunday, ended on Monday: it counts for Monday.
-            let late = try games.record(scoredGame(player: ann, score: 5, endedAt: monday, playedSeconds: 90))
-            #expect(late.standings.map(\.periodKey) == ["2026-01-19", "2026-W04", "all"])
-            #expect(late.standings.map(\.isNewBest) == [true, true, false])
-            #expect(late.standings.map(\.personalBest) == [5, 5, 10])
-
-            func scores(_ period: LeaderboardPeriod, _ now: Date) throws -> (String, [Int]) {
-                let page = try boards.top(level: .fast, period: period, now: now)
-                return (page.periodKey, page.entries.map(\.score))
-            }
-            #expect(try scores(.today, sunday) == ("2026-01-18", [10]))
-            #expect(try scores(.today, monday) == ("2026-01-19", [5]))
-            #expect(try scores(.thisWeek, sunday) == ("2026-W03", [10]))
-            #expect(try scores(.thisWeek, monday) == ("2026-W04", [5]))
-            #expect(try scores(.allTime, sunday) == ("all", [10]))
-            #expect(try scores(.allTime, monday) == ("all", [10]))
-            // Tuesday: a new day, still the same week.
-            let tuesday = utc("2026-01-20T08:00:00Z")
-            #expect(try scores(.today, tuesday) == ("2026-01-20", []))
-            #expect(try scores(.thisWeek, tuesday) == ("2026-W04", [5]))
-            // Other levels are other boards.
-            #expect(try boards.top(level: .rapid, period: .allTime, now: monday).entries.isEmpty)
-        }
-    }
-
+    // Stays here: a LeaderboardPeriod value test that touches no storage.
     @Test func periodKeysMatchFoundationsISOCalendar() {
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = TimeZone(identifier: "UTC")!
@@ -67,188 +33,7 @@ import Testing
         }
     }
 
-    // MARK: Order
-
-    @Test func tiesGoToTheEarlierAchievementThenTheLowerPlayerID() throws {
-        try withMigratedDatabase(named: "boards.sqlite") { db in
-            // Ids in order of creation: ann 1, bob 2, cat 3, dan 4.
-            let ids = try ["ann", "bob", "cat", "dan"].map { try LeaderboardFixture.addPlayer(db, $0) }
-            let games = SQLiteGameRepository(database: db)
-            let noon = utc("2026-01-15T12:00:00Z")
-            try games.record(scoredGame(player: ids[0], score: 40, endedAt: noon.addingTimeInterval(5)))
-            try games.record(scoredGame(player: ids[3], score: 40, endedAt: noon))  // earlier: ahead of ann
-            try games.record(scoredGame(player: ids[2], score: 40, endedAt: noon.addingTimeInterval(5.7)))  // same second as ann
-            try games.record(scoredGame(player: ids[1], score: 41, endedAt: noon.addingTimeInterval(60)))
-            let page = try SQLiteLeaderboardRepository(database: db).top(level: .fast, period: .today, now: noon)
-            #expect(page.entries.map(\.playerPublicID) == ["bob", "dan", "ann", "cat"])
-            #expect(page.entries.map(\.rank) == [1, 2, 3, 4])
-            #expect(page.entries[1].achievedAt == noon)
-            #expect(page.entries[0].displayName == "Racer bob")
-            for entry in page.entries {
-                let mine = try SQLiteLeaderboardRepository(database: db).aroundMe(
-                    playerID: ids[["ann", "bob", "cat", "dan"].firstIndex(of: entry.playerPublicID)!],
-                    level: .fast, period: .today, neighbours: 0, now: noon)
-                #expect(mine?.me == entry)
-            }
-        }
-    }
-
-    // MARK: Paging
-
-    @Test func keysetPagesReturnEveryEntryOnceWhileScoresArrive() throws {
-        try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = SQLiteGameRepository(database: db)
-            let boards = SQLiteLeaderboardRepository(database: db)
-            let noon = utc("2026-01-15T12:00:00Z")
-            var players: [String: Int64] = [:]
-            // 23 players; several share a score so that pages split ties.
-            for index in 0..<23 {
-                let name = "p\(index)"
-                players[name] = try LeaderboardFixture.addPlayer(db, name)
-                try games.record(scoredGame(player: players[name]!, score: 100 - index / 3, endedAt: noon.addingTimeInterval(Double(index % 3))))
-            }
-            let original = Set(players.keys)
-            var seen: [String] = []
-            var page = try boards.top(level: .fast, period: .allTime, limit: 5, now: noon)
-            #expect(page.entries.map(\.rank) == Array(1...5))
-            seen += page.entries.map(\.playerPublicID)
-
-            // Between pages: a new leader (OFFSET paging would now repeat an entry), and a
-            // newcomer far below the cursor (reached later, once).
-            let leader = try LeaderboardFixture.addPlayer(db, "leader")
-            try games.record(scoredGame(player: leader, score: 500, endedAt: noon))
-            let newcomer = try LeaderboardFixture.addPlayer(db, "newcomer")
-            try games.record(scoredGame(player: newcomer, score: 1, endedAt: noon))
-
-            var pages = 1
-            while let cursor = page.nextCursor {
-                page = try boards.top(level: .fast, period: .allTime, limit: 5, after: cursor, now: noon)
-                pages += 1
-                #expect(page.entries.count <= 5)
-                // Ranks are counted afresh: the new leader pushed everyone below it down one.
-                if let first = page.entries.first {
-                    #expect(page.entries.map(\.rank) == Array(first.rank..<(first.rank + page.entries.count)))
-                }
-                seen += page.entries.map(\.playerPublicID)
-            }
-            #expect(Set(seen).count == seen.count, "an entry came twice: \(seen)")
-            #expect(original.isSubset(of: Set(seen)))
-            #expect(seen.contains("newcomer"))
-            #expect(!seen.contains("leader"))
-            #expect(seen.count == 24)
-            #expect(pages == 5)
-            #expect(page.entries.last?.playerPublicID == "newcomer")
-            #expect(page.entries.last?.rank == 25)
-        }
-    }
-
-    @Test func aFullLastPageHasNoCursorAndPagesStayOnTheirDay() throws {
-        try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = SQLiteGameRepository(database: db)
-            let boards = SQLiteLeaderboardRepository(database: db)
-            let evening = utc("2026-01-15T23:59:50Z")
-            for index in 0..<4 {
-                let player = try LeaderboardFixture.addPlayer(db, "p\(index)")
-                try games.record(scoredGame(player: player, score: 10 + index, endedAt: evening))
-            }
-            let first = try boards.top(level: .fast, period: .today, limit: 2, now: evening)
-            let cursor = try #require(first.nextCursor)
-            // Midnight passes; the cursor keeps the reader on the day they were reading.
-            let midnight = utc("2026-01-16T00:00:05Z")
-            let second = try boards.top(level: .fast, period: .today, limit: 2, after: cursor, now: midnight)
-            #expect(second.periodKey == "2026-01-15")
-            #expect(second.entries.map(\.score) == [11, 10])
-            #expect(second.entries.map(\.rank) == [3, 4])
-            #expect(second.nextCursor == nil)
-            // Without a cursor, the new day's board, empty so far.
-            #expect(try boards.top(level: .fast, period: .today, now: midnight).entries.isEmpty)
-        }
-    }
-
-    @Test func badPagingRequestsAreRefused() throws {
-        try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = SQLiteGameRepository(database: db)
-            let boards = SQLiteLeaderboardRepository(database: db)
-            let noon = utc("2026-01-15T12:00:00Z")
-            for index in 0..<3 {
-                let player = try LeaderboardFixture.addPlayer(db, "p\(index)")
-                try games.record(scoredGame(player: player, score: index, endedAt: noon))
-            }
-            let cursor = try #require(try boards.top(level: .fast, period: .allTime, limit: 1, now: noon).nextCursor)
-            let cases: [(() throws -> LeaderboardPage, String)] = [
-                ({ try boards.top(level: .fast, period: .allTime, limit: 0, now: noon) }, "limit"),
-                ({ try boards.top(level: .fast, period: .allTime, limit: 101, now: noon) }, "limit"),
-                ({ try boards.top(level: .fast, period: .allTime, after: LeaderboardCursor(rawValue: "bm9wZQ"), now: noon) }, "cursor"),
-                ({ try boards.top(level: .fast, period: .allTime, after: LeaderboardCursor(rawValue: "%%%"), now: noon) }, "cursor"),
-                ({ try boards.top(level: .rapid, period: .allTime, after: cursor, now: noon) }, "cursor"),
-                ({ try boards.top(level: .fast, period: .today, after: cursor, now: noon) }, "cursor"),
-            ]
-            for (request, field) in cases {
-                let error = #expect(throws: StoreError.self) { try request() }
-                #expect(error?.code == .invalid)
-                #expect(error?.field == field)
-            }
-            #expect(try boards.top(level: .fast, period: .allTime, after: cursor, now: noon).entries.count == 2)
-        }
-    }
-
-    // MARK: Around me
-
-    @Test func aroundMeAtTheTopTheMiddleAndTheBottom() throws {
-        try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = SQLiteGameRepository(database: db)
-            let boards = SQLiteLeaderboardRepository(database: db)
-            let noon = utc("2026-01-15T12:00:00Z")
-            var ids: [Int64] = []
-            // p0 scores 110 (rank 1) … p10 scores 10 (rank 11).
-            for index in 0...10 {
-                ids.append(try LeaderboardFixture.addPlayer(db, "p\(index)"))
-                try games.record(scoredGame(player: ids[index], score: 110 - 10 * index, endedAt: noon))
-            }
-            func around(_ index: Int, _ neighbours: Int = 2) throws -> [String] {
-                let result = try #require(try boards.aroundMe(playerID: ids[index], level: .fast, period: .thisWeek, neighbours: neighbours, now: noon))
-                #expect(result.me.playerPublicID == "p\(index)")
-                #expect(result.me.rank == index + 1)
-                #expect(result.periodKey == "2026-W03")
-                return result.entries.map { "\($0.rank):\($0.playerPublicID):\($0.score)" }
-            }
-            #expect(try around(0) == ["1:p0:110", "2:p1:100", "3:p2:90"])
-            #expect(try around(5) == ["4:p3:80", "5:p4:70", "6:p5:60", "7:p6:50", "8:p7:40"])
-            #expect(try around(10) == ["9:p8:30", "10:p9:20", "11:p10:10"])
-            #expect(try around(1) == ["1:p0:110", "2:p1:100", "3:p2:90", "4:p3:80"])
-            #expect(try around(5, 0) == ["6:p5:60"])
-            #expect(try around(5, 50).count == 11)
-
-            // "Show more" below the neighbourhood continues where it ended.
-            let middle = try #require(try boards.aroundMe(playerID: ids[5], level: .fast, period: .thisWeek, neighbours: 2, now: noon))
-            let cursor: LeaderboardCursor = try #require(middle.nextCursor)
-            let more = try boards.top(level: .fast, period: .thisWeek, limit: 2, after: cursor, now: noon)
-            #expect(more.entries.map { "\($0.rank):\($0.playerPublicID)" } == ["9:p8", "10:p9"])
-            let bottom = try #require(try boards.aroundMe(playerID: ids[10], level: .fast, period: .thisWeek, neighbours: 2, now: noon))
-            #expect(bottom.nextCursor == nil)
-            let nearBottom = try #require(try boards.aroundMe(playerID: ids[8], level: .fast, period: .thisWeek, neighbours: 2, now: noon))
-            #expect(nearBottom.nextCursor == nil)
-            #expect(try boards.aroundMe(playerID: ids[8], level: .fast, period: .thisWeek, neighbours: 1, now: noon)?.nextCursor != nil)
-        }
-    }
-
-    @Test func aroundMeWithoutAScoreIsNilAndAnUnknownPlayerIsNotFound() throws {
-        try withMigratedDatabase(named: "boards.sqlite") { db in
-            let ann = try LeaderboardFixture.addPlayer(db, "ann")
-            let boards = SQLiteLeaderboardRepository(database: db)
-            let noon = utc("2026-01-15T12:00:00Z")
-            #expect(try boards.aroundMe(playerID: ann, level: .fast, period: .today, now: noon) == nil)
-            let unknown = #expect(throws: StoreError.self) {
-                try boards.aroundMe(playerID: ann + 1, level: .fast, period: .today, now: noon)
-            }
-            #expect(unknown?.code == .notFound)
-            let bad = #expect(throws: StoreError.self) {
-                try boards.aroundMe(playerID: ann, level: .fast, period: .today, neighbours: 51, now: noon)
-            }
-            #expect(bad?.field == "neighbours")
-        }
-    }
-
+    // Stays here: SQLite's query plans for the repository's own SQL.
     /// Ranks and pages must come from the indexes built for them (a seek and a short walk, a
     /// sum over one board's score counts, a count over one score's entries), never a scan and
     /// sort. Asks SQLite for the plans of the repository's own queries.
@@ -271,6 +56,7 @@ import Testing
         }
     }
 
+    // Stays here: a player deleted with SQL, and score_counts checked against best_scores.
     /// Ranks from the score counts agree with ranks from sorting every entry, through new
     /// bests, scores that replace others, and a player deleted with all their scores.
     @Test func ranksMatchASortOfTheBoardThroughReplacementsAndDeletions() throws {

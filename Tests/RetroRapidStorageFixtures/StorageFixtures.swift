@@ -49,3 +49,10 @@ public func createArcticConf(_ codes: CodeRepository, maxRedemptions: Int? = nil
         now: utc("2026-01-01T00:00:00Z")
     )
 }
+
+/// A player "Racer <name>" with one device, created through `PlayerRepository` (so through every
+/// backend alike): a board then shows whose row is whose. Players made one after another get
+/// rising ids.
+public func addRacer(_ players: any PlayerRepository, _ name: String, now: Date = utc("2026-01-01T00:00:00Z")) throws -> Player {
+    try players.createPlayer(displayName: "Racer \(name)", deviceLabel: "Laptop", now: now).player
+}

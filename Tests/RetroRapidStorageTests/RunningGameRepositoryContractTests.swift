@@ -45,4 +45,225 @@ import Testing
             #expect(GameMismatch.check(game) == nil)
         }
     }
+
+    @Test(arguments: StorageBackends.all) func checkpointsThatBreakOffEndTheGameAtTheLastOneThatFollowsOn(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repository = store.repositories().runningGames
+            try begin(repository, "00000000000000aa", player: player, seed: 5)
+            let (early, earlyState) = RunningPlay.dodge(seed: 5, level: .fast, steps: 10)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: early, durationMilliseconds: 6000)],
+                                      now: start.addingTimeInterval(6))
+            // Claims moves the table never had.
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", steps: 12, movesBefore: early.moves.count + 3,
+                                                      moves: [], durationMilliseconds: 7000)], now: start.addingTimeInterval(7))
+            let recovered = try #require(try repository.recoverAll(now: start.addingTimeInterval(60)).first)
+            #expect(recovered.problem?.contains("break off") == true)
+            #expect(recovered.recorded.game.steps == 10 && recovered.recorded.game.score == earlyState.score)
+            #expect(recovered.recorded.game.endedAt == start.addingTimeInterval(6))
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func beginConsumesThePlayAndRecordsTheRunningGameInOneTransaction(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repositories = store.repositories(RepositorySettings(dailyFreePlays: 1))
+            let repository = repositories.runningGames
+            let quota = try begin(repository, "00000000000000aa", player: player, seed: 0xF00D_0000_0000_BEEF)
+            #expect(quota?.playsUsed == 1)
+            let running = try repository.running(publicID: "00000000000000aa")
+            #expect(running == RunningGameRecord(
+                publicID: "00000000000000aa", playerID: player, level: .fast, seed: 0xF00D_0000_0000_BEEF,
+                rulesVersion: GameRules.version, practice: false, freePlay: true, startedAt: start, inputLog: "0:",
+                durationMilliseconds: 0, checkpointedAt: start))
+
+            // No play left: refused, and no second running game appears.
+            #expect(throws: QuotaExhaustedError.self) { try begin(repository, "00000000000000bb", player: player) }
+            #expect(try repository.running().map(\.publicID) == ["00000000000000aa"])
+            // Practice takes no play.
+            #expect(try begin(repository, "00000000000000cc", player: player, practice: true) == nil)
+            #expect(try repository.running(publicID: "00000000000000cc")?.freePlay == false)
+            // The one play used is the game's own: resuming it takes no other (the only one was spent).
+            let before = try store.dump()
+            #expect(try repositories.quota.consumePlay(playerID: player, gameID: "00000000000000aa", now: start).playsUsed == 1)
+            #expect(try store.dump() == before)
+            #expect(try repositories.quota.status(playerID: player, now: start).playsUsed == 1)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func theFinishedGameIsStoredWithItsPublicIDAndLeavesRunningGames(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repositories = store.repositories()
+            let repository = repositories.runningGames
+            try begin(repository, "00000000000000aa", player: player)
+            var game = scoredGame(player: player, score: 12, endedAt: start.addingTimeInterval(40))
+            game.publicID = "00000000000000aa"
+            let recorded = try repositories.games.record(game)
+            #expect(recorded.game.publicID == "00000000000000aa")
+            #expect(try repository.running().isEmpty)
+            #expect(try repositories.games.game(publicID: "00000000000000aa") == recorded.game)
+            #expect(try repositories.games.game(publicID: "00000000000000ff") == nil)
+            // Nothing left to recover: a game is never stored twice.
+            #expect(try repository.recoverAll(now: start.addingTimeInterval(100)).isEmpty)
+            #expect(try repositories.games.games(playerID: player) == [recorded.game])
+            // The public id is unique among stored games: a second record is refused and changes nothing.
+            let before = try store.dump()
+            #expect(throws: (any Error).self) { try repositories.games.record(game) }
+            #expect(try store.dump() == before)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func checkpointsJoinIntoEachGamesLog(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repository = store.repositories().runningGames
+            for id in ["00000000000000a1", "00000000000000a2"] { try begin(repository, id, player: player, practice: true) }
+            try repository.checkpoint([
+                GameCheckpoint(publicID: "00000000000000a1", steps: 4, movesBefore: 0, moves: [.init(afterStep: 3, direction: .left)],
+                               durationMilliseconds: 3600),
+                GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1700),
+                // A game no longer running (stored meanwhile): harmless and ignored.
+                GameCheckpoint(publicID: "00000000000000a3", steps: 9, movesBefore: 0, moves: [], durationMilliseconds: 3800),
+            ], now: start.addingTimeInterval(4))
+            try repository.checkpoint([
+                GameCheckpoint(publicID: "00000000000000a1", steps: 9, movesBefore: 1,
+                               moves: [.init(afterStep: 5, direction: .right), .init(afterStep: 9, direction: .right)],
+                               durationMilliseconds: 8600),
+            ], now: start.addingTimeInterval(9))
+            let rows = try repository.running()
+            #expect(rows.map(\.inputLog) == ["9:3L,5R,9R", "2:"])
+            #expect(rows.map(\.durationMilliseconds) == [8600, 1700])
+            #expect(rows.map(\.checkpointedAt) == [start.addingTimeInterval(9), start.addingTimeInterval(4)])
+            #expect(try repository.running(publicID: "00000000000000a1") == rows[0])
+            #expect(try repository.running(publicID: "00000000000000a3") == nil)
+            #expect(try repository.running(playerID: player) == rows)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func aCompactingCheckpointKeepsEveryRunningGamesLog(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repositories = store.repositories()
+            let repository = repositories.runningGames
+            for id in ["00000000000000a1", "00000000000000a2", "00000000000000a3"] {
+                try begin(repository, id, player: player, practice: true)
+            }
+            let move = InputLog.Entry(afterStep: 1, direction: .left)
+            try repository.checkpoint([
+                GameCheckpoint(publicID: "00000000000000a1", steps: 3, movesBefore: 0, moves: [move], durationMilliseconds: 1),
+                GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1),
+                GameCheckpoint(publicID: "00000000000000a3", steps: 5, movesBefore: 0, moves: [], durationMilliseconds: 1),
+            ], now: start.addingTimeInterval(1))
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 6, movesBefore: 1,
+                                                      moves: [.init(afterStep: 4, direction: .right)], durationMilliseconds: 2)],
+                                      now: start.addingTimeInterval(2))
+            // a3 ends and is stored; a2's save failed, so the server no longer has it but it is still running.
+            var ended = scoredGame(player: player, score: 0, endedAt: start.addingTimeInterval(3))
+            ended.publicID = "00000000000000a3"
+            ended.practice = true
+            try repositories.games.record(ended)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", log: InputLog(steps: 7, moves: [
+                move, .init(afterStep: 4, direction: .right)]), durationMilliseconds: 3)], compacting: true, now: start.addingTimeInterval(3))
+
+            #expect(try repository.running().map(\.publicID) == ["00000000000000a1", "00000000000000a2"])
+            #expect(try repository.running().map(\.inputLog) == ["7:1L,4R", "2:"])
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func recoveryEndsARunningGameAsServerCrashFromItsLastCheckpointAndRefundsItsPlay(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repositories = store.repositories(RepositorySettings(dailyFreePlays: 5))
+            let repository = repositories.runningGames
+            let seed: UInt64 = 12345
+            try begin(repository, "00000000000000aa", player: player, seed: seed, level: .rapid)
+            let (early, _) = RunningPlay.dodge(seed: seed, level: .rapid, steps: 20)
+            let (log, state) = RunningPlay.dodge(seed: seed, level: .rapid, steps: 60)
+            #expect(!state.isOver && state.score > 0)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: early, durationMilliseconds: 9000)],
+                                      now: start.addingTimeInterval(10))
+            #expect(Array(log.moves.prefix(early.moves.count)) == early.moves)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", steps: 60, movesBefore: early.moves.count,
+                                                      moves: Array(log.moves.dropFirst(early.moves.count)), durationMilliseconds: 25_500)],
+                                      now: start.addingTimeInterval(26))
+
+            let recovered = try repository.recoverAll(now: start.addingTimeInterval(300))
+            #expect(recovered.count == 1)
+            let game = try #require(recovered.first?.recorded.game)
+            #expect(recovered.first?.problem == nil)
+            #expect(game.publicID == "00000000000000aa")
+            #expect(game.endReason == .serverCrash)
+            #expect(game.score == state.score && game.steps == 60 && game.inputLog == log.encoded)
+            #expect(game.endedAt == start.addingTimeInterval(26))  // the checkpoint, not the restart
+            #expect(game.durationMilliseconds == 25_500)
+            #expect(game.playRefunded)
+            // The play is back, the running game gone, the score on the boards, and the replay agrees.
+            #expect(try repositories.quota.status(playerID: player, now: start.addingTimeInterval(300)).playsUsed == 0)
+            #expect(try repository.running().isEmpty)
+            #expect(try repository.running(publicID: "00000000000000aa") == nil)
+            #expect(try repositories.leaderboards.top(level: .rapid, period: .allTime, now: start.addingTimeInterval(300)).entries.map(\.score) == [state.score])
+            let stored = try #require(try repositories.games.game(publicID: "00000000000000aa"))
+            #expect(stored == game)
+            #expect(GameMismatch.check(stored) == nil)
+            #expect(try repositories.games.verifyAll().isEmpty)
+            // A second start recovers nothing more.
+            #expect(try repository.recoverAll(now: start.addingTimeInterval(400)).isEmpty)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func aCheckpointThatHadAlreadyCrashedIsStoredAsACrashAndKeepsItsPlay(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repositories = store.repositories()
+            let repository = repositories.runningGames
+            try begin(repository, "00000000000000aa", player: player, seed: 99, level: .cruise)
+            let (log, state) = RunningPlay.crash(seed: 99, level: .cruise)
+            #expect(state.isOver)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: log, durationMilliseconds: 5000)],
+                                      now: start.addingTimeInterval(6))
+            let game = try #require(try repository.recoverAll(now: start.addingTimeInterval(60)).first?.recorded.game)
+            #expect(game.endReason == .crash && game.score == state.score && !game.playRefunded)
+            #expect(try repositories.quota.status(playerID: player, now: start.addingTimeInterval(60)).playsUsed == 1)
+            #expect(GameMismatch.check(game) == nil)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func aGameStartedBeforeMidnightGivesBackThatDaysPlayNotTodays(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repositories = store.repositories(RepositorySettings(dailyFreePlays: 2))
+            let repository = repositories.runningGames
+            let late = utc("2026-01-15T23:59:30Z")
+            try begin(repository, "00000000000000aa", player: player, at: late)
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: InputLog(steps: 3, moves: []),
+                                                      durationMilliseconds: 2000)], now: utc("2026-01-15T23:59:33Z"))
+            // The next day the player already used one of that day's plays.
+            try repositories.quota.consumePlay(playerID: player, now: utc("2026-01-16T08:00:00Z"))
+            let recovered = try repository.recoverAll(now: utc("2026-01-16T09:00:00Z"))
+            #expect(recovered.first?.recorded.game.playRefunded == true)
+            #expect(recovered.first?.recorded.game.endedAt == utc("2026-01-15T23:59:33Z"))
+            // The play given back is the 15th's; the 16th's stays.
+            #expect(try repositories.quota.status(playerID: player, now: utc("2026-01-15T23:59:59Z")).playsUsed == 0)
+            let today = try repositories.quota.status(playerID: player, now: utc("2026-01-16T09:00:00Z"))
+            #expect(today.playsUsed == 1)
+            // Its score counts for the day it was played.
+            let boards = repositories.leaderboards
+            #expect(try boards.top(level: .fast, period: .today, now: utc("2026-01-15T23:59:59Z")).entries.map(\.playerPublicID) == ["p-1"])
+            #expect(try boards.top(level: .fast, period: .today, now: utc("2026-01-16T09:00:00Z")).entries.isEmpty)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func cancellingAGameThatNeverRanGivesBackItsPlay(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repositories = store.repositories()
+            let repository = repositories.runningGames
+            try begin(repository, "00000000000000aa", player: player)
+            #expect(try repository.cancel(publicID: "00000000000000aa"))
+            #expect(try repository.running().isEmpty)
+            #expect(try repositories.quota.status(playerID: player, now: start).playsUsed == 0)
+            #expect(try !repository.cancel(publicID: "00000000000000aa"))
+        }
+    }
 }

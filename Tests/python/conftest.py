@@ -96,19 +96,24 @@ def start_server(tmp_path: Path, *extra_args: str, port: int | None = None) -> S
     ]
     log = open(log_path, "wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
-    server = Server(port, database, process, log_path, list(extra_args))
-    deadline = time.monotonic() + 20
+    return wait_until_healthy(Server(port, database, process, log_path, list(extra_args)))
+
+
+def wait_until_healthy(server: Server, seconds: float = 20) -> Server:
+    """Returns `server` once /healthz answers 200; fails the test (with the server's log) if the
+    process exits first or `seconds` pass, killing it in the second case."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"server exited with {process.returncode}:\n{server.log()}")
+        if server.process.poll() is not None:
+            pytest.fail(f"server exited with {server.process.returncode}:\n{server.log()}")
         try:
             if server.request("GET", "/healthz").status == 200:
                 return server
         except OSError:
             pass
         time.sleep(0.05)
-    process.kill()
-    pytest.fail(f"server did not answer /healthz within 20 s:\n{server.log()}")
+    server.process.kill()
+    pytest.fail(f"server did not answer /healthz within {seconds:g} s:\n{server.log()}")
 
 
 @pytest.fixture

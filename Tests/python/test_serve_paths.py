@@ -8,12 +8,11 @@ what it tried and the setting that fixes it; without fonts it warns and serves."
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Server, free_port
+from conftest import REPO, Server, free_port, wait_until_healthy
 from test_cli_conventions import BINARY, clean_environment
 
 SYSTEM_SHARE = Path("/usr/share/retrorapid")
@@ -45,19 +44,7 @@ def serve(binary: Path, cwd: Path, *flags: str, **environment: str) -> Server:
     process = subprocess.Popen(
         [str(binary), "serve", "--host", "127.0.0.1", "--port", str(port), "--database-path", str(database), *flags],
         cwd=cwd, env=clean_environment(**environment), stdout=log, stderr=subprocess.STDOUT)
-    server = Server(port, database, process, log_path, list(flags))
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"server exited with {process.returncode}:\n{server.log()}")
-        try:
-            if server.request("GET", "/healthz").status == 200:
-                return server
-        except OSError:
-            pass
-        time.sleep(0.05)
-    process.kill()
-    pytest.fail(f"server did not answer /healthz within 20 s:\n{server.log()}")
+    return wait_until_healthy(Server(port, database, process, log_path, list(flags)))
 
 
 def refused(binary: Path, cwd: Path, *arguments: str, **environment: str) -> subprocess.CompletedProcess:

@@ -3,42 +3,64 @@ import RetroRapidDomain
 import RetroRapidSupport
 
 /// Limits on the API that protect the server and its players from one busy or hostile client
-/// (the settings `--new-players-per-address` … `--failed-sign-ins-per-address`; `RateLimits`
-/// applies them).
+/// (the settings `--new-players-per-address` … `--checkout-sessions-per-player`, and
+/// `--trusted-proxies`; `RateLimits` applies them). A view over the server's configuration:
+/// each limit reads (and, in tests, writes) its setting there, so nothing is copied by hand and
+/// the defaults and validation stay in `ServerConfiguration`.
 public struct APILimits: Sendable, Equatable {
+    /// The configuration the limits are read from.
+    public var configuration: ServerConfiguration
+
+    /// The limits `configuration` sets (its defaults when none is given).
+    public init(_ configuration: ServerConfiguration = ServerConfiguration()) {
+        self.configuration = configuration
+    }
+
     /// New players per client address, every creation counted: creating one is free, so this
     /// is what stops a script from filling the database.
-    public var playerCreation: RateLimit
+    public var playerCreation: RateLimit {
+        get { configuration.newPlayersPerAddress }
+        set { configuration.newPlayersPerAddress = newValue }
+    }
     /// New players on the whole server, every address together: bounds a script spread over
     /// many addresses, so the per-address limit can stay generous for shared addresses.
-    public var serverPlayerCreation: RateLimit
+    public var serverPlayerCreation: RateLimit {
+        get { configuration.newPlayersPerServer }
+        set { configuration.newPlayersPerServer = newValue }
+    }
     /// Failed link-code claims per client address: what stops guessing codes (40 bits,
     /// minutes each). A claim has no player to count for.
-    public var linkCodeClaimFailures: RateLimit
+    public var linkCodeClaimFailures: RateLimit {
+        get { configuration.failedLinkClaimsPerAddress }
+        set { configuration.failedLinkClaimsPerAddress = newValue }
+    }
     /// Failed code redemptions per player (tight) and per client address (generous).
-    public var codeFailuresPerPlayer: RateLimit
-    public var codeFailuresPerAddress: RateLimit
+    public var codeFailuresPerPlayer: RateLimit {
+        get { configuration.failedCodesPerPlayer }
+        set { configuration.failedCodesPerPlayer = newValue }
+    }
+    public var codeFailuresPerAddress: RateLimit {
+        get { configuration.failedCodesPerAddress }
+        set { configuration.failedCodesPerAddress = newValue }
+    }
     /// Device tokens that sign nobody in, per client address, HTTP and `hello` together.
-    public var signInFailures: RateLimit
+    public var signInFailures: RateLimit {
+        get { configuration.failedSignInsPerAddress }
+        set { configuration.failedSignInsPerAddress = newValue }
+    }
     /// Checkout sessions opened at the payment provider per player, every one counted: each
     /// costs a call to the provider (buy, cancel, buy again…).
-    public var checkoutSessions: RateLimit
+    public var checkoutSessions: RateLimit {
+        get { configuration.checkoutSessionsPerPlayer }
+        set { configuration.checkoutSessionsPerPlayer = newValue }
+    }
     /// Addresses of reverse proxies in front of the server (`--trusted-proxies`). A request or
     /// game connection from one of them is limited by the client address in
     /// `X-Forwarded-For` (`ClientAddressResolver`); from anyone else that header is ignored
     /// (a client could write anything in it).
-    public var trustedProxies: Set<String> = []
-
-    /// The limits `configuration` sets (its defaults when none is given).
-    public init(_ configuration: ServerConfiguration = ServerConfiguration()) {
-        playerCreation = configuration.newPlayersPerAddress
-        serverPlayerCreation = configuration.newPlayersPerServer
-        linkCodeClaimFailures = configuration.failedLinkClaimsPerAddress
-        codeFailuresPerPlayer = configuration.failedCodesPerPlayer
-        codeFailuresPerAddress = configuration.failedCodesPerAddress
-        signInFailures = configuration.failedSignInsPerAddress
-        checkoutSessions = configuration.checkoutSessionsPerPlayer
-        trustedProxies = Set(configuration.trustedProxies)
+    public var trustedProxies: Set<String> {
+        get { Set(configuration.trustedProxies) }
+        set { configuration.trustedProxies = newValue.sorted() }
     }
 }
 

@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "RetroRapidRulesTests", dependencies: ["RetroRapidRules"]),
         .testTarget(name: "RetroRapidBotsTests", dependencies: ["RetroRapidBots", "RetroRapidRules"]),
         .testTarget(name: "RetroRapidSupportTests", dependencies: ["RetroRapidSupport"]),
-        .testTarget(name: "RetroRapidDomainTests", dependencies: ["RetroRapidDomain"]),
+        .testTarget(name: "RetroRapidDomainTests", dependencies: ["RetroRapidDomain", "RetroRapidStorageFixtures"]),
         // The storage contract: every repository test written against the interface, run
         // once per backend listed in Tests/RetroRapidStorageTests/StorageBackends.swift.
         .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),

@@ -36,13 +36,6 @@ import Testing
         PaymentWebhook.signatureHeader(body: body, secret: Array(secret.utf8), timestamp: time)
     }
 
-    // Stays here: a signature value test that touches no storage.
-    /// The header computed with `openssl dgst -sha256 -hmac whsec_test` over the same bytes.
-    @Test func theSignatureHeaderMatchesAnIndependentHMAC() {
-        let body = Array(#"{"id":"evt_1","type":"order.paid","order":"ord_x"}"#.utf8)
-        #expect(Self.signed(body) == "t=1767225600,v1=1ab8c12ce55b3bdcf844df6be748395d4f48cfdccad9995b011157575dbaea8f")
-    }
-
     // Stays here: the webhook_events rows (event id, type) as stored; the webhook's rules are in
     // Tests/RetroRapidStorageTests/PaymentEventRepositoryContractTests.swift.
     @Test func eachHandledEventIsStoredOnceWithItsType() throws {

@@ -56,3 +56,13 @@ public func createArcticConf(_ codes: CodeRepository, maxRedemptions: Int? = nil
 public func addRacer(_ players: any PlayerRepository, _ name: String, now: Date = utc("2026-01-01T00:00:00Z")) throws -> Player {
     try players.createPlayer(displayName: "Racer \(name)", deviceLabel: "Laptop", now: now).player
 }
+
+/// Decodes URL-safe base64 without padding with Foundation, independently of `DeviceToken`.
+public func decodeBase64URL(_ text: String) -> [UInt8]? {
+    var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+    return Data(base64Encoded: standard).map { [UInt8]($0) }
+}
+
+/// The 64 symbols of URL-safe base64.
+public let base64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")

@@ -104,7 +104,8 @@ RECORDER = r"""
       if (kinds.get(id) === "panner" && pan === null) pan = values.get(`${id}:pan`) ?? 0;
       for (const next of edges.get(id) ?? []) queue.push(next);
     }
-    return { seq: o.seq, frequency: values.get(`${o.id}:frequency`) ?? null, pan, start: o.start, wave: o.wave };
+    return { seq: o.seq, frequency: values.get(`${o.id}:frequency`) ?? null, pan, start: o.start, wave: o.wave,
+             contextTime: o.contextTime ?? null };
   });
 
   const RealSocket = window.WebSocket;

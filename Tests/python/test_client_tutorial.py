@@ -13,6 +13,7 @@ pass axe in every display mode and at phone sizes; "done" stops the play page of
 tutorial, which stays replayable."""
 
 import json
+import time
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
@@ -527,10 +528,19 @@ def test_the_fast_level_advice_matches_the_notes_played_and_switches_the_setting
 
     # What the advice says of lane pulse at Rapid's top speed is what the audio engine is asked for:
     # the right lane's slot (the third) ends late in a 210 ms step.
-    before = len(browser.execute_script("return window.__rr.notes()"))
-    browser.find_element("css selector", "#lesson-fast-cues [data-mode='lanePulse']").click()
-    pulse = notes_after(browser, before, 2)
-    assert [n["frequency"] for n in pulse] == [C4, E4]
+    # A note whose time had passed before the engine got to it starts at once (the engine never
+    # schedules into the past), which shortens the gap measured below: on a busy machine the page
+    # can be that late, so the example is played again until both notes started when asked.
+    for _ in range(5):
+        before = len(browser.execute_script("return window.__rr.notes()"))
+        browser.find_element("css selector", "#lesson-fast-cues [data-mode='lanePulse']").click()
+        pulse = notes_after(browser, before, 2)
+        assert [n["frequency"] for n in pulse] == [C4, E4]
+        if all(note["start"] > note["contextTime"] for note in pulse):
+            break
+        time.sleep(1)
+    else:
+        raise AssertionError(f"the page was too late for its own notes five times: {pulse}")
     # The chord is known when it starts, lane pulse's right lane three slots later (the same short
     # lead before both: the audio clock moves in 3 ms quanta, too coarse to measure it here).
     slot_ms = (pulse[1]["start"] - pulse[0]["start"]) * 1000

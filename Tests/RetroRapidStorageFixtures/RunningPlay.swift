@@ -1,3 +1,5 @@
+import Foundation
+import RetroRapidDomain
 import RetroRapidRules
 
 /// Real games for the checkpoints of running games: a cue follower that stops before the end,
@@ -26,4 +28,38 @@ public enum RunningPlay {
         while !state.isOver { state.advance(into: &sink) }
         return (InputLog(steps: state.step, moves: []), state)
     }
+}
+
+/// Starts a running game through the interface, as the server's `start` does.
+@discardableResult
+public func beginRunningGame(_ repository: any RunningGameRepository, _ id: String, player: Int64, seed: UInt64 = 7,
+                             level: SpeedLevel = .fast, practice: Bool = false, at startedAt: Date) throws -> QuotaStatus? {
+    try repository.begin(RunningGameStart(publicID: id, playerID: player, level: level, seed: seed, practice: practice,
+                                          startedAt: startedAt))
+}
+
+/// The compaction scenario both storage test targets check (the contract by what the
+/// interface returns, SQLite by the rows left): three practice games checkpointed, one of
+/// them again, one (a3) ended and stored, then a compacting checkpoint of a1's full log at
+/// `start` + 3 s. a2 stays running with its first checkpoint only (its save failed).
+public func checkpointThreeGamesThenCompact(runningGames repository: any RunningGameRepository, games: any GameRepository,
+                                            player: Int64, start: Date) throws {
+    for id in ["00000000000000a1", "00000000000000a2", "00000000000000a3"] {
+        try beginRunningGame(repository, id, player: player, practice: true, at: start)
+    }
+    let move = InputLog.Entry(afterStep: 1, direction: .left)
+    try repository.checkpoint([
+        GameCheckpoint(publicID: "00000000000000a1", steps: 3, movesBefore: 0, moves: [move], durationMilliseconds: 1),
+        GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1),
+        GameCheckpoint(publicID: "00000000000000a3", steps: 5, movesBefore: 0, moves: [], durationMilliseconds: 1),
+    ], now: start.addingTimeInterval(1))
+    try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 6, movesBefore: 1,
+                                              moves: [.init(afterStep: 4, direction: .right)], durationMilliseconds: 2)],
+                              now: start.addingTimeInterval(2))
+    var ended = scoredGame(player: player, score: 0, endedAt: start.addingTimeInterval(3))
+    ended.publicID = "00000000000000a3"
+    ended.practice = true
+    try games.record(ended)
+    try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", log: InputLog(steps: 7, moves: [
+        move, .init(afterStep: 4, direction: .right)]), durationMilliseconds: 3)], compacting: true, now: start.addingTimeInterval(3))
 }

@@ -11,8 +11,7 @@ import Testing
     @discardableResult
     func begin(_ repository: any RunningGameRepository, _ id: String, player: Int64, seed: UInt64 = 7, level: SpeedLevel = .fast,
                practice: Bool = false, at: Date? = nil) throws -> QuotaStatus? {
-        try repository.begin(RunningGameStart(publicID: id, playerID: player, level: level, seed: seed, practice: practice,
-                                              startedAt: at ?? start))
+        try beginRunningGame(repository, id, player: player, seed: seed, level: level, practice: practice, at: at ?? start)
     }
 
     @Test(arguments: StorageBackends.all) func anUnlimitedPlayersGameUsesNoFreePlay(_ backend: BackendUnderTest) throws {
@@ -146,25 +145,7 @@ import Testing
             let player = try store.addPlayer("p-1")
             let repositories = store.repositories()
             let repository = repositories.runningGames
-            for id in ["00000000000000a1", "00000000000000a2", "00000000000000a3"] {
-                try begin(repository, id, player: player, practice: true)
-            }
-            let move = InputLog.Entry(afterStep: 1, direction: .left)
-            try repository.checkpoint([
-                GameCheckpoint(publicID: "00000000000000a1", steps: 3, movesBefore: 0, moves: [move], durationMilliseconds: 1),
-                GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1),
-                GameCheckpoint(publicID: "00000000000000a3", steps: 5, movesBefore: 0, moves: [], durationMilliseconds: 1),
-            ], now: start.addingTimeInterval(1))
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 6, movesBefore: 1,
-                                                      moves: [.init(afterStep: 4, direction: .right)], durationMilliseconds: 2)],
-                                      now: start.addingTimeInterval(2))
-            // a3 ends and is stored; a2's save failed, so the server no longer has it but it is still running.
-            var ended = scoredGame(player: player, score: 0, endedAt: start.addingTimeInterval(3))
-            ended.publicID = "00000000000000a3"
-            ended.practice = true
-            try repositories.games.record(ended)
-            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", log: InputLog(steps: 7, moves: [
-                move, .init(afterStep: 4, direction: .right)]), durationMilliseconds: 3)], compacting: true, now: start.addingTimeInterval(3))
+            try checkpointThreeGamesThenCompact(runningGames: repository, games: repositories.games, player: player, start: start)
 
             #expect(try repository.running().map(\.publicID) == ["00000000000000a1", "00000000000000a2"])
             #expect(try repository.running().map(\.inputLog) == ["7:1L,4R", "2:"])

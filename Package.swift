@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // RetroRapid Online. No outside Swift packages: only the toolchain and C libraries
-// from Debian (libwebsockets-dev, libsqlite3-dev, and libev-dev, which libwebsockets-dev
-// depends on) through system-library targets.
+// from Debian (libwebsockets-dev, libsqlite3-dev, libpq-dev, and libev-dev, which
+// libwebsockets-dev depends on) through system-library targets.
 import PackageDescription
 
 let package = Package(
@@ -27,6 +27,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // PostgreSQL's client library, for many nodes on one database server.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
 
         // MARK: - Game (pure, no I/O)
         // The rules: road, generator, steps, moves, speed, grace, events, replay.
@@ -44,9 +50,12 @@ let package = Package(
         // The SQLite backend: connection, statements, migrations, the repositories over them.
         // The only importer of CSQLite3.
         .target(name: "RetroRapidSQLite", dependencies: ["CSQLite3", "RetroRapidDomain", "RetroRapidRules"]),
+        // The PostgreSQL backend: connection, migrations, the repositories over a server shared
+        // by many nodes, and the LISTEN/NOTIFY bus between them. The only importer of CLibPQ.
+        .target(name: "RetroRapidPostgreSQL", dependencies: ["CLibPQ", "RetroRapidDomain", "RetroRapidRules"]),
         // Opens storage from the configuration (StorageFactory): the one place that picks a
         // backend. A new backend is a target beside RetroRapidSQLite, chosen here.
-        .target(name: "RetroRapidStorage", dependencies: ["RetroRapidDomain", "RetroRapidSQLite", "RetroRapidSupport", "RetroRapidRules"]),
+        .target(name: "RetroRapidStorage", dependencies: ["RetroRapidDomain", "RetroRapidSQLite", "RetroRapidPostgreSQL", "RetroRapidSupport", "RetroRapidRules"]),
         // libwebsockets in one place, the only importer of CLibWebSockets and CLibEV: the context
         // and its C memory, the service thread, the callback trampolines, the connection
         // handle, the one-timer tick scheduler, the monotonic clock, libwebsockets' log lines.
@@ -77,12 +86,16 @@ let package = Package(
         .testTarget(name: "RetroRapidDomainTests", dependencies: ["RetroRapidDomain", "RetroRapidStorageFixtures"]),
         // The storage contract: every repository test written against the interface, run
         // once per backend listed in Tests/RetroRapidStorageTests/StorageBackends.swift.
-        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
+        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidSQLite", "RetroRapidPostgreSQL", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
         // SQLite's own: the connection, statements, migrator, backup, durability, the schema,
         // the repositories' SQL, and the operator CLI on a real database file.
         .testTarget(name: "RetroRapidSQLiteTests", dependencies: ["RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
-        // Fixtures both storage test targets share (folders, dates, games); no backend.
-        .target(name: "RetroRapidStorageFixtures", dependencies: ["RetroRapidDomain", "RetroRapidRules"], path: "Tests/RetroRapidStorageFixtures"),
+        // PostgreSQL's own: the connection, the migrator, the bus, against a real server the
+        // tests are given (RETRORAPID_TEST_POSTGRES_URL, from scripts/with-test-postgres.sh).
+        .testTarget(name: "RetroRapidPostgreSQLTests", dependencies: ["RetroRapidPostgreSQL", "RetroRapidDomain", "RetroRapidStorageFixtures"]),
+        // Fixtures the storage test targets share (folders, dates, games, a fresh PostgreSQL
+        // database on the test server).
+        .target(name: "RetroRapidStorageFixtures", dependencies: ["RetroRapidDomain", "RetroRapidRules", "RetroRapidPostgreSQL"], path: "Tests/RetroRapidStorageFixtures"),
         // The server's tests also run the load generator against a real server.
         .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidRules", "RetroRapidSupport"]),
         .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad"]),

@@ -24,3 +24,15 @@ public struct UnlimitedEntitlement: Sendable, Equatable {
         self.grantedAt = grantedAt
     }
 }
+
+extension UnlimitedEntitlement {
+    /// The reference a grant stores: trimmed, 1 to 200 characters. Every backend checks it
+    /// before it writes (`.invalid` otherwise).
+    public static func validatedReference(_ reference: String) throws -> String {
+        let reference = reference.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reference.isEmpty, reference.count <= 200 else {
+            throw StoreError(.invalid, "The reference must say why unlimited play is granted (1 to 200 characters).", field: "reference")
+        }
+        return reference
+    }
+}

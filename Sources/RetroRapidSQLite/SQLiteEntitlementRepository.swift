@@ -24,10 +24,7 @@ public struct SQLiteEntitlementRepository: EntitlementRepository {
         reference: String,
         now: Date
     ) throws -> UnlimitedEntitlement {
-        let reference = reference.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !reference.isEmpty, reference.count <= 200 else {
-            throw StoreError(.invalid, "The reference must say why unlimited play is granted (1 to 200 characters).", field: "reference")
-        }
+        let reference = try UnlimitedEntitlement.validatedReference(reference)
         return try database.transaction(.immediate) { db in
             try SQLitePlayerRepository.requirePlayer(playerID, in: db)
             return try Self.grant(playerID: playerID, source: source, reference: reference, now: now, in: db)

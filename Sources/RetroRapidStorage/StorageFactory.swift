@@ -49,7 +49,7 @@ public enum StorageFactory {
     /// The identifiers (`0001_initial`) of the migrations in `migrationsPath`, in order: what
     /// a store that does not exist yet would get.
     public static func migrations(in migrationsPath: String) throws -> [String] {
-        try Migrator.loadMigrations(from: URL(fileURLWithPath: migrationsPath, isDirectory: true)).map(\.identifier)
+        try MigrationPlan.load(from: URL(fileURLWithPath: migrationsPath, isDirectory: true)).map(\.identifier)
     }
 
     private static func openSQLite(path: String, migrationsPath: String, ifMissing: Missing,

@@ -215,7 +215,7 @@ struct MigrationFixture {
             let error = #expect(throws: MigrationError.self) { try fixture.migrator().migrate() }
             #expect(error?.code == .failed)
             #expect(error?.description.contains("0002_broken") == true)
-            #expect(error?.underlying?.message.contains("no_such_table") == true)
+            #expect((error?.underlying as? DatabaseError)?.message.contains("no_such_table") == true)
 
             let tables = try fixture.db.column("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             #expect(tables == [.text("schema_migrations"), .text("scores")])

@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidPostgreSQL
 import RetroRapidSQLite
 import RetroRapidStorage
 import RetroRapidStorageFixtures
@@ -7,7 +8,9 @@ import RetroRapidStorageFixtures
 /// The backends the contract tests run against. A second backend is one more line in `all`:
 /// every `@Test(arguments: StorageBackends.all)` in this target then runs against it too.
 enum StorageBackends {
-    static let all: [BackendUnderTest] = [.sqlite]
+    /// PostgreSQL joins when the run has a test server (`make test` always does, and fails
+    /// without one: PostgreSQLAvailabilityTests).
+    static let all: [BackendUnderTest] = TestPostgres.isAvailable ? [.sqlite, .postgres] : [.sqlite]
 }
 
 /// One backend as the contract tests see it: how to make a fresh, migrated, empty store, and
@@ -31,8 +34,47 @@ struct BackendUnderTest: Sendable, CustomStringConvertible {
                     .execute([publicID, "Racer"])
                 return db.lastInsertRowID
             },
-            dump: { try db.dump() })
+            dump: { try db.dump() },
+            close: {})
     }
+
+    /// PostgreSQL: a new database on the test server (`TestPostgres`), dropped after the test.
+    static let postgres = BackendUnderTest(description: "PostgreSQL") { _ in
+        let (url, drop) = try TestPostgres.createDatabase()
+        do {
+            let connection = try PostgresConnection(conninfo: url)
+            let storage = PostgresStorage(connection: connection, migrations: productMigrations.appendingPathComponent("postgresql"),
+                                          location: url)
+            try storage.migrate()
+            return StoreUnderTest(
+                connection: storage,
+                addPlayer: { publicID in
+                    try connection.execute("""
+                        INSERT INTO players (public_id, display_name, created_at) VALUES ($1, $2, '2026-01-01T00:00:00Z') RETURNING id
+                        """, [publicID, "Racer"]).first!.int64(at: 0)
+                },
+                dump: { try postgresDump(connection) },
+                close: drop)
+        } catch {
+            drop()
+            throw error
+        }
+    }
+}
+
+/// Every row of every table, as PostgreSQL writes a row as text, table by table in name order
+/// and rows in text order: equal before and after means nothing changed.
+private func postgresDump(_ connection: PostgresConnection) throws -> [String] {
+    let tables = try connection.execute("""
+        SELECT table_name FROM information_schema.tables
+        WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name
+        """).map { $0.string(at: 0) }
+    var lines: [String] = []
+    for table in tables {
+        lines.append("-- \(table)")
+        lines += try connection.execute("SELECT t::text FROM \(table) t ORDER BY 1").map { $0.string(at: 0) }
+    }
+    return lines
 }
 
 /// An open store for one test.
@@ -43,6 +85,8 @@ struct StoreUnderTest {
     let addPlayer: (_ publicID: String) throws -> Int64
     /// Everything stored, as text: equal before and after means nothing changed.
     let dump: () throws -> [String]
+    /// Drops what `open` made beyond the temporary folder (a PostgreSQL database).
+    let close: () -> Void
 
     func repositories(_ settings: RepositorySettings = RepositorySettings()) -> StorageRepositories {
         connection.repositories(settings)
@@ -51,5 +95,9 @@ struct StoreUnderTest {
 
 /// Runs `body` with a fresh store of `backend` in a temporary folder, removed afterwards.
 func withStore(_ backend: BackendUnderTest, _ body: (StoreUnderTest) throws -> Void) throws {
-    try withTemporaryDirectory { folder in try body(try backend.open(folder)) }
+    try withTemporaryDirectory { folder in
+        let store = try backend.open(folder)
+        defer { store.close() }
+        try body(store)
+    }
 }

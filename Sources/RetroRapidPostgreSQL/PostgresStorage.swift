@@ -1,0 +1,53 @@
+import Foundation
+import RetroRapidDomain
+
+/// The PostgreSQL backend's ``StorageConnection``: one ``PostgresConnection`` and the
+/// `Migrations/postgresql/` folder its schema comes from. The server opens one per storage
+/// thread (its pool); many nodes open theirs on the same database.
+public final class PostgresStorage: StorageConnection {
+    public let connection: PostgresConnection
+    /// The folder of `NNNN_name.sql` files for PostgreSQL.
+    public let migrations: URL
+    /// The database URL with any password hidden: what messages show.
+    public let location: String
+
+    public init(connection: PostgresConnection, migrations: URL, location: String) {
+        self.connection = connection
+        self.migrations = migrations
+        self.location = location
+    }
+
+    public func repositories(_ settings: RepositorySettings) -> StorageRepositories {
+        StorageRepositories(
+            players: PostgresPlayerRepository(connection: connection),
+            linkCodes: PostgresLinkCodeRepository(connection: connection, policy: settings.linkCodes),
+            quota: PostgresQuotaRepository(connection: connection, dailyFreePlays: settings.dailyFreePlays),
+            entitlements: PostgresEntitlementRepository(connection: connection),
+            codes: PostgresCodeRepository(connection: connection),
+            orders: PostgresOrderRepository(connection: connection, basePrice: settings.basePrice),
+            paymentEvents: PostgresPaymentEventRepository(connection: connection),
+            settings: PostgresSettingsRepository(connection: connection),
+            games: PostgresGameRepository(connection: connection),
+            runningGames: PostgresRunningGameRepository(connection: connection, dailyFreePlays: settings.dailyFreePlays),
+            leaderboards: PostgresLeaderboardRepository(connection: connection))
+    }
+
+    @discardableResult
+    public func migrate() throws -> [AppliedMigration] {
+        try PostgresMigrator(connection: connection, directory: migrations).migrate()
+    }
+
+    public func appliedMigrations() throws -> [AppliedMigration] {
+        try PostgresMigrator(connection: connection, directory: migrations).appliedMigrations()
+    }
+
+    public func pendingMigrations() throws -> [String] {
+        try PostgresMigrator(connection: connection, directory: migrations).pendingMigrations().map(\.identifier)
+    }
+
+    /// A PostgreSQL database is backed up with PostgreSQL's own tools, which copy it
+    /// consistently while the nodes keep writing (docs/OPERATIONS.md, "Scale out").
+    public func backup(to path: String, progress: (_ copied: Int, _ total: Int) -> Void) throws -> StorageBackup {
+        throw PostgresError(sqlState: "RRNBK", message: "`retrorapid backup` copies a SQLite file; back up PostgreSQL with pg_dump (or its continuous archiving): see docs/OPERATIONS.md, \"Scale out\"")
+    }
+}

@@ -7,6 +7,9 @@ import Foundation
 public struct ServerConfiguration: Sendable, Equatable {
     public var host = "0.0.0.0"
     public var port = 8080
+    /// This process's name among the nodes on one database (cluster mode); empty means the
+    /// machine's host name (``resolvedNodeID``).
+    public var nodeID = ""
     public var databasePath = "data/retrorapid.sqlite"
     public var webRoot = "Web"
     /// Filled by scripts/install-fonts.sh from Debian's fonts-dseg and fonts-inter; optional.
@@ -393,6 +396,11 @@ extension ServerConfiguration {
         .text("host", "host", \.host, valueName: "ADDRESS", help: "Address to listen on; 0.0.0.0 means every interface.",
               allowed: "a host name or IP address without spaces", isValid: { !$0.contains(where: \.isWhitespace) }),
         .integer("port", "port", \.port, range: 0...65535, help: "TCP port for HTTP and WebSocket connections; 0 picks a free one."),
+        .text("nodeID", "node-id", \.nodeID, valueName: "NAME",
+              help: "This node's name among the nodes sharing one PostgreSQL database; unique per node and the same "
+                  + "after a restart (its games are found by it). Empty means the host name.",
+              allowed: "up to 64 letters, digits, '.', '_' or '-'",
+              isValid: { $0.count <= 64 && $0.utf8.allSatisfy { ClusterNodeName.isAllowed($0) } }),
         .text("databasePath", "database-path", \.databasePath, valueName: "PATH",
               help: "SQLite database file."),
         .text("webRoot", "web-root", \.webRoot, valueName: "DIR", help: "Directory of static files served to browsers."),

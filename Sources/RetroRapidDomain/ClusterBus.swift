@@ -1,0 +1,21 @@
+/// The bus between the nodes of a cluster: PostgreSQL's LISTEN/NOTIFY on the shared database
+/// (RetroRapidPostgreSQL's `PostgresClusterBus`), opened by `StorageFactory`. A single node on
+/// SQLite has none.
+///
+/// Delivery is at most once and only to nodes listening at the time: a receiver treats a
+/// message as a hint to read the database, never as the data itself.
+public protocol ClusterBus: AnyObject, Sendable {
+    /// This node's name (`--node-id`); messages carry it as their sender.
+    var nodeID: String { get }
+
+    /// Starts delivering the other nodes' messages (never this node's own) to `receive`, on
+    /// the bus's own thread: `receive` must hand them on (to the service thread's mailbox)
+    /// and return at once.
+    func start(_ receive: @escaping @Sendable (ClusterEnvelope) -> Void) throws
+
+    /// Sends to every other node. Any thread; never blocks (queued, sent on the bus thread).
+    func publish(_ message: ClusterMessage)
+
+    /// Stops delivering and closes the bus's connection; waits for its thread to end.
+    func stop()
+}

@@ -1,0 +1,57 @@
+/// What one node tells the others over the cluster bus (LISTEN/NOTIFY on the shared
+/// PostgreSQL database): small facts, never state. A receiver reads the state itself from the
+/// database, so a message lost while a node was down costs a live update, never data.
+public enum ClusterMessage: Sendable, Equatable {
+    /// The player's settings were written (now at `version`) from `deviceID`: push them to the
+    /// player's other devices connected here.
+    case settingsChanged(playerID: Int64, deviceID: Int64, version: Int)
+    /// The player revoked `deviceID`: close its connections here.
+    case deviceRevoked(playerID: Int64, deviceID: Int64)
+    /// A connection on the sending node wants the player's game `gameID`, which the receiver
+    /// `owner` holds: the owner stores its log, lets go of it and answers ``gameReleased``.
+    case releaseGame(gameID: String, playerID: Int64, owner: String)
+    /// `gameID` is no longer held by the sending node; its last checkpoint is its whole log.
+    case gameReleased(gameID: String, playerID: Int64)
+
+    /// The payload as sent: `kind|field|field…`, well under NOTIFY's 8,000-byte limit.
+    public var encoded: String {
+        switch self {
+        case .settingsChanged(let player, let device, let version): return "settings|\(player)|\(device)|\(version)"
+        case .deviceRevoked(let player, let device): return "revoked|\(player)|\(device)"
+        case .releaseGame(let game, let player, let owner): return "release|\(game)|\(player)|\(owner)"
+        case .gameReleased(let game, let player): return "released|\(game)|\(player)"
+        }
+    }
+
+    /// Parses ``encoded``; nil for anything else (a newer node's message: ignored, not fatal).
+    public init?(encoded: String) {
+        let fields = encoded.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        switch (fields.first, fields.count) {
+        case ("settings", 4):
+            guard let player = Int64(fields[1]), let device = Int64(fields[2]), let version = Int(fields[3]) else { return nil }
+            self = .settingsChanged(playerID: player, deviceID: device, version: version)
+        case ("revoked", 3):
+            guard let player = Int64(fields[1]), let device = Int64(fields[2]) else { return nil }
+            self = .deviceRevoked(playerID: player, deviceID: device)
+        case ("release", 4):
+            guard !fields[1].isEmpty, let player = Int64(fields[2]), !fields[3].isEmpty else { return nil }
+            self = .releaseGame(gameID: fields[1], playerID: player, owner: fields[3])
+        case ("released", 3):
+            guard !fields[1].isEmpty, let player = Int64(fields[2]) else { return nil }
+            self = .gameReleased(gameID: fields[1], playerID: player)
+        default:
+            return nil
+        }
+    }
+}
+
+/// A message and the node that sent it.
+public struct ClusterEnvelope: Sendable, Equatable {
+    public let sender: String
+    public let message: ClusterMessage
+
+    public init(sender: String, message: ClusterMessage) {
+        self.sender = sender
+        self.message = message
+    }
+}

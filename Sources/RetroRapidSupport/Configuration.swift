@@ -218,8 +218,8 @@ extension ServerConfiguration {
         // Where each setting's final value came from, so a cross-setting error can point at it.
         var origins: [String: ConfigurationError.Source] = [:]
 
-        // The two spellings of the database (`database-path`, `database-url`) as each source
-        // level gave them, checked against each other at the end.
+        // The two spellings of the database (`database-path`, `database-url`) as the sources gave
+        // them, each checked against the other as it is applied (`checkDatabase`).
         var databaseGiven: [String: (url: DatabaseURL, source: ConfigurationError.Source)] = [:]
 
         func apply(_ setting: Setting, _ value: String, from source: ConfigurationError.Source) throws {

@@ -31,7 +31,8 @@ struct OperatorDatabase {
           --database-path PATH   the SQLite database file: the same as --database-url sqlite:PATH
           --migrations-path DIR  the folder of NNNN_name.sql files (default: RETRORAPID_MIGRATIONS_PATH,
                                  the env file, or looked up as serve does)
-          (--database and --migrations are older names for --database-path and --migrations-path, still accepted)
+          (--database and --migrations are older names for --database-path and --migrations-path,
+          still accepted)
         """
 
     /// The server's settings as they stand for this process (daily plays, price, paths).

@@ -4,7 +4,7 @@
 /// A password may be part of a PostgreSQL URL, so nothing prints the URL as given: messages,
 /// log lines and a store's `location` use ``redacted`` (or ``location``), which shows `***`
 /// instead. `description` is the redacted form too, so string interpolation cannot leak it.
-public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
+public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// A SQLite file, relative to the working directory or absolute, used as given.
     case sqlite(path: String)
     /// A PostgreSQL server and database.
@@ -13,7 +13,8 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     /// The parts of a `postgres://` URL. The URL itself is kept as given, to be handed to
     /// libpq as its conninfo (libpq does its own percent-decoding); the parts are for checking
     /// and for messages.
-    public struct PostgreSQL: Sendable, Equatable {
+    public struct PostgreSQL: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+                              CustomReflectable {
         /// The URL exactly as given: libpq's conninfo. Contains the password: never print it.
         public let conninfo: String
         public let user: String?
@@ -31,6 +32,11 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             public let key: String
             public let value: String
         }
+
+        // Printing, `dump` and a test's failure message show the redacted URL, never `conninfo`.
+        public var description: String { redacted }
+        public var debugDescription: String { redacted }
+        public var customMirror: Mirror { Mirror(self, children: ["redacted": redacted]) }
     }
 
     /// What ``init(parsing:)`` accepts, for error messages and help.
@@ -59,6 +65,7 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { redacted }
+    public var debugDescription: String { redacted }
 
     /// How a message names the store: a SQLite file by its path (as messages always have),
     /// a server by its redacted URL.

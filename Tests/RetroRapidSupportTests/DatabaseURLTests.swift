@@ -122,6 +122,22 @@ import Testing
         #expect("\(try parse("postgres://rr:s3cret@db/rr"))" == "postgres://rr:***@db/rr")
     }
 
+    @Test func printingDumpingOrReflectingNeverShowsThePassword() throws {
+        let url = try parse("postgres://rr:s3cret@db/rr?password=s3cret")
+        let server = try server("postgres://rr:s3cret@db/rr?password=s3cret")
+        var dumped = ""
+        dump(url, to: &dumped)
+        dump(server, to: &dumped)
+        var configuration = ServerConfiguration()
+        configuration.databaseURL = url
+        dump(configuration, to: &dumped)
+        for text in [dumped, "\(url)", String(reflecting: url), "\(server)", String(reflecting: server),
+                     String(reflecting: configuration)] {
+            #expect(!text.contains("s3cret"), "\(text)")
+        }
+        #expect(dumped.contains("postgres://rr:***@db/rr?password=***"))
+    }
+
     @Test func noRefusalShowsThePassword() {
         let refused = [
             "mysql://rr:s3cret@db/rr", "postgres://rr:s3cret@/rr", "postgres://rr:s3cret@db",

@@ -73,10 +73,11 @@ test: deps
 	.build/test/release/retrorapid sim --level all --seeds 2000 --steps 5000 --bot cues --threads 2 --expect-survival
 	scripts/smoke-serve.sh .build/test/release/retrorapid
 	$(MAKE) python-test-deps
-	RETRORAPID_BINARY=$(CURDIR)/.build/test/release/retrorapid $(WITH_POSTGRES) $(VENV)/bin/python -m pytest -q Tests/python
+	RETRORAPID_TEST_BACKEND=sqlite RETRORAPID_BINARY=$(CURDIR)/.build/test/release/retrorapid \
+		$(WITH_POSTGRES) $(VENV)/bin/python -m pytest -q Tests/python
 	$(MAKE) --no-print-directory test-postgres-e2e
 
-# The end-to-end files above again, every server on a fresh PostgreSQL database instead of a
+# The POSTGRES_E2E_TESTS files again, every server on a fresh PostgreSQL database instead of a
 # SQLite file. `make test` runs it after the SQLite run; alone it builds what it needs.
 test-postgres-e2e: deps
 	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES) $(POSTGRES_TEST_PACKAGES)

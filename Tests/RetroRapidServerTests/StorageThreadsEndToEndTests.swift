@@ -7,15 +7,25 @@ import Testing
 @testable import RetroRapidServer
 
 /// A whole server with four storage threads on a real SQLite file, playing real games over real
-/// WebSocket connections (`retrorapid loadtest`'s engine) with a checkpoint every 100 ms, then
-/// stopping. Triggers of the test's own in the database watch every job as it commits, so what
-/// is checked is what the storage threads did, in the order they did it, not a timing.
+/// WebSocket connections (`retrorapid loadtest`'s engine) with a checkpoint every 100 ms (a
+/// compacting one among them), then stopping. Triggers of the test's own in the database watch
+/// every job as it commits, so what is checked is what the storage threads did, in the order
+/// they did it, not a timing.
 @Suite("Storage threads with real games", .serialized)
 struct StorageThreadsEndToEndTests {
-    /// Every game begun, and every checkpoint row written for a game that was not running then
-    /// (before its start, or after its record): the ordering a game's jobs must keep.
+    /// Every game begun; every checkpoint row written for a game that was not running then
+    /// (before its start, or after its record): the ordering a game's jobs must keep; and every
+    /// row a compaction deleted, marked lost when its game was running and no newer whole log
+    /// of it was there to replace it: a share of a compacting checkpoint undoing another's.
     static let watch = """
         CREATE TABLE test_begun (public_id TEXT NOT NULL, player_id INTEGER NOT NULL);
+        CREATE TABLE test_deleted (public_id TEXT NOT NULL, lost INTEGER NOT NULL);
+        CREATE TRIGGER test_watch_compaction AFTER DELETE ON game_checkpoints
+        BEGIN
+            INSERT INTO test_deleted SELECT OLD.public_id,
+                EXISTS (SELECT 1 FROM running_games WHERE public_id = OLD.public_id)
+                AND NOT EXISTS (SELECT 1 FROM game_checkpoints WHERE public_id = OLD.public_id AND moves_before = 0 AND id > OLD.id);
+        END;
         CREATE TABLE test_checkpointed (public_id TEXT NOT NULL);
         CREATE TABLE test_strays (public_id TEXT NOT NULL, recorded INTEGER NOT NULL);
         CREATE TRIGGER test_watch_begin AFTER INSERT ON running_games
@@ -65,7 +75,7 @@ struct StorageThreadsEndToEndTests {
         options.level = "rapid"
         options.rampPerSecond = 200
         options.settleSeconds = 1
-        options.holdSeconds = 5
+        options.holdSeconds = 7
         options.sourceAddresses = ["127.0.0.2", "127.0.0.3"]
         // Every needed move missed: games crash within a few steps and start again, so games
         // start, checkpoint and end all through the run; lane changes make moves to checkpoint.
@@ -93,6 +103,11 @@ struct StorageThreadsEndToEndTests {
         #expect(lanes.count > 1)
         let strays = try database.prepare("SELECT public_id, recorded FROM test_strays").query { "\($0.string(at: 0)) recorded: \($0.int(at: 1))" }
         #expect(strays.isEmpty, "checkpoint rows written while their game was not running: \(strays)")
+        // At least one compacting checkpoint ran (every 60th: 6 s of play at 100 ms), and its
+        // shares deleted no row a running game still needed.
+        let deleted = try database.prepare("SELECT count(*), coalesce(sum(lost), 0) FROM test_deleted").query { ($0.int(at: 0), $0.int(at: 1)) }.first
+        #expect((deleted?.0 ?? 0) > 0, "no compaction ran")
+        #expect(deleted?.1 == 0, "rows of running games deleted with nothing to replace them")
         let failures = server.logs.records.filter { $0.level >= .warning && $0.message.contains("could not") }
         #expect(failures.isEmpty, "\(failures.map(\.message))")
     }

@@ -36,6 +36,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var disconnectGraceSeconds = 60
     /// How often running games' input logs are saved: what a crash of the server can lose.
     public var checkpointIntervalMilliseconds = 1000
+    /// Storage threads, each with its own connection (docs/ARCHITECTURE.md, "Threads"). SQLite
+    /// has one writer at a time, so it gains nothing from more than 1; a database server does.
+    public var storageThreads = 1
     public var maxMessageBytes = 4096
     public var maxConnectionsPerIP = 64
     public var maxHTTPConnectionsPerIP = 128
@@ -495,6 +498,10 @@ extension ServerConfiguration {
                  help: "How often what changed in running games (steps, moves) is saved, in one transaction for "
                      + "all of them. A crash of the server loses at most this much of each game; at the next start "
                      + "every game it left running is saved as server_crash from its last checkpoint."),
+        .integer("storageThreads", "storage-threads", \.storageThreads, range: 1...32,
+                 help: "Threads that run database work, each with its own connection. A game's start, "
+                     + "checkpoints and record stay in order on one of them (chosen by its player); other work "
+                     + "keeps one thread. Keep 1 with SQLite, which writes one transaction at a time."),
         .integer("maxMessageBytes", "max-message-bytes", \.maxMessageBytes, range: 256...1_048_576,
                  help: "Largest WebSocket message accepted from a client."),
         .integer("maxConnectionsPerIP", "max-connections-per-ip", \.maxConnectionsPerIP, range: 1...100_000,

@@ -191,6 +191,18 @@ import Testing
         #expect(loadError(["--websocket-max-queued-messages", "7"])?.setting == "websocket-max-queued-messages")
     }
 
+    @Test func storageThreadsAreOneByDefaultAndFromOneToThirtyTwo() throws {
+        #expect(ServerConfiguration().storageThreads == 1)
+        #expect(try load(["--storage-threads", "4"]).storageThreads == 4)
+        #expect(try load(environment: ["RETRORAPID_STORAGE_THREADS": "32"]).storageThreads == 32)
+        for bad in ["0", "33", "-1", "two", ""] {
+            let error = loadError(["--storage-threads", bad])
+            #expect(error?.setting == "storage-threads", "\(bad)")
+            #expect(error?.description == "--storage-threads expects a whole number from 1 to 32, got '\(bad)'", "\(bad)")
+        }
+        #expect(loadError(environment: ["RETRORAPID_STORAGE_THREADS": "0"])?.setting == "storage-threads")
+    }
+
     @Test func rateLimitsAreCountSlashSecondsWithTheDocumentedDefaults() throws {
         let defaults = ServerConfiguration()
         #expect(defaults.newPlayersPerAddress == RateLimit(60, per: .seconds(600)))

@@ -179,11 +179,16 @@ def test_serve_with_a_postgres_url_never_shows_its_password(tmp_path):
     assert PASSWORD not in bad.stdout + bad.stderr
 
 
-def test_this_binary_says_postgresql_is_not_built_in_yet(tmp_path):
-    # The one place to change when the PostgreSQL backend arrives (StorageFactory.openPostgreSQL).
-    result = serve_refused(tmp_path / "work", "--database-url", postgres_url())
+def test_a_postgres_database_that_does_not_exist_is_named_with_how_to_create_it(tmp_path, postgres_server):
+    # The server makes tables, never databases: a missing one is the operator's to create.
+    from urllib.parse import urlsplit, urlunsplit
+    parts = urlsplit(postgres_server.admin_url)
+    missing = urlunsplit(parts._replace(path="/rr_no_such_database"))
+    result = serve_refused(tmp_path / "work", "--database-url", missing)
     assert result.returncode == 1, result
-    assert "PostgreSQL storage is not built into this binary yet" in result.stderr, result.stderr
+    assert "no database rr_no_such_database on the PostgreSQL server" in result.stderr, result.stderr
+    assert "createdb" in result.stderr
+    assert postgres_server.psql("SELECT count(*) FROM pg_database WHERE datname = 'rr_no_such_database'").strip() == "0"
 
 
 @pytest.mark.parametrize("arguments", [

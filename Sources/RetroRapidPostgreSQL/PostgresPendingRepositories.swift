@@ -21,12 +21,6 @@ struct PostgresLinkCodeRepository: LinkCodeRepository {
     func retryAfter(playerID: Int64, now: Date) throws -> TimeInterval? { preconditionFailure("pending") }
     func claim(code: String, deviceLabel: String, now: Date) throws -> (player: Player, token: String) { preconditionFailure("pending") }
 }
-struct PostgresQuotaRepository: QuotaRepository {
-    let connection: PostgresConnection
-    let dailyFreePlays: Int
-    func status(playerID: Int64, now: Date) throws -> QuotaStatus { preconditionFailure("pending") }
-    func consumePlay(playerID: Int64, gameID: String?, now: Date) throws -> QuotaStatus { preconditionFailure("pending") }
-}
 struct PostgresCodeRepository: CodeRepository {
     let connection: PostgresConnection
     func create(code: String, kind: PromoCode.Kind, startsAt: Date?, expiresAt: Date?, maxRedemptions: Int?, now: Date) throws -> PromoCode { preconditionFailure("pending") }

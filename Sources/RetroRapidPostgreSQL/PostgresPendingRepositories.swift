@@ -54,14 +54,6 @@ struct PostgresSettingsRepository: SettingsRepository {
     func write(playerID: Int64, json: Data, basedOnVersion: Int, now: Date) throws -> SettingsWriteResult { preconditionFailure("pending") }
     func patch(playerID: Int64, json: Data, basedOnVersion: Int, now: Date) throws -> SettingsWriteResult { preconditionFailure("pending") }
 }
-struct PostgresGameRepository: GameRepository {
-    let connection: PostgresConnection
-    func record(_ game: NewGame) throws -> RecordedGame { preconditionFailure("pending") }
-    func game(id: Int64) throws -> GameRecord? { preconditionFailure("pending") }
-    func game(publicID: String) throws -> GameRecord? { preconditionFailure("pending") }
-    func games(playerID: Int64, limit: Int, before: Int64?) throws -> [GameRecord] { preconditionFailure("pending") }
-    func forEachGame(afterID: Int64, batchSize: Int, _ body: (GameRecord) throws -> Void) throws { preconditionFailure("pending") }
-}
 struct PostgresRunningGameRepository: RunningGameRepository {
     let connection: PostgresConnection
     let dailyFreePlays: Int
@@ -72,9 +64,4 @@ struct PostgresRunningGameRepository: RunningGameRepository {
     func running(playerID: Int64) throws -> [RunningGameRecord] { preconditionFailure("pending") }
     func running(publicID: String) throws -> RunningGameRecord? { preconditionFailure("pending") }
     func recoverAll(now: Date) throws -> [RecoveredGame] { preconditionFailure("pending") }
-}
-struct PostgresLeaderboardRepository: LeaderboardRepository {
-    let connection: PostgresConnection
-    func top(level: SpeedLevel, period: LeaderboardPeriod, limit: Int, after cursor: LeaderboardCursor?, now: Date) throws -> LeaderboardPage { preconditionFailure("pending") }
-    func aroundMe(playerID: Int64, level: SpeedLevel, period: LeaderboardPeriod, neighbours: Int, now: Date) throws -> LeaderboardNeighbourhood? { preconditionFailure("pending") }
 }

@@ -54,14 +54,3 @@ struct PostgresSettingsRepository: SettingsRepository {
     func write(playerID: Int64, json: Data, basedOnVersion: Int, now: Date) throws -> SettingsWriteResult { preconditionFailure("pending") }
     func patch(playerID: Int64, json: Data, basedOnVersion: Int, now: Date) throws -> SettingsWriteResult { preconditionFailure("pending") }
 }
-struct PostgresRunningGameRepository: RunningGameRepository {
-    let connection: PostgresConnection
-    let dailyFreePlays: Int
-    func begin(_ game: RunningGameStart) throws -> QuotaStatus? { preconditionFailure("pending") }
-    func cancel(publicID: String) throws -> Bool { preconditionFailure("pending") }
-    func checkpoint(_ batch: [GameCheckpoint], compacting: Bool, now: Date) throws { preconditionFailure("pending") }
-    func running() throws -> [RunningGameRecord] { preconditionFailure("pending") }
-    func running(playerID: Int64) throws -> [RunningGameRecord] { preconditionFailure("pending") }
-    func running(publicID: String) throws -> RunningGameRecord? { preconditionFailure("pending") }
-    func recoverAll(now: Date) throws -> [RecoveredGame] { preconditionFailure("pending") }
-}

@@ -6,9 +6,12 @@ import RetroRapidStorageFixtures
 /// Races many connections for one rule on a real server: `count` threads each open their
 /// own ``PostgresConnection`` to `url`, wait until every one is connected, and then all run
 /// `body` at once. Returns each thread's outcome, by index. The race tests assert the exact
-/// outcome (how many won, what the tables hold), never how long it took.
+/// outcome (how many won, what the tables hold), never how long it took. One race at a time in
+/// the test process (suites run in parallel): the server's connection limit is shared.
 func raceOnConnections<T: Sendable>(_ count: Int, url: String,
                                     _ body: @escaping @Sendable (_ index: Int, _ connection: PostgresConnection) throws -> T) -> [Result<T, any Error>] {
+    oneRaceAtATime.lock()
+    defer { oneRaceAtATime.unlock() }
     let outcomes = RaceOutcomes<T>(count)
     let connected = DispatchSemaphore(value: 0)
     let go = DispatchSemaphore(value: 0)
@@ -36,6 +39,8 @@ func raceOnConnections<T: Sendable>(_ count: Int, url: String,
     finished.wait()
     return outcomes.all
 }
+
+private let oneRaceAtATime = NSLock()
 
 /// The outcomes of a race, written by its threads under a lock.
 private final class RaceOutcomes<T: Sendable>: @unchecked Sendable {

@@ -4,16 +4,6 @@ import RetroRapidRules
 
 // Being ported from RetroRapidSQLite on other branches; each struct here is deleted when its
 // real file lands. Never merged to main.
-struct PostgresPlayerRepository: PlayerRepository {
-    let connection: PostgresConnection
-    func createPlayer(displayName: String?, deviceLabel: String, now: Date) throws -> (player: Player, token: String) { preconditionFailure("pending") }
-    func authenticate(token: String, now: Date) throws -> AuthenticatedDevice { preconditionFailure("pending") }
-    func player(publicID: String) throws -> Player { preconditionFailure("pending") }
-    func player(id: Int64) throws -> Player { preconditionFailure("pending") }
-    func setDisplayName(playerID: Int64, name: String) throws -> Player { preconditionFailure("pending") }
-    func devices(playerID: Int64, currentDeviceID: Int64?) throws -> [Device] { preconditionFailure("pending") }
-    func revokeDevice(playerID: Int64, deviceID: Int64, now: Date, allowingLastDevice: Bool) throws { preconditionFailure("pending") }
-}
 struct PostgresLinkCodeRepository: LinkCodeRepository {
     let connection: PostgresConnection
     let policy: LinkCodePolicy

@@ -4,13 +4,6 @@ import RetroRapidRules
 
 // Being ported from RetroRapidSQLite on other branches; each struct here is deleted when its
 // real file lands. Never merged to main.
-struct PostgresLinkCodeRepository: LinkCodeRepository {
-    let connection: PostgresConnection
-    let policy: LinkCodePolicy
-    func createCode(for device: AuthenticatedDevice, now: Date) throws -> IssuedLinkCode { preconditionFailure("pending") }
-    func retryAfter(playerID: Int64, now: Date) throws -> TimeInterval? { preconditionFailure("pending") }
-    func claim(code: String, deviceLabel: String, now: Date) throws -> (player: Player, token: String) { preconditionFailure("pending") }
-}
 struct PostgresQuotaRepository: QuotaRepository {
     let connection: PostgresConnection
     let dailyFreePlays: Int

@@ -36,13 +36,6 @@ struct PostgresPaymentEventRepository: PaymentEventRepository {
     let connection: PostgresConnection
     func record(eventID: String, type: String, paying orderID: String?, now: Date) throws -> PaymentWebhook.Outcome { preconditionFailure("pending") }
 }
-struct PostgresSettingsRepository: SettingsRepository {
-    let connection: PostgresConnection
-    func settings(playerID: Int64) throws -> VersionedSettings { preconditionFailure("pending") }
-    func write(playerID: Int64, document: PlayerSettings, basedOnVersion: Int, now: Date) throws -> SettingsWriteResult { preconditionFailure("pending") }
-    func write(playerID: Int64, json: Data, basedOnVersion: Int, now: Date) throws -> SettingsWriteResult { preconditionFailure("pending") }
-    func patch(playerID: Int64, json: Data, basedOnVersion: Int, now: Date) throws -> SettingsWriteResult { preconditionFailure("pending") }
-}
 struct PostgresGameRepository: GameRepository {
     let connection: PostgresConnection
     func record(_ game: NewGame) throws -> RecordedGame { preconditionFailure("pending") }

@@ -10,15 +10,6 @@ struct PostgresQuotaRepository: QuotaRepository {
     func status(playerID: Int64, now: Date) throws -> QuotaStatus { preconditionFailure("pending") }
     func consumePlay(playerID: Int64, gameID: String?, now: Date) throws -> QuotaStatus { preconditionFailure("pending") }
 }
-struct PostgresCodeRepository: CodeRepository {
-    let connection: PostgresConnection
-    func create(code: String, kind: PromoCode.Kind, startsAt: Date?, expiresAt: Date?, maxRedemptions: Int?, now: Date) throws -> PromoCode { preconditionFailure("pending") }
-    func list() throws -> [PromoCode] { preconditionFailure("pending") }
-    func code(_ code: String) throws -> PromoCode { preconditionFailure("pending") }
-    func disable(code: String, now: Date) throws -> PromoCode { preconditionFailure("pending") }
-    func redeem(code: String, playerID: Int64, now: Date) throws -> Redemption { preconditionFailure("pending") }
-    func redemptions(playerID: Int64) throws -> [Redemption] { preconditionFailure("pending") }
-}
 struct PostgresOrderRepository: OrderRepository {
     let connection: PostgresConnection
     let basePrice: Money

@@ -10,19 +10,6 @@ struct PostgresQuotaRepository: QuotaRepository {
     func status(playerID: Int64, now: Date) throws -> QuotaStatus { preconditionFailure("pending") }
     func consumePlay(playerID: Int64, gameID: String?, now: Date) throws -> QuotaStatus { preconditionFailure("pending") }
 }
-struct PostgresOrderRepository: OrderRepository {
-    let connection: PostgresConnection
-    let basePrice: Money
-    func priceDue(playerID: Int64, now: Date) throws -> PriceDue { preconditionFailure("pending") }
-    func createOrder(playerID: Int64, now: Date) throws -> Order { preconditionFailure("pending") }
-    func checkoutPlan(playerID: Int64, now: Date) throws -> CheckoutPlan { preconditionFailure("pending") }
-    func createOrder(publicID: String, playerID: Int64, amount: Money, discountCode: String?, checkout: Order.Checkout, now: Date) throws -> StoredCheckout { preconditionFailure("pending") }
-    func cancel(publicID: String, playerID: Int64, now: Date) throws -> Order { preconditionFailure("pending") }
-    func order(publicID: String, playerID: Int64) throws -> Order { preconditionFailure("pending") }
-    func order(publicID: String) throws -> Order { preconditionFailure("pending") }
-    func orders(playerID: Int64) throws -> [Order] { preconditionFailure("pending") }
-    func markPaid(orderID: String, providerEventID: String, now: Date) throws -> Order { preconditionFailure("pending") }
-}
 struct PostgresPaymentEventRepository: PaymentEventRepository {
     let connection: PostgresConnection
     func record(eventID: String, type: String, paying orderID: String?, now: Date) throws -> PaymentWebhook.Outcome { preconditionFailure("pending") }

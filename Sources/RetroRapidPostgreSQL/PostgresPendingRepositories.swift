@@ -10,10 +10,6 @@ struct PostgresQuotaRepository: QuotaRepository {
     func status(playerID: Int64, now: Date) throws -> QuotaStatus { preconditionFailure("pending") }
     func consumePlay(playerID: Int64, gameID: String?, now: Date) throws -> QuotaStatus { preconditionFailure("pending") }
 }
-struct PostgresPaymentEventRepository: PaymentEventRepository {
-    let connection: PostgresConnection
-    func record(eventID: String, type: String, paying orderID: String?, now: Date) throws -> PaymentWebhook.Outcome { preconditionFailure("pending") }
-}
 struct PostgresGameRepository: GameRepository {
     let connection: PostgresConnection
     func record(_ game: NewGame) throws -> RecordedGame { preconditionFailure("pending") }

@@ -328,7 +328,7 @@ public struct StorageCopier {
             do {
                 try pg.execute("INSERT INTO \(quoted(table.name)) (\(columnList)) VALUES \(tuples.joined(separator: ", "))", batch)
             } catch let error as PostgresError where !error.isRetryable && !error.isConnectionFailure {
-                throw Refusal(.writeFailed, "PostgreSQL refused a row of \(table.name) (rows \(firstRow)–\(firstRow + batchCount - 1) in SQLite's order): "
+                throw Refusal(.writeFailed, "PostgreSQL refused a row of \(table.name) (one of rows \(firstRow)–\(firstRow + batchCount - 1) as read): "
                               + "\(error.message)\(error.constraint.map { " [constraint \($0)]" } ?? ""). Everything was rolled back: "
                               + "the PostgreSQL database holds no copied row.")
             }
@@ -357,9 +357,10 @@ public struct StorageCopier {
         return digest
     }
 
-    /// Calls `body` with each row's values, in the plan's column order, one row at a time.
+    /// Calls `body` with each row's values, in the plan's column order, one row at a time, in
+    /// whatever order SQLite reads them (the digest does not depend on it).
     private func forEachRow(of table: TablePlan, in db: Database, _ body: ([DatabaseValue]) throws -> Void) throws {
-        let statement = try db.prepare("SELECT \(table.columns.map { quoted($0.name) }.joined(separator: ", ")) FROM \(quoted(table.name)) ORDER BY rowid")
+        let statement = try db.prepare("SELECT \(table.columns.map { quoted($0.name) }.joined(separator: ", ")) FROM \(quoted(table.name))")
         defer { statement.reset() }
         while try statement.step() {
             try body((0..<table.columns.count).map { statement.value(at: $0) })

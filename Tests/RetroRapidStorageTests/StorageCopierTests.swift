@@ -161,6 +161,35 @@ struct StorageCopierTests {
         }
     }
 
+    @Test func twoCopiesAtOnceIntoOneDatabaseFillItOnce() throws {
+        try withSQLite { sqlite in
+            try fillEverything(sqlite)
+            try withTarget { target, url in
+                let path = sqlite.database.path
+                let outcomes = Outcomes()
+                // Each copy on its own thread with its own connections, as two operators would.
+                DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                    do {
+                        let source = SQLiteStorage(database: try Database(path: path), migrations: productMigrations)
+                        let destination = PostgresStorage(connection: try PostgresConnection(conninfo: url),
+                                                          migrations: productMigrations.appendingPathComponent("postgresql"), location: url)
+                        try StorageCopier(from: source, to: destination).copy()
+                        outcomes.append("copied")
+                    } catch let refusal as StorageCopier.Refusal {
+                        outcomes.append("refused: \(refusal.reason)")
+                    } catch {
+                        outcomes.append("failed: \(error)")
+                    }
+                }
+                // The second waits for the first's lock, then finds its rows: refused, not a
+                // unique violation half-way through.
+                #expect(outcomes.sorted == ["copied", "refused: targetNotEmpty"])
+                let copied = try postgresRows(target.connection, "players")
+                #expect(copied == (try sqliteRows(sqlite.database, "players")))
+            }
+        }
+    }
+
     @Test func aSourceWithPendingMigrationsIsRefusedBeforeTheTargetIsTouched() throws {
         try withTemporaryDirectory { folder in
             // A database as an older release left it: only the first three migrations applied.
@@ -353,6 +382,14 @@ struct StorageCopierTests {
     }
 
     // MARK: - Helpers
+
+    /// What each thread's copy came to.
+    final class Outcomes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [String] = []
+        func append(_ value: String) { lock.withLock { values.append(value) } }
+        var sorted: [String] { lock.withLock { values.sorted() } }
+    }
 
     func withSQLite(_ body: (SQLiteStorage) throws -> Void) throws {
         try withTemporaryDirectory { folder in

@@ -189,6 +189,14 @@ public struct StorageCopier {
         }
     }
 
+    /// The target's tables as its catalogue describes them.
+    struct TargetSchema {
+        /// Each table's columns in order: name, `information_schema` data type, identity or not.
+        var columns: [String: [(name: String, type: String, isIdentity: Bool)]] = [:]
+        /// The tables each table's foreign keys point to (itself left out).
+        var parents: [String: Set<String>] = [:]
+    }
+
     /// A table as it is copied: its columns in the target's order.
     struct TablePlan {
         let name: String
@@ -209,9 +217,8 @@ public struct StorageCopier {
         return tables
     }
 
-    /// The target's tables with their columns in order, and which table each table's foreign keys
-    /// point to.
-    private func targetTables(_ pg: PostgresConnection) throws -> (columns: [String: [(name: String, type: String, identity: Bool)]], parents: [String: Set<String>]) {
+    /// The target's tables (all but `schema_migrations`), their columns and foreign keys.
+    private func targetTables(_ pg: PostgresConnection) throws -> TargetSchema {
         let rows = try pg.execute("""
             SELECT c.table_name, c.column_name, c.data_type, c.is_identity = 'YES' OR coalesce(c.column_default, '') LIKE 'nextval(%'
             FROM information_schema.columns c
@@ -219,11 +226,10 @@ public struct StorageCopier {
             WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' AND c.table_name <> 'schema_migrations'
             ORDER BY c.table_name, c.ordinal_position
             """)
-        var columns: [String: [(name: String, type: String, identity: Bool)]] = [:]
+        var schema = TargetSchema()
         for row in rows.map({ $0 }) {
-            columns[row.string(at: 0), default: []].append((row.string(at: 1), row.string(at: 2), row.bool(at: 3)))
+            schema.columns[row.string(at: 0), default: []].append((row.string(at: 1), row.string(at: 2), row.bool(at: 3)))
         }
-        var parents: [String: Set<String>] = [:]
         for row in try pg.execute("""
             SELECT child.relname, parent.relname
             FROM pg_constraint c
@@ -231,15 +237,14 @@ public struct StorageCopier {
             JOIN pg_class parent ON parent.oid = c.confrelid
             WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace
             """).map({ $0 }) where row.string(at: 0) != row.string(at: 1) {
-            parents[row.string(at: 0), default: []].insert(row.string(at: 1))
+            schema.parents[row.string(at: 0), default: []].insert(row.string(at: 1))
         }
-        return (columns, parents)
+        return schema
     }
 
     /// The tables in foreign-key order (a table after every table it refers to, ties by name),
     /// after checking that both sides have the same tables and columns.
-    private func copyPlan(source: [String: Set<String>],
-                          target: (columns: [String: [(name: String, type: String, identity: Bool)]], parents: [String: Set<String>])) throws -> [TablePlan] {
+    private func copyPlan(source: [String: Set<String>], target: TargetSchema) throws -> [TablePlan] {
         var problems: [String] = []
         let onlySQLite = Set(source.keys).subtracting(target.columns.keys).sorted()
         let onlyPostgres = Set(target.columns.keys).subtracting(source.keys).sorted()
@@ -260,7 +265,7 @@ public struct StorageCopier {
                     problems.append("\(name).\(column.name) is of type \(column.type), which the copier does not convert to")
                     continue
                 }
-                columns.append(Column(name: column.name, kind: kind, isIdentity: column.identity))
+                columns.append(Column(name: column.name, kind: kind, isIdentity: column.isIdentity))
             }
             plans[name] = TablePlan(name: name, columns: columns, rebuiltByTrigger: Self.triggerMaintainedTables.contains(name))
         }

@@ -1,6 +1,4 @@
 import Foundation
-import RetroRapidPostgreSQL
-import RetroRapidSQLite
 import RetroRapidStorage
 import RetroRapidSupport
 
@@ -41,35 +39,28 @@ enum CopyDatabaseCommand: Command {
             try ParsedArguments(arguments, valueOptions: OperatorDatabase.valueOptions.union(["to"]), aliases: OperatorDatabase.aliases)
         }
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
-        guard let url = parsed.value("to") else { throw UsageError("copy-database needs --to postgres://… naming the PostgreSQL database to fill") }
-        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-            // Not echoed: what was typed may hold a password in a form the redaction does not know.
-            throw UsageError("--to expects a postgres:// or postgresql:// URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE)")
+        guard let given = parsed.value("to") else { throw UsageError("copy-database needs --to postgres://… naming the PostgreSQL database to fill") }
+        let target: DatabaseURL.PostgreSQL
+        do {
+            guard case .postgres(let server) = try DatabaseURL(parsing: given) else {
+                throw UsageError("--to expects a postgres:// or postgresql:// URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE)")
+            }
+            target = server
+        } catch let error as DatabaseURLError {
+            throw UsageError("--to: \(error.description)")
         }
-        let shownURL = redacted(url)
+        let shownURL = target.redacted
         let database = try OperatorDatabase(parsed)
         guard database.migrations.found != nil else { throw OperatorFailure(database.migrations.missingMessage) }
+        let source = try database.openWithoutMigrating()
 
-        guard let source = try database.openWithoutMigrating() as? SQLiteStorage else {
-            throw OperatorFailure("the source \(database.path) is not a SQLite database; copy-database copies SQLite into PostgreSQL")
-        }
-        let connection: PostgresConnection
-        do {
-            connection = try PostgresConnection(conninfo: url)
-        } catch let error as PostgresError {
-            throw OperatorFailure("cannot reach the PostgreSQL database \(shownURL), so nothing was copied: \(error.message)")
-        }
-        let target = PostgresStorage(connection: connection,
-                                     migrations: URL(fileURLWithPath: database.migrationsPath, isDirectory: true).appendingPathComponent("postgresql", isDirectory: true),
-                                     location: shownURL)
-
-        OperatorOutput.note("copying \(database.path) to \(shownURL)…")
+        OperatorOutput.note("copying \(database.location) to \(shownURL)…")
         let started = Date()
         var shownPercent = -1
         var lastTable = ""
         let report: StorageCopier.Report
         do {
-            report = try StorageCopier(from: source, to: target).copy { progress in
+            report = try StorageFactory.copy(from: source, to: target, migrationsPath: database.migrationsPath) { progress in
                 // A line when a table starts and every tenth of the way: a log of the move
                 // without a line per batch.
                 let percent = progress.totalRows == 0 ? 100 : progress.copiedRows * 100 / progress.totalRows
@@ -78,10 +69,8 @@ enum CopyDatabaseCommand: Command {
                 shownPercent = percent
                 OperatorOutput.note("copied \(progress.copiedRows) of \(progress.totalRows) rows (\(percent) %), now \(progress.table)")
             }
-        } catch let refusal as StorageCopier.Refusal {
-            throw OperatorFailure(refusal.message)
-        } catch let error as PostgresError {
-            throw OperatorFailure("copying to \(shownURL) failed and was rolled back, so nothing was copied: \(error.message)")
+        } catch let failure as StorageFactory.CopyFailure {
+            throw OperatorFailure(failure.description)
         }
         for migration in report.appliedTargetMigrations {
             OperatorOutput.note("applied migration \(migration) to \(shownURL)")
@@ -92,28 +81,9 @@ enum CopyDatabaseCommand: Command {
         for copied in report.tables {
             table.append([copied.name, String(copied.rows), copied.rebuiltByTrigger ? "rebuilt by PostgreSQL's trigger, checked" : "copied, checked"])
         }
-        print("copied \(report.copiedRows) rows from \(database.path) to \(shownURL) in \(String(format: "%.1f", seconds)) s")
+        print("copied \(report.copiedRows) rows from \(database.location) to \(shownURL) in \(String(format: "%.1f", seconds)) s")
         print(table.render())
         print("every table's row count and row digest match the SQLite database; new rows get ids after the copied ones")
         return 0
-    }
-
-    /// The URL with its password (after `user:`, or a `password=` parameter) as `***`, for
-    /// every message: the URL as typed is only ever handed to libpq.
-    static func redacted(_ url: String) -> String {
-        var shown = url
-        if let schemeEnd = shown.range(of: "://"), let at = shown[schemeEnd.upperBound...].lastIndex(of: "@"),
-           let colon = shown[schemeEnd.upperBound..<at].firstIndex(of: ":") {
-            // The last `@` ends the user and password (a raw `@` in a password would end it
-            // later than the first); anything between the user's `:` and it is hidden.
-            shown.replaceSubrange(shown.index(after: colon)..<at, with: "***")
-        }
-        if let query = shown.firstIndex(of: "?") {
-            let parameters = shown[shown.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter in
-                parameter.lowercased().hasPrefix("password=") ? "password=***" : String(parameter)
-            }
-            shown = String(shown[...query]) + parameters.joined(separator: "&")
-        }
-        return shown
     }
 }

@@ -170,8 +170,6 @@ def test_a_bad_call_exits_64_and_copies_nothing(tmp_path):
     assert not (tmp_path / "x.sqlite").exists()
 
 
-@pytest.mark.skip(reason="ENABLE AFTER MERGE: needs the PostgreSQL repositories and --database-url (issue 15); "
-                         "until then the test above checks the copied leaderboard with psql")
 def test_serve_on_the_copied_database_shows_the_same_leaderboard(server_factory, fresh_database, tmp_path):
     served = served_and_stopped(server_factory)
     url = database_url(fresh_database)

@@ -49,6 +49,9 @@ public final class PostgresConnection {
             PQfinish(connection)
             throw PostgresError(sqlState: "", message: "cannot connect: \(message)")
         }
+        // libpq prints the server's notices (`relation … already exists, skipping`) on stderr
+        // by default; they are informational, and an operator's command output is ours.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         return connection
     }
 

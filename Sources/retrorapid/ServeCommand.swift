@@ -59,8 +59,11 @@ enum ServeCommand: Command {
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let webRoot = URL(fileURLWithPath: configuration.webRoot).standardizedFileURL.path
+        // The node id in the first lines too: in a cluster, which node this log is.
         logger.notice("RetroRapid serving \(scheme)://\(host):\(server.boundPort ?? configuration.port)",
-                      metadata: ["web.root": webRoot, "db.path": configuration.databasePath])
+                      metadata: ["web.root": webRoot, "db.path": configuration.databasePath,
+                                 "cluster.node": configuration.resolvedNodeID,
+                                 "cluster.bus": server.cluster.bus == nil ? "none" : "listening"])
 
         stopRequested.wait()
         logger.notice("RetroRapid stopping: refusing new connections, ending games, saving")

@@ -141,7 +141,9 @@ final class MatchHost: @unchecked Sendable {
         startingPlayers.insert(identity.playerID)
         let connectionID = connection.id
         let playerID = identity.playerID
-        worker.perform({ storage in
+        // Keyed by the player, as every job of a game's life is (GameRecorder, CheckpointWriter):
+        // its start, checkpoints, cancel and record run in this order on one storage thread.
+        worker.perform(orderedBy: playerID, { storage in
             // The play and the game's running_games row, in one transaction.
             try storage.runningGames.begin(RunningGameStart(
                 publicID: gameID, playerID: playerID, level: level, seed: seed, practice: false, startedAt: storage.now))
@@ -158,7 +160,7 @@ final class MatchHost: @unchecked Sendable {
         switch result {
         case .success(let quota):
             if shuttingDown {
-                recorder.cancelStart(gameID: gameID)
+                recorder.cancelStart(gameID: gameID, playerID: playerID)
                 if let connection { refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start")) }
                 return
             }

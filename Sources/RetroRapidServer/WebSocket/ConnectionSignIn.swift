@@ -40,6 +40,8 @@ final class ConnectionSignIn: @unchecked Sendable {
         connection.state = .authenticating
         let connectionID = connection.id
         let rateLimits = self.rateLimits
+        // The serial lane (no key), with the API's device revocations: a sign-in that ran before
+        // a revocation is answered before its event, which then closes the connection.
         worker.perform({ storage -> (AuthenticatedDevice, QuotaStatus?) in
             let now = storage.now
             let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)

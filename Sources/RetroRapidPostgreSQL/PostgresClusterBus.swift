@@ -299,10 +299,13 @@ private final class BusThread {
         nameCurrentThreadForBus()
         var attempts = 0
         var pause = settings.backoff.initial
-        while !state.isStopping {
+        // Connected, the loop ends only where it has taken the last work (what was published
+        // before `stop` is sent): a stop flag checked up here could skip it.
+        while true {
             guard let connection else {
                 // Disconnected: the first attempt at once, then after growing pauses; a stop
                 // ends a pause at once.
+                if state.isStopping { break }
                 if attempts > 0 {
                     waitForWake(timeoutSeconds: pause)
                     if state.isStopping { break }

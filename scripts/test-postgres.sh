@@ -102,18 +102,22 @@ choose_home() {
 # TEST-ONLY settings, rewritten at every start. fsync, full_page_writes and synchronous_commit
 # off: a crash of the machine (not of the server) may corrupt or lose the data, which a test
 # server does not keep; never use them elsewhere. max_connections: each test server keeps a
-# pool, and several run at once.
+# pool, and several run at once. RETRORAPID_POSTGRES_DURABLE=1 (the benchmarks: they measure
+# what a commit costs) keeps PostgreSQL's own durable defaults instead, with a larger cache.
 write_settings() {
-    local home=$1 port=$2
+    local home=$1 port=$2 durability
+    if [ "${RETRORAPID_POSTGRES_DURABLE:-0}" = 1 ]; then
+        durability=$'fsync = on\nsynchronous_commit = on\nfull_page_writes = on\nshared_buffers = 512MB'
+    else
+        durability=$'fsync = off\nsynchronous_commit = off\nfull_page_writes = off'
+    fi
     cat >"$home/data/retrorapid-test.conf" <<EOF
 # Written by scripts/test-postgres.sh at every start: a throwaway TEST server, never for data.
 listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = '$home'
 max_connections = 200
-fsync = off
-synchronous_commit = off
-full_page_writes = off
+$durability
 EOF
     # Trust, for loopback only: the socket (in a folder only the server user and root can enter)
     # and 127.0.0.1; nothing else may connect at all.

@@ -108,6 +108,8 @@ public enum StorageFactory {
                         + "(createdb --owner USER \(server.database)): RetroRapid makes its tables, not the database")
             }
             throw StorageFactoryError.missing(server.redacted)
+        } catch let error as PostgresError {
+            throw StorageFactoryError.unreachable(server.redacted, error.message)
         }
         switch durability {
         case .everyCommit:
@@ -129,11 +131,15 @@ public enum StorageFactoryError: Error, Equatable, Sendable, CustomStringConvert
     case missing(String)
     /// This binary cannot open that kind of store; the text says why.
     case unsupported(String)
+    /// The database server at this (redacted) location could not be reached or refused the
+    /// connection; the second text is why, as the server or libpq said it.
+    case unreachable(String, String)
 
     public var description: String {
         switch self {
         case .missing(let location): return "no database at \(location)"
         case .unsupported(let message): return message
+        case .unreachable(let location, let reason): return "cannot connect to the database at \(location): \(reason)"
         }
     }
 }

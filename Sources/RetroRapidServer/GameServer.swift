@@ -6,12 +6,14 @@ import Synchronization
 
 /// The whole server as `retrorapid serve` runs it: the database worker (SQLite on its own
 /// thread), the HTTP server (files, the JSON API, /healthz, /metrics) and the parts that share
-/// its service thread (the WebSocket game side), wired together.
+/// its service thread (the WebSocket game side), wired together; in a cluster, also the relay
+/// to the other nodes over the bus (`ClusterRelay`).
 ///
 /// Threads (docs/ARCHITECTURE.md): the libwebsockets service thread owns every socket, HTTP exchange and
 /// running game; the storage thread owns the SQLite connection; they meet only through the
 /// worker's queue (service → storage) and the `ServiceMailbox` + `lws_cancel_service`
-/// (storage → service). `start`/`stop` are called from the main thread.
+/// (storage → service); the cluster bus's thread only posts to that mailbox. `start`/`stop`
+/// are called from the main thread.
 public final class GameServer: Sendable {
     public struct Options: Sendable {
         public var configuration: ServerConfiguration

@@ -92,12 +92,30 @@ public final class PostgresClusterBus: ClusterBus {
         }
         self.nodeID = nodeID
         self.channel = channel
-        settings = BusSettings(conninfo: conninfo, nodeID: nodeID, channel: channel, backoff: backoff,
+        settings = BusSettings(conninfo: Self.withKeepalives(conninfo), nodeID: nodeID, channel: channel, backoff: backoff,
                                maximumQueued: maximumQueued, onEvent: onEvent)
     }
 
     deinit {
         stop()
+    }
+
+    /// TCP keepalives a minute or so apart, unless `conninfo` sets its own: the bus only
+    /// listens, so without them a database that vanished from the network (no FIN, no RST)
+    /// would leave it "connected" for the operating system's two hours.
+    static let keepalives = [("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"),
+                             ("keepalives_count", "3")]
+
+    /// `conninfo` with ``keepalives`` added where it names none of its own: as URL query
+    /// parameters for a `postgres://` URL, as `key=value` pairs otherwise.
+    static func withKeepalives(_ conninfo: String) -> String {
+        let missing = keepalives.filter { key, _ in !conninfo.contains(key + "=") }
+        guard !missing.isEmpty else { return conninfo }
+        if conninfo.hasPrefix("postgres://") || conninfo.hasPrefix("postgresql://") {
+            let query = missing.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+            return conninfo + (conninfo.contains("?") ? "&" : "?") + query
+        }
+        return conninfo + " " + missing.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 
     public var isConnected: Bool { state.isConnected }

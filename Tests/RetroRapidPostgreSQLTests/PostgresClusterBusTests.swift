@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import RetroRapidDomain
-import RetroRapidPostgreSQL
+@testable import RetroRapidPostgreSQL
 import RetroRapidStorageFixtures
 import Synchronization
 import Testing
@@ -136,6 +136,24 @@ struct PostgresClusterBusTests {
             #expect(ignored == bad.map { String($0.prefix(64)) })
             #expect(a.bus.isConnected)
         }
+    }
+
+    /// The bus only listens: TCP keepalives are what notice a database gone from the network.
+    /// The other tests connect with them in a URL; libpq takes them as `key=value` pairs too.
+    @Test func theBusAsksForKeepalivesUnlessTheURLSetsItsOwn() throws {
+        let admin = try #require(TestPostgres.adminURL)
+        let url = try #require(URLComponents(string: admin))
+        let pairs = "host=\(url.host ?? "127.0.0.1") port=\(url.port ?? 5432) user=\(url.user ?? "postgres") dbname=postgres"
+        #expect(try PostgresConnection(conninfo: PostgresClusterBus.withKeepalives(pairs)).execute("SELECT 1").first?.int64(at: 0) == 1)
+
+        #expect(PostgresClusterBus.withKeepalives("postgres://u@h/db")
+                    == "postgres://u@h/db?keepalives=1&keepalives_idle=30&keepalives_interval=10&keepalives_count=3")
+        #expect(PostgresClusterBus.withKeepalives("postgresql://u@h/db?sslmode=require&keepalives_idle=5")
+                    == "postgresql://u@h/db?sslmode=require&keepalives_idle=5&keepalives=1&keepalives_interval=10&keepalives_count=3")
+        #expect(PostgresClusterBus.withKeepalives("host=h dbname=db")
+                    == "host=h dbname=db keepalives=1 keepalives_idle=30 keepalives_interval=10 keepalives_count=3")
+        let own = "postgres://h/db?keepalives=0&keepalives_idle=1&keepalives_interval=1&keepalives_count=1"
+        #expect(PostgresClusterBus.withKeepalives(own) == own)
     }
 
     @Test func aBadNodeIDChannelOrServerIsRefused() throws {

@@ -8,6 +8,13 @@ public protocol ClusterBus: AnyObject, Sendable {
     /// This node's name (`--node-id`); messages carry it as their sender.
     var nodeID: String { get }
 
+    /// True while the bus can send and receive (for PostgreSQL: its connection is up and
+    /// listening). Any thread; for the `retrorapid_cluster_bus_connected` gauge.
+    var isConnected: Bool { get }
+
+    /// How many times the bus lost its connection and made it again since `start`. Any thread.
+    var reconnectCount: Int { get }
+
     /// Starts delivering the other nodes' messages (never this node's own) to `receive`, on
     /// the bus's own thread: `receive` must hand them on (to the service thread's mailbox)
     /// and return at once.
@@ -18,4 +25,10 @@ public protocol ClusterBus: AnyObject, Sendable {
 
     /// Stops delivering and closes the bus's connection; waits for its thread to end.
     func stop()
+}
+
+extension ClusterBus {
+    /// A bus that cannot lose its connection (one inside a test process).
+    public var isConnected: Bool { true }
+    public var reconnectCount: Int { 0 }
 }

@@ -54,4 +54,32 @@ public struct ClusterEnvelope: Sendable, Equatable {
         self.sender = sender
         self.message = message
     }
+
+    /// The payload as sent: `sender|kind|field…`. A node id has no `|` (`ClusterNodeName`), so
+    /// the first `|` ends it.
+    public var encoded: String { "\(sender)|\(message.encoded)" }
+
+    /// Parses ``encoded``; nil for a payload without a sender or with a message this build does
+    /// not know (ignored by the receiver, never fatal).
+    public init?(encoded: String) {
+        guard let bar = encoded.firstIndex(of: "|"), bar != encoded.startIndex,
+              let message = ClusterMessage(encoded: String(encoded[encoded.index(after: bar)...])) else { return nil }
+        self.init(sender: String(encoded[..<bar]), message: message)
+    }
+}
+
+extension ClusterMessage {
+    /// A short name per case, for metric labels and logs (`settings`, `revoked`, …): the
+    /// payload's first field.
+    public var kind: String {
+        switch self {
+        case .settingsChanged: "settings"
+        case .deviceRevoked: "revoked"
+        case .releaseGame: "release"
+        case .gameReleased: "released"
+        }
+    }
+
+    /// Every kind, so a metric can show each one from the start.
+    public static let kinds = ["settings", "revoked", "release", "released"]
 }

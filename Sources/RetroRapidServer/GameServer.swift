@@ -6,12 +6,14 @@ import Synchronization
 
 /// The whole server as `retrorapid serve` runs it: the database worker (SQLite on its own
 /// thread), the HTTP server (files, the JSON API, /healthz, /metrics) and the parts that share
-/// its service thread (the WebSocket game side), wired together.
+/// its service thread (the WebSocket game side), wired together; in a cluster, also the relay
+/// to the other nodes over the bus (`ClusterRelay`).
 ///
 /// Threads (docs/ARCHITECTURE.md): the libwebsockets service thread owns every socket, HTTP exchange and
 /// running game; the storage thread owns the SQLite connection; they meet only through the
 /// worker's queue (service → storage) and the `ServiceMailbox` + `lws_cancel_service`
-/// (storage → service). `start`/`stop` are called from the main thread.
+/// (storage → service); the cluster bus's thread only posts to that mailbox. `start`/`stop`
+/// are called from the main thread.
 public final class GameServer: Sendable {
     public struct Options: Sendable {
         public var configuration: ServerConfiguration
@@ -25,6 +27,9 @@ public final class GameServer: Sendable {
         public var clock: @Sendable () -> Date = { Date() }
         /// What the rate limits take as now; tests move it.
         public var rateLimitClock: @Sendable () -> ContinuousClock.Instant = { .now }
+        /// The bus to the other nodes sharing the database (`ClusterBusFactory`), not yet
+        /// started; nil for a node on its own (SQLite).
+        public var clusterBus: (any ClusterBus)?
 
         public init(configuration: ServerConfiguration) {
             self.configuration = configuration
@@ -37,6 +42,8 @@ public final class GameServer: Sendable {
     public let metrics = Metrics()
     public let events = PlayerEvents()
     public let worker: DatabaseWorker
+    /// This node's end of the cluster bus (inert without one).
+    public let cluster: ClusterRelay
     public let http: HTTPServer
     /// Every route of the API, as the router has them (the OpenAPI test compares them).
     public let routes: [HTTPRouter.Route]
@@ -73,9 +80,11 @@ public final class GameServer: Sendable {
         let clientAddresses = ClientAddressResolver(trustedProxies: options.limits.trustedProxies)
         // One set of limits for both sides: a token guessed in a hello costs what one guessed over HTTP does.
         let rateLimits = RateLimits(options.limits, metrics: metrics, clock: options.rateLimitClock)
+        cluster = ClusterRelay(bus: options.clusterBus, mailbox: mailbox, worker: worker, events: events,
+                               metrics: metrics, logger: logger)
         let context = ServerComponentContext(configuration: configuration, worker: worker, mailbox: mailbox,
                                              metrics: metrics, events: events, logger: logger,
-                                             clientAddresses: clientAddresses, rateLimits: rateLimits)
+                                             clientAddresses: clientAddresses, rateLimits: rateLimits, cluster: cluster)
         components = makeComponents(context)
         // Before the server listens: no player can start a game while the last run's are ended.
         do {
@@ -117,6 +126,14 @@ public final class GameServer: Sendable {
             clientAddresses: clientAddresses,
             onRefusal: Self.refusalObserver(metrics: metrics, logger: logger))
         registerGauges(mailbox: mailbox)
+        // Last, once every part that handles a message exists: what the other nodes say from
+        // now on waits in the mailbox until the service thread runs.
+        do {
+            try cluster.start()
+        } catch {
+            worker.shutdown()
+            throw error
+        }
     }
 
     /// The port being listened on; nil before `start` and after `stop`.
@@ -129,13 +146,15 @@ public final class GameServer: Sendable {
         do {
             try http.start()
         } catch {
+            cluster.stop()
             worker.shutdown()
             throw error
         }
     }
 
     /// Stops gracefully, in order: refuse new connections (and report 503 on /healthz); let
-    /// the WebSocket side end running games and hand their scores to the worker; let the worker
+    /// the WebSocket side end running games and hand their scores to the worker; send what is
+    /// queued for the other nodes and stop the cluster bus; let the worker
     /// finish every queued write and close the database; let the last answers go out; close
     /// every connection and end the service thread. Safe to call more than once.
     public func stop() {
@@ -158,6 +177,8 @@ public final class GameServer: Sendable {
                 logger.warning("running games did not end in time; stopping anyway")
             }
         }
+        // After the games, whose last messages to the other nodes it still sends.
+        cluster.stop()
         worker.shutdown()
         if listening, !http.waitForOpenExchanges(timeout: max(.zero, deadline - ContinuousClock.now)) {
             logger.warning("some HTTP answers were not written before the stop")

@@ -33,6 +33,12 @@ public final class Metrics: Sendable {
         _ = register(name) { ComputedGauge(name: name, help: help, read: read) }
     }
 
+    /// A counter read when /metrics is scraped, from something that already counts (the
+    /// cluster bus's reconnects). `read` must be thread-safe, quick, and never go down.
+    public func counter(_ name: String, help: String, read: @escaping @Sendable () -> Double) {
+        _ = register(name) { ComputedGauge(name: name, help: help, type: "counter", read: read) }
+    }
+
     /// Observations counted into cumulative buckets (request latency in seconds).
     public func histogram(_ name: String, help: String, labelNames: [String] = [],
                           buckets: [Double] = Histogram.latencyBuckets) -> Histogram {
@@ -185,16 +191,17 @@ public final class Gauge: MetricFamily {
     }
 }
 
-/// A gauge whose value is read at scrape time.
+/// A gauge (or a counter kept elsewhere) whose value is read at scrape time.
 final class ComputedGauge: MetricFamily {
     let name: String
     let help: String
     let read: @Sendable () -> Double
-    var type: String { "gauge" }
+    let type: String
 
-    init(name: String, help: String, read: @escaping @Sendable () -> Double) {
+    init(name: String, help: String, type: String = "gauge", read: @escaping @Sendable () -> Double) {
         self.name = name
         self.help = help
+        self.type = type
         self.read = read
     }
 

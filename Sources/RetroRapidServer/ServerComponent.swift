@@ -2,8 +2,8 @@ import RetroRapidSupport
 
 /// What a part of the server gets to work with, shared by every part: the configuration, the
 /// storage thread, the way back onto the service thread, the metrics, the player events, a
-/// logger, the rule that says which address a client counts as (trusted proxies), and the
-/// limits on guessing that the HTTP API and the game side share.
+/// logger, the rule that says which address a client counts as (trusted proxies), the
+/// limits on guessing that the HTTP API and the game side share, and the cluster relay.
 struct ServerComponentContext: Sendable {
     let configuration: ServerConfiguration
     let worker: DatabaseWorker
@@ -13,6 +13,9 @@ struct ServerComponentContext: Sendable {
     let logger: Logger
     let clientAddresses: ClientAddressResolver
     let rateLimits: RateLimits
+    /// The other nodes of a cluster: publish to them, subscribe to what they say (inert on a
+    /// single node).
+    let cluster: ClusterRelay
 }
 
 /// A part of the server that lives next to the HTTP API on the same service thread: the

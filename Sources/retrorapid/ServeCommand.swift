@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RetroRapidServer
+import RetroRapidStorage
 import RetroRapidSupport
 
 /// `retrorapid serve`: migrates the database, then runs the server until SIGINT or
@@ -54,16 +55,25 @@ enum ServeCommand: Command {
 
         // Opens and migrates the database (refusing to start on an edited or unknown
         // migration) before any connection is accepted.
-        let server = try GameServer(options: GameServer.Options(configuration: configuration), logger: logger)
+        var options = GameServer.Options(configuration: configuration)
+        // Nodes on one PostgreSQL database tell each other what changed over its LISTEN/NOTIFY
+        // (docs/OPERATIONS.md, "Scale out"); a SQLite file serves one node and has no bus.
+        if case .postgres(let database) = configuration.databaseURL {
+            options.clusterBus = try ClusterBusFactory.open(postgresURL: database.conninfo,
+                                                            nodeID: configuration.resolvedNodeID, logger: logger)
+        }
+        let server = try GameServer(options: options, logger: logger)
         try server.start()
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let webRoot = URL(fileURLWithPath: configuration.webRoot).standardizedFileURL.path
-        // A SQLite file by its path, as always; a server by its URL, redacted.
+        // A SQLite file by its path, as always; a server by its URL, redacted. The node id in
+        // the first lines too: in a cluster, which node this log is.
         let database = configuration.databaseURL.sqlitePath.map { ["db.path": $0] }
             ?? ["db.url": configuration.databaseURL.redacted]
         logger.notice("RetroRapid serving \(scheme)://\(host):\(server.boundPort ?? configuration.port)",
-                      metadata: database.merging(["web.root": webRoot]) { $1 })
+                      metadata: database.merging(["web.root": webRoot, "cluster.node": configuration.resolvedNodeID,
+                                                  "cluster.bus": server.cluster.bus == nil ? "none" : "listening"]) { $1 })
 
         stopRequested.wait()
         logger.notice("RetroRapid stopping: refusing new connections, ending games, saving")

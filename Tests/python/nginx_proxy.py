@@ -29,10 +29,14 @@ def self_signed_certificate(folder: Path):
     return cert, key
 
 
-def site_for_test(upstream_port: int, http_port: int, https_port: int, cert: Path, key: Path) -> str:
-    """Deploy/nginx/retrorapid.conf with its `# site:` lines set for loopback."""
+def site_for_test(upstream_port, http_port: int, https_port: int, cert: Path, key: Path, site: Path = SITE) -> str:
+    """A site file (Deploy/nginx/retrorapid.conf unless `site` names another) with its
+    `# site:` lines set for loopback. `upstream_port` is a port, or a list of them for a site
+    whose upstream names several nodes (Deploy/nginx/retrorapid-cluster.conf): its `server`
+    lines take them in order, keeping what follows the address (max_fails…)."""
+    ports = iter(upstream_port if isinstance(upstream_port, (list, tuple)) else [upstream_port])
     replacements = [
-        (r"^(\s*)server \S+;", rf"\1server 127.0.0.1:{upstream_port};"),
+        (r"^(\s*)server \S+?(( [^;]*)?);", lambda match: f"{match[1]}server 127.0.0.1:{next(ports)}{match[2]};"),
         (r"^(\s*)listen \[::\]:.*", r"\1# (no IPv6 in the test)"),
         (r"^(\s*)listen 80;", rf"\1listen 127.0.0.1:{http_port};"),
         (r"^(\s*)listen 443 (.*);", rf"\1listen 127.0.0.1:{https_port} \2;"),
@@ -43,7 +47,7 @@ def site_for_test(upstream_port: int, http_port: int, https_port: int, cert: Pat
         (r"^(\s*)include \S+;", rf"\1include {REPO / 'Deploy/nginx/retrorapid-headers.conf'};"),
     ]
     lines = []
-    for line in SITE.read_text().splitlines():
+    for line in site.read_text().splitlines():
         if "# site:" in line and "server_name" not in line:
             changed = line
             for pattern, replacement in replacements:
@@ -107,13 +111,13 @@ class NginxProxy:
                 self.process.wait()
 
 
-def start_nginx(folder: Path, upstream_port: int, source_address="127.0.0.2") -> NginxProxy:
+def start_nginx(folder: Path, upstream_port, source_address="127.0.0.2", site: Path = SITE) -> NginxProxy:
     folder.mkdir(parents=True, exist_ok=True)
     if not Path(NGINX).exists():
         raise AssertionError("nginx is not installed: `make test` installs Debian's nginx (scripts/install-deps.sh)")
     cert, key = self_signed_certificate(folder)
     http_port, https_port = free_port(), free_port()
-    (folder / "site.conf").write_text(site_for_test(upstream_port, http_port, https_port, cert, key))
+    (folder / "site.conf").write_text(site_for_test(upstream_port, http_port, https_port, cert, key, site))
     temp = {name: folder / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
     for path in temp.values():
         path.mkdir(exist_ok=True)

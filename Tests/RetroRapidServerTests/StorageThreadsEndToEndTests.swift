@@ -79,7 +79,9 @@ struct StorageThreadsEndToEndTests {
         options.level = "rapid"
         options.rampPerSecond = 200
         options.settleSeconds = 1
-        options.holdSeconds = 7
+        // Long enough for 60 checkpoints (a compacting one) when the slow thread holds each
+        // round back to 200 ms: with 7 s, a loaded machine ran fewer in about 1 run of 5.
+        options.holdSeconds = 12
         options.sourceAddresses = ["127.0.0.2", "127.0.0.3"]
         // Every needed move missed: games crash within a few steps and start again, so games
         // start, checkpoint and end all through the run; lane changes make moves to checkpoint.
@@ -117,8 +119,9 @@ struct StorageThreadsEndToEndTests {
         #expect(lanes.count > 1)
         let strays = try database.prepare("SELECT public_id, recorded FROM test_strays").query { "\($0.string(at: 0)) recorded: \($0.int(at: 1))" }
         #expect(strays.isEmpty, "checkpoint rows written while their game was not running: \(strays)")
-        // At least one compacting checkpoint ran (every 60th: 6 s of play at 100 ms), and its
-        // shares deleted no row a running game still needed.
+        // At least one compacting checkpoint ran (every 60th: 6 s of play at 100 ms, a round
+        // waiting for the slowest thread's share), and its shares deleted no row a running
+        // game still needed.
         let deleted = try database.prepare("SELECT count(*), coalesce(sum(lost), 0) FROM test_deleted").query { ($0.int(at: 0), $0.int(at: 1)) }.first
         #expect((deleted?.0 ?? 0) > 0, "no compaction ran")
         #expect(deleted?.1 == 0, "rows of running games deleted with nothing to replace them")

@@ -13,7 +13,8 @@ import Testing
 /// they did it, not a timing.
 @Suite("Storage threads with real games", .serialized)
 struct StorageThreadsEndToEndTests {
-    /// Every game begun; every checkpoint row written for a game that was not running then
+    /// Every game begun, and how it left `running_games` (recorded, or its start cancelled);
+    /// every checkpoint row written for a game that was not running then
     /// (before its start, or after its record): the ordering a game's jobs must keep; and every
     /// row a compaction deleted, marked lost when its game was running and no newer whole log
     /// of it was there to replace it: a share of a compacting checkpoint undoing another's.
@@ -30,6 +31,9 @@ struct StorageThreadsEndToEndTests {
         CREATE TABLE test_strays (public_id TEXT NOT NULL, recorded INTEGER NOT NULL);
         CREATE TRIGGER test_watch_begin AFTER INSERT ON running_games
         BEGIN INSERT INTO test_begun VALUES (NEW.public_id, NEW.player_id); END;
+        CREATE TABLE test_left (public_id TEXT NOT NULL, recorded INTEGER NOT NULL);
+        CREATE TRIGGER test_watch_leave AFTER DELETE ON running_games
+        BEGIN INSERT INTO test_left SELECT OLD.public_id, EXISTS (SELECT 1 FROM games WHERE public_id = OLD.public_id); END;
         CREATE TRIGGER test_watch_checkpoint AFTER INSERT ON game_checkpoints
         BEGIN
             INSERT INTO test_checkpointed VALUES (NEW.public_id);
@@ -75,7 +79,9 @@ struct StorageThreadsEndToEndTests {
         options.level = "rapid"
         options.rampPerSecond = 200
         options.settleSeconds = 1
-        options.holdSeconds = 7
+        // Long enough for 60 checkpoints (a compacting one) when the slow thread holds each
+        // round back to 200 ms: with 7 s, a loaded machine ran fewer in about 1 run of 5.
+        options.holdSeconds = 12
         options.sourceAddresses = ["127.0.0.2", "127.0.0.3"]
         // Every needed move missed: games crash within a few steps and start again, so games
         // start, checkpoint and end all through the run; lane changes make moves to checkpoint.
@@ -85,17 +91,27 @@ struct StorageThreadsEndToEndTests {
         #expect(report.statistics.serverErrors.isEmpty, "errors: \(report.statistics.serverErrors)")
         #expect(report.statistics.gamesEnded > 0)
 
-        // The stop records every game still running (those the clients left waiting).
+        // The stop records every game still running (those the clients left waiting), and
+        // cancels every start its storage thread answered after the stop began (the clients
+        // stop sending just before it, so a start can still be on a slow thread then).
         server.server.stop()
 
         let begun = Set(try database.prepare("SELECT public_id FROM test_begun").query { $0.string(at: 0) })
         let recorded = try database.prepare("SELECT public_id FROM games").query { $0.string(at: 0) }
-        #expect(begun.count >= report.statistics.gamesStarted && begun.count > tokens.count, "games restarted after crashing: \(begun.count) begun, \(report.statistics.gamesStarted) started, \(report.statistics.gamesEnded) ended, \(recorded.count) recorded")
-        #expect(Set(recorded) == begun, "every game begun is recorded")
-        #expect(recorded.count == begun.count, "and recorded once")
+        let left = try database.prepare("SELECT public_id, recorded FROM test_left").query { ($0.string(at: 0), $0.int(at: 1) == 1) }
+        let cancelled = Set(left.filter { !$0.1 }.map(\.0))
+        #expect(begun.count >= report.statistics.gamesStarted && begun.count > tokens.count, "games restarted after crashing: \(begun.count) begun, \(report.statistics.gamesStarted) started, \(report.statistics.gamesEnded) ended, \(recorded.count) recorded, \(cancelled.count) cancelled")
+        #expect(left.count == begun.count && Set(left.map(\.0)) == begun, "every game begun leaves running_games once")
+        #expect(Set(recorded) == Set(left.filter(\.1).map(\.0)) && Set(recorded).isDisjoint(with: cancelled),
+                "every game begun is recorded or cancelled, not both: \(cancelled) cancelled")
+        #expect(recorded.count == Set(recorded).count, "and recorded once")
+        #expect(recorded.count >= report.statistics.gamesStarted, "every game a client saw start is recorded")
         #expect(try server.count("running_games") == 0)
+        // A start is cancelled only when it was still on its storage thread as the stop began.
+        let notice = server.logs.records.first { $0.message == "ending every game for shutdown" }
+        #expect(notice?.metadata["games.starting"] == String(cancelled.count), "\(cancelled.count) cancelled: \(notice.map { "\($0.metadata)" } ?? "no shutdown notice")")
         let checkpointed = Set(try database.prepare("SELECT public_id FROM test_checkpointed").query { $0.string(at: 0) })
-        #expect(!checkpointed.isEmpty && checkpointed.isSubset(of: begun))
+        #expect(!checkpointed.isEmpty && checkpointed.isSubset(of: begun) && checkpointed.isDisjoint(with: cancelled))
         // Checkpoints came from players on several storage threads.
         let lanes = Set(try database.prepare(
             "SELECT DISTINCT player_id FROM test_begun WHERE public_id IN (SELECT public_id FROM test_checkpointed)"
@@ -103,8 +119,9 @@ struct StorageThreadsEndToEndTests {
         #expect(lanes.count > 1)
         let strays = try database.prepare("SELECT public_id, recorded FROM test_strays").query { "\($0.string(at: 0)) recorded: \($0.int(at: 1))" }
         #expect(strays.isEmpty, "checkpoint rows written while their game was not running: \(strays)")
-        // At least one compacting checkpoint ran (every 60th: 6 s of play at 100 ms), and its
-        // shares deleted no row a running game still needed.
+        // At least one compacting checkpoint ran (every 60th: 6 s of play at 100 ms, a round
+        // waiting for the slowest thread's share), and its shares deleted no row a running
+        // game still needed.
         let deleted = try database.prepare("SELECT count(*), coalesce(sum(lost), 0) FROM test_deleted").query { ($0.int(at: 0), $0.int(at: 1)) }.first
         #expect((deleted?.0 ?? 0) > 0, "no compaction ran")
         #expect(deleted?.1 == 0, "rows of running games deleted with nothing to replace them")

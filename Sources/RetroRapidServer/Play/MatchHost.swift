@@ -43,7 +43,8 @@ final class MatchHost: @unchecked Sendable {
     private var matches: [Int: Match] = [:]
     /// A player plays at most one match at a time.
     private var matchByPlayer: [Int64: Match] = [:]
-    /// Players whose `start` waits for the storage thread (one at a time, across devices).
+    /// Players whose `start` waits for the storage thread (one at a time, across devices). A
+    /// shutdown waits for them too (`closeOnceStored`).
     private var startingPlayers: Set<Int64> = []
     private var lastID = 0
     /// Set by `beginShutdown`: no new game starts or resumes.
@@ -68,7 +69,7 @@ final class MatchHost: @unchecked Sendable {
         watchdog = ConnectionWatchdog(limits: limits, connections: connections, metrics: metrics, logger: logger)
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
         scheduler.afterDue = { [unowned self] in self.metrics.flush() }
-        recorder.onAllSaved = { [unowned self] in self.closeEveryConnection() }
+        recorder.onAllSaved = { [unowned self] in self.closeOnceStored() }
         checkpoints.session = { [unowned self] id in self.matches[id]?.session }
         watchdog.detachGame = { [unowned self] connection in self.detachGame(of: connection) }
         connections.onQueueFull = { [unowned self] connection in self.watchdog.dropSlowReader(connection) }
@@ -154,7 +155,11 @@ final class MatchHost: @unchecked Sendable {
 
     private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64,
                                level: SpeedLevel, seed: UInt64, connectionID: Int) {
-        defer { metrics.flush() }
+        defer {
+            // The shutdown may have been waiting for this start (after its cancel is queued).
+            if shuttingDown { closeOnceStored() }
+            metrics.flush()
+        }
         startingPlayers.remove(playerID)
         let connection = connections[connectionID]
         switch result {
@@ -379,8 +384,9 @@ final class MatchHost: @unchecked Sendable {
 
     // MARK: - Shutdown
 
-    /// Ends every match as `reason`, has every game saved, then closes every connection
-    /// (1001) and calls `completion` with what was saved. From then on no game starts.
+    /// Ends every match as `reason`, has every game saved and every start answered meanwhile
+    /// cancelled, then closes every connection (1001) and calls `completion` with what was
+    /// saved. From then on no game starts.
     func beginShutdown(reason: GameEndReason, completion: @escaping @Sendable (GameShutdownSummary) -> Void) {
         guard shutdown == nil else {
             // Asked twice: the second caller hears when the first shutdown is done.
@@ -395,9 +401,21 @@ final class MatchHost: @unchecked Sendable {
         for match in Array(matches.values).sorted(by: { $0.id < $1.id }) {
             deliver(match.session.end(reason, now: now), of: match)
         }
-        logger.notice("ending every game for shutdown", metadata: ["games.saving": String(recorder.savesInFlight)])
-        if recorder.savesInFlight == 0 { closeEveryConnection() }
+        logger.notice("ending every game for shutdown", metadata: [
+            "games.saving": String(recorder.savesInFlight), "games.starting": String(startingPlayers.count)])
+        closeOnceStored()
         metrics.flush()
+    }
+
+    /// Closes every connection once no save is in flight and no start waits for its storage
+    /// thread. A start answered during the shutdown queues its cancel (`startAnswered`) before
+    /// this lets `GameServer.stop` close the worker, which runs every job already queued; so
+    /// the start's `running_games` row goes and its play comes back. With several storage
+    /// threads a start can be answered after every save is done (its lane had none of them
+    /// behind it); with one thread, when no game was saved at all.
+    private func closeOnceStored() {
+        guard recorder.savesInFlight == 0, startingPlayers.isEmpty else { return }
+        closeEveryConnection()
     }
 
     /// Every game is saved: say goodbye (1001) after what is queued, and finish when the

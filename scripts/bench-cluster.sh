@@ -107,7 +107,7 @@ worker_processes 1;
 worker_cpu_affinity 10;
 pid $work/nginx.pid;
 error_log $work/nginx-error.log warn;
-events { worker_connections 50000; }
+events { worker_connections 16000; }
 http {
     access_log off;
     upstream retrorapid_nodes {

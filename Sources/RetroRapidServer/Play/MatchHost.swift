@@ -330,7 +330,9 @@ final class MatchHost: @unchecked Sendable {
             return
         }
         if id == Self.checkpointTimerID {
-            guard shutdown == nil else { return }  // shutdown stores every game whole; nothing to keep
+            // From the stop on (and after it completed) the shutdown stores every game whole: nothing
+            // to keep, and the storage queues may already be closed.
+            guard !shuttingDown else { return }
             scheduler.schedule(Self.checkpointTimerID, at: now + checkpoints.interval)
             checkpoints.write(matches.values, now: now)
             return

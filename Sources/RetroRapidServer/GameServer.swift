@@ -25,6 +25,10 @@ public final class GameServer: Sendable {
         public var clock: @Sendable () -> Date = { Date() }
         /// What the rate limits take as now; tests move it.
         public var rateLimitClock: @Sendable () -> ContinuousClock.Instant = { .now }
+        /// The bus to the other nodes of a cluster: set, the server is a node (games are
+        /// claimed, moved and swept through `ClusterRepository`, `GameHandoff`); nil, it is
+        /// the only one and behaves as it always has.
+        public var clusterBus: (any ClusterBus)?
 
         public init(configuration: ServerConfiguration) {
             self.configuration = configuration
@@ -73,13 +77,14 @@ public final class GameServer: Sendable {
         let clientAddresses = ClientAddressResolver(trustedProxies: options.limits.trustedProxies)
         // One set of limits for both sides: a token guessed in a hello costs what one guessed over HTTP does.
         let rateLimits = RateLimits(options.limits, metrics: metrics, clock: options.rateLimitClock)
+        let cluster = options.clusterBus.map(ClusterMembership.init(bus:))
         let context = ServerComponentContext(configuration: configuration, worker: worker, mailbox: mailbox,
                                              metrics: metrics, events: events, logger: logger,
-                                             clientAddresses: clientAddresses, rateLimits: rateLimits)
+                                             clientAddresses: clientAddresses, rateLimits: rateLimits, cluster: cluster)
         components = makeComponents(context)
         // Before the server listens: no player can start a game while the last run's are ended.
         do {
-            try GameRecovery.run(worker: worker, metrics: metrics, logger: logger)
+            try GameRecovery.run(worker: worker, metrics: metrics, logger: logger, cluster: cluster)
         } catch {
             worker.shutdown()
             throw error

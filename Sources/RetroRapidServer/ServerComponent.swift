@@ -13,6 +13,8 @@ struct ServerComponentContext: Sendable {
     let logger: Logger
     let clientAddresses: ClientAddressResolver
     let rateLimits: RateLimits
+    /// Set in cluster mode (a bus to other nodes); nil on a single node.
+    var cluster: ClusterMembership? = nil
 }
 
 /// A part of the server that lives next to the HTTP API on the same service thread: the

@@ -69,6 +69,10 @@ public final class WebSocketHub: @unchecked Sendable {
         host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: metrics, logger: logger)
         signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
                                   rateLimits: rateLimits, metrics: metrics, logger: logger)
+        if let cluster = context.cluster {
+            host.handoff = GameHandoff(cluster: cluster, host: host, worker: worker, connections: connections,
+                                       limits: limits, logger: logger)
+        }
         let events = context.events
         events.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
             self.pushSettings(playerID: playerID, settings: settings, exceptDevice: deviceID)
@@ -123,6 +127,26 @@ public final class WebSocketHub: @unchecked Sendable {
     func protocolInitialised(context: OpaquePointer) {
         serviceThread = pthread_self()
         host.attach(context: context)
+        if let bus = host.handoff?.bus {
+            let mailbox = self.mailbox
+            do {
+                try bus.start { [unowned self] envelope in mailbox.post { self.clusterMessage(envelope) } }
+            } catch {
+                logger.error("could not listen to the other nodes; games held elsewhere are taken once their lease ends",
+                             metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// A message from another node (bus thread → mailbox → here, the service thread).
+    func clusterMessage(_ envelope: ClusterEnvelope) {
+        assertOnServiceThread()
+        switch envelope.message {
+        case .releaseGame, .gameReleased:
+            host.handoff?.received(envelope)
+        case .settingsChanged, .deviceRevoked:
+            break  // the settings push (PostgresClusterBus's side) handles these
+        }
     }
 
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
@@ -137,7 +161,13 @@ public final class WebSocketHub: @unchecked Sendable {
 
     func beginShutdown(reason: GameEndReason, completion: @escaping @Sendable (GameShutdownSummary) -> Void) {
         assertOnServiceThread()
-        host.beginShutdown(reason: reason, completion: completion)
+        guard let handoff = host.handoff else { return host.beginShutdown(reason: reason, completion: completion) }
+        host.beginShutdown(reason: reason) { summary in
+            // Every game is stored: this node's row goes and it stops listening.
+            handoff.leave()
+            handoff.bus.stop()
+            completion(summary)
+        }
     }
 
     // MARK: - Connections

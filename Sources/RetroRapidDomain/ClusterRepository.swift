@@ -35,6 +35,10 @@ public protocol ClusterRepository {
     @discardableResult
     func release(gameID: String, nodeID: String, now: Date) throws -> Bool
 
+    /// The games `nodeID` holds (not released). A node drops from memory the games it runs
+    /// that are not here: another node took them after this one's heartbeat had lapsed.
+    func heldGames(nodeID: String) throws -> Set<String>
+
     /// The holder of `gameID`, or nil when nobody holds it (or it is not running).
     func holder(gameID: String, now: Date, lease: TimeInterval) throws -> GameHolder?
 

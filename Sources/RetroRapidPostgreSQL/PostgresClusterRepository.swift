@@ -91,6 +91,11 @@ public struct PostgresClusterRepository: ClusterRepository {
                                [UTCCivilTime.text(now), gameID, nodeID]).affectedRows == 1
     }
 
+    public func heldGames(nodeID: String) throws -> Set<String> {
+        Set(try connection.execute("SELECT game_id FROM game_holders WHERE node_id = $1 AND NOT released", [nodeID])
+            .map { $0.string(at: 0) })
+    }
+
     public func holder(gameID: String, now: Date, lease: TimeInterval) throws -> GameHolder? {
         try Self.holder(gameID, now: now, lease: lease, in: connection)
     }

@@ -88,6 +88,13 @@ public struct SQLiteClusterRepository: ClusterRepository {
         }
     }
 
+    public func heldGames(nodeID: String) throws -> Set<String> {
+        try database.transaction(.deferred) { _ in
+            Set(try statements.prepare("SELECT game_id FROM game_holders WHERE node_id = ? AND released = 0")
+                .query([nodeID]) { $0.string(at: 0) })
+        }
+    }
+
     public func holder(gameID: String, now: Date, lease: TimeInterval) throws -> GameHolder? {
         try database.transaction(.deferred) { _ in try holder(gameID, now: now, lease: lease) }
     }

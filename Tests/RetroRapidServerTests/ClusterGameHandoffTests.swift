@@ -205,6 +205,33 @@ struct ClusterGameHandoffTests {
         #expect(try storedGames(b, gameID).count == 1)
     }
 
+    @Test func aStalledNodeWhoseGameWasTakenDropsItAndNeverStoresIt() throws {
+        let network = TestClusterNetwork()
+        let a = try node("a", on: network)
+        let clock = MovableClock()
+        let b = try node("b", on: network, databasePath: a.databasePath, clock: clock)
+        defer { b.server.stop() }
+        let player = try a.createPlayer("Ada")
+        let first = try TestGameSocket(port: a.port)
+        try signIn(first, token: player.token)
+        let (gameID, _, _) = try startAndPause(first)
+        // A is alive but cut off from the bus, and B's clock says A's lease has lapsed.
+        network.cut("a")
+        clock.advance(by: ClusterLease.lease + 2)
+        let second = try TestGameSocket(port: b.port)
+        try signIn(second, token: player.token)
+        try second.send(["type": "resume"])
+        #expect((try second.next("snapshot", timeout: 10)["game"] as? [String: Any])?["gameId"] as? String == gameID)
+        // A's next heartbeat finds the game held by B: A lets go of it, and its player is told.
+        #expect(try first.next("detached", timeout: 10)["gameId"] as? String == gameID)
+        #expect(a.logs.records.contains { $0.message.hasPrefix("a game this node ran was taken by another node") })
+        try second.send(["type": "quit"])
+        #expect(try second.next("gameOver")["saved"] as? Bool == true)
+        // A's graceful stop stores nothing of it: the game is stored once, by B.
+        a.server.stop()
+        #expect(try storedGames(b, gameID).map(\.reason) == ["abandoned"])
+    }
+
     @Test func aDeadNodesGameNobodyTakesBackIsStoredAsServerCrashWithItsPlayGivenBack() throws {
         let network = TestClusterNetwork()
         let a = try node("a", on: network)

@@ -58,7 +58,9 @@ import Testing
             }
             _ = try cluster.heartbeat(nodeID: "a", instance: "ia", now: at(lease + 1))
             #expect(try cluster.holder(gameID: "00000000000000aa", now: at(lease + 1), lease: lease)?.nodeAlive == false)
+            #expect(try cluster.heldGames(nodeID: "b") == ["00000000000000aa"])
             #expect(try cluster.claim(gameID: "00000000000000aa", nodeID: "a", now: at(lease + 1), lease: lease) == .claimed)
+            #expect(try cluster.heldGames(nodeID: "b") == [] && cluster.heldGames(nodeID: "a") == ["00000000000000aa"])
             #expect(try cluster.claim(gameID: "00000000000000ff", nodeID: "a", now: at(lease + 1), lease: lease) == .notRunning)
         }
     }

@@ -313,13 +313,23 @@ final class GameHandoff: @unchecked Sendable {
             heartbeatInFlight = true
             nextHeartbeat = now + Int64(ClusterLease.heartbeat * 1_000_000)
             let (nodeID, instance) = (self.nodeID, self.instance)
-            worker.perform({ storage in
-                try storage.cluster.heartbeat(nodeID: nodeID, instance: instance, now: storage.now)
+            // Only games running now are checked: each was claimed before it began here.
+            let running = host.runningGameIDs
+            worker.perform({ storage -> (Bool, Set<String>) in
+                let mine = try storage.cluster.heartbeat(nodeID: nodeID, instance: instance, now: storage.now)
+                return (mine, try storage.cluster.heldGames(nodeID: nodeID))
             }, then: { [self] result in
                 heartbeatInFlight = false
                 switch result {
-                case .success(true): break
-                case .success(false):
+                case .success(let (true, held)):
+                    // A game another node took while this one's heartbeat had lapsed (a stalled
+                    // node, not a dead one) runs there now: it must not run on here too.
+                    for gameID in running.subtracting(held) {
+                        logger.warning("a game this node ran was taken by another node (this node's heartbeat had lapsed); dropped here",
+                                       metadata: ["game.id": gameID])
+                        host.drop(gameID: gameID)
+                    }
+                case .success((false, _)):
                     logger.critical("another process has taken this node's id (this one was taken for dead); its games may run twice",
                                     metadata: ["cluster.node": nodeID])
                 case .failure(let error):

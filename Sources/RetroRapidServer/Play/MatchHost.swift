@@ -466,6 +466,18 @@ final class MatchHost: @unchecked Sendable {
         return (match, log)
     }
 
+    /// The ids of the games this node runs now (for the heartbeat's check of what it holds).
+    var runningGameIDs: Set<String> {
+        Set(matches.values.lazy.filter { !$0.session.isOver }.map(\.session.gameID))
+    }
+
+    /// Drops a game another node took (this node's heartbeat had lapsed): its connection is told
+    /// the game moved, and nothing is stored here; the other node has it now.
+    func drop(gameID: String) {
+        guard let match = matches.values.first(where: { $0.session.gameID == gameID }) else { return }
+        _ = letGo(gameID: gameID, playerID: match.session.playerID)
+    }
+
     /// A game `letGo` gave up whose release could not be written: it stays here, waiting.
     func keep(_ match: Match) {
         guard matchByPlayer[match.session.playerID] == nil else { return }

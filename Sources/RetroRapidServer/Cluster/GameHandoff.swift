@@ -274,10 +274,9 @@ final class GameHandoff: @unchecked Sendable {
         }
         let nodeID = self.nodeID
         leaving[gameID] = match
-        worker.perform({ storage -> Bool in
-            try storage.runningGames.checkpoint([log], compacting: false, now: storage.now)
-            return try storage.cluster.release(gameID: gameID, nodeID: nodeID, now: storage.now)
-        }, then: { [self] result in
+        host.checkpoints.writeWhole(log, then: { storage in
+            try storage.cluster.release(gameID: gameID, nodeID: nodeID, now: storage.now)
+        }, completion: { [self] result in
             let match = leaving.removeValue(forKey: gameID)
             switch result {
             case .success:

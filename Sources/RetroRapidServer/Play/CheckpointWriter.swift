@@ -48,6 +48,19 @@ final class CheckpointWriter: @unchecked Sendable {
         self.logger = logger
     }
 
+    /// One game's whole log, written at once outside the periodic round, then `after` in the
+    /// same storage job: how a game handed to another node leaves it everything it needs
+    /// (`GameHandoff`). Queued after any periodic checkpoint already handed over, so its row is
+    /// the game's last; the session is gone from the host by then, so the next round skips it.
+    func writeWhole<T: Sendable>(_ log: GameCheckpoint, then after: @escaping @Sendable (StorageContext) throws -> T,
+                                 completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        precondition(log.movesBefore == 0, "a whole log starts at its first move")
+        worker.perform({ storage in
+            try storage.runningGames.checkpoint([log], compacting: false, now: storage.now)
+            return try after(storage)
+        }, then: completion)
+    }
+
     /// Hands what changed in `matches` to the storage thread, unless a checkpoint is still
     /// under way (the next one then takes these changes too).
     func write(_ matches: Dictionary<Int, Match>.Values, now: Int64) {

@@ -16,8 +16,38 @@ CLIENT_TEST_PACKAGES = chromium chromium-driver fonts-dseg fonts-inter
 # Swift standard library itself, which links FoundationNetworking against -lcurl
 # (libcurl4-openssl-dev). About 2.5 minutes from nothing here, under 30 s once cached.
 DEPLOY_TEST_PACKAGES = nginx openssl curl systemd prometheus debootstrap binutils libcurl4-openssl-dev
+# The storage tests and the end-to-end tests also run against a real PostgreSQL server, started
+# for them on loopback by scripts/with-test-postgres.sh (docs/TESTING.md, "PostgreSQL in the
+# tests"); Debian's postgresql brings the server and psql. One server per suite; with
+# RETRORAPID_REQUIRE_POSTGRES=1 a suite fails, never skips, when it has none.
+POSTGRES_TEST_PACKAGES = postgresql
+WITH_POSTGRES = RETRORAPID_REQUIRE_POSTGRES=1 scripts/with-test-postgres.sh
+# The end-to-end files that also run against PostgreSQL (RETRORAPID_TEST_BACKEND=postgres),
+# chosen for what they store (docs/TESTING.md, "Which end-to-end tests run on PostgreSQL"):
+#   quota, the last play raced, an unlock code   test_ws_quota.py
+#   codes redeemed and guessed, new players       test_rate_limits.py
+#   settings stored and pushed                    test_ws_settings.py
+#   a stale settings write, a code redeemed       test_client_sync.py
+#   purchases: orders, webhooks, one checkout     test_payments.py
+#   games saved, scores on the leaderboards       test_ws_game.py, test_client_leaderboards.py
+#   players, devices, tokens, signing out         test_ws_auth.py, test_client_devices.py
+#   waiting, abandoned and shutdown games         test_ws_pause_resume.py, test_ws_shutdown.py
+#   restart recovery after SIGKILL                test_ws_server_crash.py
+POSTGRES_E2E_TESTS = \
+	Tests/python/test_ws_quota.py \
+	Tests/python/test_rate_limits.py \
+	Tests/python/test_ws_settings.py \
+	Tests/python/test_client_sync.py \
+	Tests/python/test_payments.py \
+	Tests/python/test_ws_game.py \
+	Tests/python/test_client_leaderboards.py \
+	Tests/python/test_ws_auth.py \
+	Tests/python/test_client_devices.py \
+	Tests/python/test_ws_pause_resume.py \
+	Tests/python/test_ws_shutdown.py \
+	Tests/python/test_ws_server_crash.py
 
-.PHONY: all deps build run test test-sanitizers fuzz fuzz-merge bench bench-capacity sim clean python-test-deps
+.PHONY: all deps build run test test-postgres-e2e test-sanitizers fuzz fuzz-merge bench bench-capacity sim clean python-test-deps
 
 all: build
 
@@ -35,15 +65,27 @@ run: build
 test: deps
 	scripts/check-repo-citations.sh
 	scripts/check-imports.sh
-	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES) $(DEPLOY_TEST_PACKAGES)
+	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES) $(DEPLOY_TEST_PACKAGES) $(POSTGRES_TEST_PACKAGES)
 	scripts/install-fonts.sh data/fonts
 	$(SWIFT) build $(TEST_FLAGS) --build-tests
-	$(SWIFT) test $(TEST_FLAGS) --skip-build
+	$(WITH_POSTGRES) $(SWIFT) test $(TEST_FLAGS) --skip-build
 	$(SWIFT) build $(TEST_FLAGS) --product retrorapid
 	.build/test/release/retrorapid sim --level all --seeds 2000 --steps 5000 --bot cues --threads 2 --expect-survival
 	scripts/smoke-serve.sh .build/test/release/retrorapid
 	$(MAKE) python-test-deps
-	RETRORAPID_BINARY=$(CURDIR)/.build/test/release/retrorapid $(VENV)/bin/python -m pytest -q Tests/python
+	RETRORAPID_TEST_BACKEND=sqlite RETRORAPID_BINARY=$(CURDIR)/.build/test/release/retrorapid \
+		$(WITH_POSTGRES) $(VENV)/bin/python -m pytest -q Tests/python
+	$(MAKE) --no-print-directory test-postgres-e2e
+
+# The POSTGRES_E2E_TESTS files again, every server on a fresh PostgreSQL database instead of a
+# SQLite file. `make test` runs it after the SQLite run; alone it builds what it needs.
+test-postgres-e2e: deps
+	@scripts/install-deps.sh $(CLIENT_TEST_PACKAGES) $(POSTGRES_TEST_PACKAGES)
+	scripts/install-fonts.sh data/fonts
+	$(SWIFT) build $(TEST_FLAGS) --product retrorapid
+	$(MAKE) --no-print-directory python-test-deps
+	RETRORAPID_TEST_BACKEND=postgres RETRORAPID_BINARY=$(CURDIR)/.build/test/release/retrorapid \
+		$(WITH_POSTGRES) $(VENV)/bin/python -m pytest -q $(POSTGRES_E2E_TESTS)
 
 python-test-deps:
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)

@@ -3,8 +3,10 @@
 # import") says it must not:
 #   - CLibWebSockets and CLibEV: only Sources/RetroRapidLWS (libwebsockets in one place);
 #   - CSQLite3: only Sources/RetroRapidSQLite (the SQLite backend);
-#   - RetroRapidSQLite: only Sources/RetroRapidStorage (the factory that picks a backend) and
-#     the tests; the server, the executable and the domain never name a backend;
+#   - CLibPQ: only Sources/RetroRapidPostgreSQL (the PostgreSQL backend);
+#   - RetroRapidSQLite and RetroRapidPostgreSQL: only Sources/RetroRapidStorage (the factory
+#     that picks a backend) and the tests; the server, the executable and the domain never
+#     name a backend;
 #   - Sources/RetroRapidDomain imports only Foundation and RetroRapidRules;
 #   - CLibFuzzer: only Sources/RetroRapidFuzz;
 #   - Sources/RetroRapidRules imports nothing at all (pure Swift, not even Foundation).
@@ -45,7 +47,9 @@ only() {
 only CLibWebSockets Sources/RetroRapidLWS
 only CLibEV Sources/RetroRapidLWS
 only CSQLite3 Sources/RetroRapidSQLite
+only CLibPQ Sources/RetroRapidPostgreSQL
 only RetroRapidSQLite Sources/RetroRapidStorage Tests
+only RetroRapidPostgreSQL Sources/RetroRapidStorage Tests
 only CLibFuzzer Sources/RetroRapidFuzz
 
 rules=$(imports Sources/RetroRapidRules)

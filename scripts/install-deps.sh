@@ -7,7 +7,9 @@ set -euo pipefail
 # server runs on; they are named too so that nothing depends on that packaging detail.
 # libcurl4: Foundation's URLSession on Linux (FoundationNetworking) is built on it; the server
 # calls the payment provider with it (docs/OPERATIONS.md, "Selling unlimited play").
-packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libcurl4 "$@")
+# libpq-dev: the server links libpq for its PostgreSQL backend, so even `make run` (SQLite, no
+# database server installed) builds against it; the server itself (postgresql) is a test package.
+packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libcurl4 libpq-dev "$@")
 # The end-to-end tests make a virtual environment: Debian's own python3 needs python3-venv
 # for that (a python3 with venv and ensurepip built in, like pyenv's, does not).
 if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then

@@ -44,8 +44,9 @@ public protocol ClusterRepository {
 
     /// The running games no live node has held for `grace`: released that long ago, held by a
     /// node dead that long (heartbeat older than `lease + grace`), or never claimed since their
-    /// start that long ago. The periodic sweep ends them as `server_crash`.
-    func orphans(now: Date, lease: TimeInterval, grace: TimeInterval) throws -> [String]
+    /// start that long ago, oldest start first, with their players. The periodic sweep ends them
+    /// as `server_crash`.
+    func orphans(now: Date, lease: TimeInterval, grace: TimeInterval) throws -> [(gameID: String, playerID: Int64)]
 
     /// Gives back the free play game `gameID` consumed (deletes its `plays` row): false when
     /// there was none. Idempotent, so a sweep that died half-way may run again.

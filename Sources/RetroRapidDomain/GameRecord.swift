@@ -189,6 +189,15 @@ public struct GameMismatch: Sendable, Equatable, CustomStringConvertible {
 extension GameRecord {
     /// How many games one page of a player's games may ask for.
     public static let pageSizeRange = 1...500
+
+    /// A page size of ``GameRepository/games(playerID:limit:before:)``, checked the same in
+    /// every backend (`.invalid` outside ``pageSizeRange``).
+    public static func validatedPageSize(_ limit: Int) throws -> Int {
+        guard pageSizeRange.contains(limit) else {
+            throw StoreError(.invalid, "must be from \(pageSizeRange.lowerBound) to \(pageSizeRange.upperBound), got \(limit)", field: "limit")
+        }
+        return limit
+    }
 }
 
 extension GameMismatch {

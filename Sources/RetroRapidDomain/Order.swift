@@ -108,3 +108,54 @@ public enum StoredCheckout: Sendable, Equatable {
     /// not stored (close it at the provider).
     case existing(Order)
 }
+
+extension PriceDue {
+    /// The price due at `now` given the codes the player redeemed: the lowest live discount in
+    /// the base price's currency that is below the base price, else the base price.
+    package static func best(base: Money, redeemed: [PromoCode], now: Date) -> PriceDue {
+        var best: (price: Money, code: PromoCode)?
+        for code in redeemed {
+            guard case .discount(let price) = code.kind, price.currency == base.currency,
+                  price.minorUnits < base.minorUnits, code.isLive(at: now)
+            else { continue }
+            if best == nil || price.minorUnits < best!.price.minorUnits {
+                best = (price, code)
+            }
+        }
+        return PriceDue(amount: best?.price ?? base, base: base, discountCode: best?.code.code,
+                        discountExpiresAt: best?.code.expiresAt)
+    }
+}
+
+extension Order {
+    /// `ord_` and 24 characters of lowercase base32 (120 random bits from the system's
+    /// cryptographic generator): unguessable, so one player cannot find another's order.
+    package static func newPublicID() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
+        var generator = SystemRandomNumberGenerator()
+        return "ord_" + String((0..<24).map { _ in alphabet[Int(generator.next(upperBound: UInt8(32)))] })
+    }
+
+    /// The event id (or operator's note) that pays an order, as every backend accepts it:
+    /// 1 to 255 bytes (`.invalid` otherwise).
+    package static func validatedProviderEventID(_ eventID: String) throws -> String {
+        guard !eventID.isEmpty, eventID.utf8.count <= 255 else {
+            throw StoreError(.invalid, "The payment event id must be 1 to 255 bytes.", field: "providerEventID")
+        }
+        return eventID
+    }
+
+    // The refusals every backend gives about orders, in the same words.
+
+    package static func unknown(_ publicID: String) -> StoreError {
+        StoreError(.notFound, "There is no order \(publicID).", field: "order")
+    }
+
+    package static var nothingToBuy: StoreError {
+        StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
+    }
+
+    package static func paidCannotBeCancelled(_ publicID: String) -> StoreError {
+        StoreError(.conflict, "Order \(publicID) is paid; a paid order cannot be cancelled.", field: "order")
+    }
+}

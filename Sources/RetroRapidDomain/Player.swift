@@ -89,3 +89,36 @@ extension Device {
         return label
     }
 }
+
+extension Device {
+    /// Whether a sign-in at `now` rewrites a device's stored `last_seen_at` (ISO-8601 UTC text
+    /// as both backends store it, nil when none): when it is at least ``lastSeenResolution``
+    /// old. Fixed-width UTC text sorts as time does, so comparing text is enough.
+    package static func lastSeenIsStale(_ storedLastSeen: String?, now: Date) -> Bool {
+        let staleBefore = UTCCivilTime.text(now.addingTimeInterval(-lastSeenResolution))
+        return storedLastSeen.map { $0 <= staleBefore } ?? true
+    }
+
+    // The refusals every backend gives about devices, in the same words.
+
+    package static var malformedToken: StoreError {
+        StoreError(.unauthorized, "This device token is malformed: a token is \(DeviceToken.textLength) characters of letters, digits, '-' and '_'. Sign in again.")
+    }
+
+    package static var unknownToken: StoreError {
+        StoreError(.unauthorized, "This device token is unknown. Sign in again, or link this device with a code from another of your devices.")
+    }
+
+    package static var revokedToken: StoreError {
+        StoreError(.unauthorized, "This device was signed out from another of your devices. Link it again with a code from a device that is still signed in.")
+    }
+
+    /// Also for another player's device, which is not revealed to exist.
+    package static var unknownDevice: StoreError {
+        StoreError(.notFound, "This player has no device with this id.", field: "deviceID")
+    }
+
+    package static var lastActiveDevice: StoreError {
+        StoreError(.conflict, "This is your only signed-in device. Without it nobody could sign in as you again, so link another device first, then sign this one out.", field: "deviceID")
+    }
+}

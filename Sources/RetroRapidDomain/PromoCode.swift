@@ -203,3 +203,55 @@ public struct Redemption: Sendable, Equatable {
     /// An unlock code: the player has unlimited play.
     public var grantsUnlimited: Bool { kind == .unlock }
 }
+
+extension PromoCode {
+    /// A new code as every backend accepts it, checked before anything is stored: the code
+    /// normalised, a discount's price valid (its currency uppercased), a start before the
+    /// expiry, an expiry not past at `now` (whole seconds), a cap of at least 1. `.invalid`
+    /// naming the field otherwise.
+    package static func validatedNew(code: String, kind: Kind, startsAt: Date?, expiresAt: Date?,
+                                     maxRedemptions: Int?, now: Date) throws -> (code: String, price: Money?) {
+        let normalised = try normalise(code)
+        var price: Money?
+        if case .discount(let money) = kind {
+            price = try money.validatedPrice(field: "price")
+        }
+        if let startsAt, let expiresAt, UTCCivilTime.seconds(startsAt) >= UTCCivilTime.seconds(expiresAt) {
+            throw StoreError(.invalid, "The code must start before it expires (\(UTCCivilTime.text(startsAt)) is not before \(UTCCivilTime.text(expiresAt))).", field: "expiresAt")
+        }
+        if let expiresAt, UTCCivilTime.seconds(expiresAt) < UTCCivilTime.seconds(now) {
+            throw StoreError(.invalid, "The expiry \(UTCCivilTime.text(expiresAt)) is already past.", field: "expiresAt")
+        }
+        if let maxRedemptions, maxRedemptions < 1 {
+            throw StoreError(.invalid, "The redemption cap must be at least 1 (leave it out for no cap).", field: "maxRedemptions")
+        }
+        return (normalised, price)
+    }
+
+    /// Why a new player cannot redeem the code at `now` (not live, or fully redeemed as far
+    /// as ``redemptions`` says); nil when they may. The backend's capped write checks the cap
+    /// again, since another player may take the last redemption meanwhile.
+    package func redemptionRefusal(at now: Date) -> StoreError? {
+        if let refusal = liveRefusal(at: now) { return refusal }
+        if let maxRedemptions, redemptions >= maxRedemptions { return Self.fullyRedeemed(code) }
+        return nil
+    }
+
+    // The refusals every backend gives about codes, in the same words.
+
+    package static func unknown(_ code: String) -> StoreError {
+        StoreError(.notFound, "There is no code \(code); check it and try again.", field: "code")
+    }
+
+    package static func fullyRedeemed(_ code: String) -> StoreError {
+        StoreError(.expired, "Code \(code) has been fully redeemed.", field: "code")
+    }
+
+    package static func duplicate(_ code: String) -> StoreError {
+        StoreError(.conflict, "Code \(code) already exists; codes are never reused, choose another.", field: "code")
+    }
+
+    package static func alreadyUnlimited(_ code: String) -> StoreError {
+        StoreError(.conflict, "You already have unlimited play, so code \(code) was not used; it stays available to others.", field: "code")
+    }
+}

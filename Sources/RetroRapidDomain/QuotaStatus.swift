@@ -22,6 +22,21 @@ public struct QuotaStatus: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Free plays still available today (0 when used up, whatever `unlimited` says).
+    /// The status at `now` from the plays counted on its UTC day: every backend builds it so.
+    public init(now: Date, dailyFreePlays: Int, playsUsed: Int, unlimited: Bool) {
+        self.init(day: UTCCivilTime.day(now), dailyFreePlays: dailyFreePlays, playsUsed: playsUsed, unlimited: unlimited,
+                  resetsAt: UTCCivilTime.nextMidnight(after: now))
+    }
+
+    /// The game id a play is consumed for: nil (always consumes) or a non-empty id. Every
+    /// backend checks it before it writes (`.invalid` otherwise).
+    public static func validatedGameID(_ gameID: String?) throws -> String? {
+        if let gameID, gameID.isEmpty {
+            throw StoreError(.invalid, "The game id is empty; pass nil when there is no game id.", field: "gameID")
+        }
+        return gameID
+    }
+
     public var playsLeft: Int { max(0, dailyFreePlays - playsUsed) }
 
     /// Whether starting a game now would be allowed.

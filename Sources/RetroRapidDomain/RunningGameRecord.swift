@@ -23,6 +23,16 @@ public struct RunningGameStart: Sendable, Equatable {
         self.practice = practice
         self.startedAt = startedAt
     }
+
+    /// The refusals of ``RunningGameRepository/begin(_:)``, the same in every backend.
+    package func validate() throws(StoreError) {
+        guard !publicID.isEmpty else {
+            throw StoreError(.invalid, "must not be empty", field: "publicID")
+        }
+        guard rulesVersion >= 1 else {
+            throw StoreError(.invalid, "must be 1 or more, got \(rulesVersion)", field: "rulesVersion")
+        }
+    }
 }
 
 /// What changed in a running game since its previous checkpoint: what a restart re-simulates

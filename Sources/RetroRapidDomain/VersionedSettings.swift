@@ -52,3 +52,33 @@ extension PlayerSettings {
         try SettingsJSON.decode(data, over: .defaults, lenient: lenient)
     }
 }
+
+extension VersionedSettings {
+    /// The version a write names as its base, as every backend accepts it: 0 or more
+    /// (`.invalid` on `basedOnVersion` otherwise). Any other version is merely stale.
+    package static func validatedBaseVersion(_ version: Int) throws(StoreError) -> Int {
+        guard version >= 0 else {
+            throw StoreError(.invalid, "must be the version the change was based on: 0 or more, got \(version)", field: "basedOnVersion")
+        }
+        return version
+    }
+
+    /// A stored row read back. Read leniently: a document written by a newer build may hold
+    /// fields this one does not know. Anything else wrong with it is damage, not a player's
+    /// mistake (`.unreadable`).
+    package static func stored(version: Int, document: String, updatedAt: String, playerID: Int64) throws(StoreError) -> VersionedSettings {
+        let settings: PlayerSettings
+        do {
+            settings = try PlayerSettings.decodeStored(Data(document.utf8), lenient: true)
+            try settings.validate()
+        } catch {
+            throw StoreError.unreadable("player_settings holds an unreadable document for player \(playerID): \(error)")
+        }
+        return VersionedSettings(version: version, settings: settings, updatedAt: UTCCivilTime.parse(updatedAt))
+    }
+
+    /// The settings repositories' refusal of a player id that names nobody.
+    package static func unknownPlayer(_ playerID: Int64) -> StoreError {
+        StoreError(.notFound, "no player with id \(playerID)", field: "playerID")
+    }
+}

@@ -100,16 +100,17 @@ public struct PostgresClusterRepository: ClusterRepository {
         try Self.holder(gameID, now: now, lease: lease, in: connection)
     }
 
-    public func orphans(now: Date, lease: TimeInterval, grace: TimeInterval) throws -> [String] {
+    public func orphans(now: Date, lease: TimeInterval, grace: TimeInterval) throws -> [(gameID: String, playerID: Int64)] {
         try connection.execute("""
-            SELECT r.public_id FROM running_games r
+            SELECT r.public_id, r.player_id FROM running_games r
             LEFT JOIN game_holders h ON h.game_id = r.public_id
             LEFT JOIN cluster_nodes n ON n.node_id = h.node_id
             WHERE (h.game_id IS NULL AND r.started_at < $2)
                OR (h.released AND h.since < $1)
                OR (NOT h.released AND (n.node_id IS NULL OR n.seen_at < $2))
             ORDER BY r.started_at, r.public_id
-            """, [UTCCivilTime.text(now.addingTimeInterval(-grace)), Self.staleBefore(now, lease + grace)]).map { $0.string(at: 0) }
+            """, [UTCCivilTime.text(now.addingTimeInterval(-grace)), Self.staleBefore(now, lease + grace)])
+            .map { (gameID: $0.string(at: 0), playerID: $0.int64(at: 1)) }
     }
 
     @discardableResult

@@ -9,7 +9,8 @@ public enum PostgresValue: Sendable, Hashable {
     case boolean(Bool)
     case bytes([UInt8])
 
-    /// The type the server is told for the parameter: int8, bool, bytea, or "infer it from the
+    /// The type the server is told for the parameter: int8 (so a function taking `integer`
+    /// needs `$1::int`), bool, bytea, or "infer it from the
     /// statement" (0) for text and NULL, so a text value can fill a column of any type.
     var typeOID: UInt32 {
         switch self {

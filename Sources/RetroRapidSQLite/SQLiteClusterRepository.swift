@@ -99,10 +99,10 @@ public struct SQLiteClusterRepository: ClusterRepository {
         try database.transaction(.deferred) { _ in try holder(gameID, now: now, lease: lease) }
     }
 
-    public func orphans(now: Date, lease: TimeInterval, grace: TimeInterval) throws -> [String] {
+    public func orphans(now: Date, lease: TimeInterval, grace: TimeInterval) throws -> [(gameID: String, playerID: Int64)] {
         try database.transaction(.deferred) { _ in
             try statements.prepare("""
-                SELECT r.public_id FROM running_games r
+                SELECT r.public_id, r.player_id FROM running_games r
                 LEFT JOIN game_holders h ON h.game_id = r.public_id
                 LEFT JOIN cluster_nodes n ON n.node_id = h.node_id
                 WHERE (h.game_id IS NULL AND r.started_at < ?2)
@@ -110,7 +110,7 @@ public struct SQLiteClusterRepository: ClusterRepository {
                    OR (h.released = 0 AND (n.node_id IS NULL OR n.seen_at < ?2))
                 ORDER BY r.started_at, r.public_id
                 """).query([UTCCivilTime.text(now.addingTimeInterval(-grace)), Self.staleBefore(now, lease + grace)]) {
-                $0.string(at: 0)
+                (gameID: $0.string(at: 0), playerID: $0.int64(at: 1))
             }
         }
     }

@@ -31,23 +31,11 @@ public struct SQLiteCodeRepository: CodeRepository {
         maxRedemptions: Int? = nil,
         now: Date
     ) throws -> PromoCode {
-        let normalised = try PromoCode.normalise(code)
-        var price: Money?
-        if case .discount(let money) = kind {
-            price = try money.validatedPrice(field: "price")
-        }
-        if let startsAt, let expiresAt, UTCCivilTime.seconds(startsAt) >= UTCCivilTime.seconds(expiresAt) {
-            throw StoreError(.invalid, "The code must start before it expires (\(UTCCivilTime.text(startsAt)) is not before \(UTCCivilTime.text(expiresAt))).", field: "expiresAt")
-        }
-        if let expiresAt, UTCCivilTime.seconds(expiresAt) < UTCCivilTime.seconds(now) {
-            throw StoreError(.invalid, "The expiry \(UTCCivilTime.text(expiresAt)) is already past.", field: "expiresAt")
-        }
-        if let maxRedemptions, maxRedemptions < 1 {
-            throw StoreError(.invalid, "The redemption cap must be at least 1 (leave it out for no cap).", field: "maxRedemptions")
-        }
+        let (normalised, price) = try PromoCode.validatedNew(code: code, kind: kind, startsAt: startsAt, expiresAt: expiresAt,
+                                                             maxRedemptions: maxRedemptions, now: now)
         return try database.transaction(.immediate) { db in
             guard try Self.row(code: normalised, in: db) == nil else {
-                throw StoreError(.conflict, "Code \(normalised) already exists; codes are never reused, choose another.", field: "code")
+                throw PromoCode.duplicate(normalised)
             }
             try db.prepare("""
                 INSERT INTO promo_codes (code, kind, price_minor, currency, starts_at, expires_at, max_redemptions, created_at)
@@ -74,7 +62,7 @@ public struct SQLiteCodeRepository: CodeRepository {
     public func code(_ code: String) throws -> PromoCode {
         let normalised = try PromoCode.normalise(code)
         guard let row = try Self.row(code: normalised, in: database) else {
-            throw Self.unknown(normalised)
+            throw PromoCode.unknown(normalised)
         }
         return row.code
     }
@@ -85,10 +73,10 @@ public struct SQLiteCodeRepository: CodeRepository {
     public func disable(code: String, now: Date) throws -> PromoCode {
         let normalised = try PromoCode.normalise(code)
         return try database.transaction(.immediate) { db in
-            guard try Self.row(code: normalised, in: db) != nil else { throw Self.unknown(normalised) }
+            guard try Self.row(code: normalised, in: db) != nil else { throw PromoCode.unknown(normalised) }
             try db.prepare("UPDATE promo_codes SET disabled_at = ? WHERE code = ? AND disabled_at IS NULL")
                 .execute([UTCCivilTime.text(now), normalised])
-            guard let row = try Self.row(code: normalised, in: db) else { throw Self.unknown(normalised) }
+            guard let row = try Self.row(code: normalised, in: db) else { throw PromoCode.unknown(normalised) }
             return row.code
         }
     }
@@ -106,7 +94,7 @@ public struct SQLiteCodeRepository: CodeRepository {
     public func redeem(code: String, playerID: Int64, now: Date) throws -> Redemption {
         let normalised = try PromoCode.normalise(code)
         return try database.transaction(.immediate) { db in
-            guard let row = try Self.row(code: normalised, in: db) else { throw Self.unknown(normalised) }
+            guard let row = try Self.row(code: normalised, in: db) else { throw PromoCode.unknown(normalised) }
             try SQLitePlayerRepository.requirePlayer(playerID, in: db)
             let promo = row.code
 
@@ -119,12 +107,9 @@ public struct SQLiteCodeRepository: CodeRepository {
                     expiresAt: promo.expiresAt
                 )
             }
-            if let refusal = promo.liveRefusal(at: now) { throw refusal }
-            if let cap = promo.maxRedemptions, promo.redemptions >= cap {
-                throw Self.fullyRedeemed(promo.code)
-            }
+            if let refusal = promo.redemptionRefusal(at: now) { throw refusal }
             if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
-                throw StoreError(.conflict, "You already have unlimited play, so code \(promo.code) was not used; it stays available to others.", field: "code")
+                throw PromoCode.alreadyUnlimited(promo.code)
             }
 
             // The cap again, in the UPDATE itself: the write that counts is the one that checks.
@@ -132,7 +117,7 @@ public struct SQLiteCodeRepository: CodeRepository {
                 UPDATE promo_codes SET redemption_count = redemption_count + 1
                 WHERE id = ? AND (max_redemptions IS NULL OR redemption_count < max_redemptions)
                 """).execute([row.id])
-            guard db.changes == 1 else { throw Self.fullyRedeemed(promo.code) }
+            guard db.changes == 1 else { throw PromoCode.fullyRedeemed(promo.code) }
             let redeemedAt = UTCCivilTime.text(now)
             try db.prepare("INSERT INTO code_redemptions (code_id, player_id, redeemed_at) VALUES (?, ?, ?)")
                 .execute([row.id, playerID, redeemedAt])
@@ -195,13 +180,5 @@ public struct SQLiteCodeRepository: CodeRepository {
             createdAt: try UTCCivilTime.storedDate(row.string(at: 10), column: "promo_codes.created_at")
         )
         return (row.int64(at: 0), code)
-    }
-
-    static func unknown(_ code: String) -> StoreError {
-        StoreError(.notFound, "There is no code \(code); check it and try again.", field: "code")
-    }
-
-    static func fullyRedeemed(_ code: String) -> StoreError {
-        StoreError(.expired, "Code \(code) has been fully redeemed.", field: "code")
     }
 }

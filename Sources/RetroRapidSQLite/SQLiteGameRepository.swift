@@ -89,9 +89,7 @@ public struct SQLiteGameRepository: GameRepository {
     /// The player's games, newest first: `limit` of them, before the game `before` when given
     /// (pass the last id of a page for the next). An unknown player is `StoreError.notFound`.
     public func games(playerID: Int64, limit: Int = 20, before: Int64? = nil) throws -> [GameRecord] {
-        guard GameRecord.pageSizeRange.contains(limit) else {
-            throw StoreError(.invalid, "must be from \(GameRecord.pageSizeRange.lowerBound) to \(GameRecord.pageSizeRange.upperBound), got \(limit)", field: "limit")
-        }
+        let limit = try GameRecord.validatedPageSize(limit)
         return try database.transaction(.deferred) { _ in
             try SQLitePlayerRepository.requirePlayer(playerID, in: statements)
             return try statements.prepare("""

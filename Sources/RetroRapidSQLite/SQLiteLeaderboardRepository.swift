@@ -37,45 +37,23 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
         level: SpeedLevel, period: LeaderboardPeriod, limit: Int = 20,
         after cursor: LeaderboardCursor? = nil, now: Date
     ) throws -> LeaderboardPage {
-        guard LeaderboardPage.sizeRange.contains(limit) else {
-            throw StoreError(.invalid, "must be from \(LeaderboardPage.sizeRange.lowerBound) to \(LeaderboardPage.sizeRange.upperBound), got \(limit)", field: "limit")
-        }
-        var after: LeaderboardCursor.Position?
-        if let cursor {
-            guard let position = cursor.position else {
-                throw StoreError(.invalid, "is not a cursor this server gave out; start again from the first page", field: "cursor")
-            }
-            guard position.level == level, position.period == period else {
-                throw StoreError(.invalid, "belongs to the \(position.level.rawValue) \(position.period.rawValue) leaderboard, not \(level.rawValue) \(period.rawValue)", field: "cursor")
-            }
-            after = position
-        }
+        let limit = try LeaderboardPage.validatedSize(limit)
+        let after = try LeaderboardPage.validatedPosition(cursor, level: level, period: period)
         let periodKey = after?.periodKey ?? period.key(containing: now)
         let board = Board(level: level, period: period, key: periodKey)
         return try database.transaction(.deferred) { _ in
             let db = statements
-            var rows: [Row]
-            var nextRank: Int
+            let rows: [LeaderboardLine]
+            let firstRank: Int
             if let after {
                 rows = try Self.rows(db, board, after: (after.score, after.achievedAt, after.playerID), limit: limit + 1)
-                nextRank = try rows.first.map { try Self.rank(db, board, of: $0.position) } ?? 0
+                firstRank = try rows.first.map { try Self.rank(db, board, of: $0.position) } ?? 0
             } else {
                 rows = try Self.rows(db, board, after: nil, limit: limit + 1)
-                nextRank = 1
+                firstRank = 1
             }
-            let hasMore = rows.count > limit
-            rows = Array(rows.prefix(limit))
-            var entries: [LeaderboardEntry] = []
-            for row in rows {
-                entries.append(row.entry(rank: nextRank))
-                nextRank += 1
-            }
-            let next = hasMore ? rows.last.map { row in
-                LeaderboardCursor(.init(level: level, period: period, periodKey: periodKey, score: row.score,
-                                        achievedAt: row.achievedAt, playerID: row.playerID))
-            } : nil
-            return LeaderboardPage(level: level, period: period, periodKey: periodKey, entries: entries,
-                                   nextCursor: next, total: try Self.total(db, board), resetsAt: period.resetsAt(now: now))
+            return LeaderboardPage.assemble(level: level, period: period, periodKey: periodKey, lines: rows, firstRank: firstRank,
+                                            limit: limit, total: try Self.total(db, board), now: now)
         }
     }
 
@@ -85,9 +63,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
     public func aroundMe(
         playerID: Int64, level: SpeedLevel, period: LeaderboardPeriod, neighbours: Int = 5, now: Date
     ) throws -> LeaderboardNeighbourhood? {
-        guard LeaderboardNeighbourhood.neighboursRange.contains(neighbours) else {
-            throw StoreError(.invalid, "must be from \(LeaderboardNeighbourhood.neighboursRange.lowerBound) to \(LeaderboardNeighbourhood.neighboursRange.upperBound), got \(neighbours)", field: "neighbours")
-        }
+        let neighbours = try LeaderboardNeighbourhood.validatedNeighbours(neighbours)
         let board = Board(level: level, period: period, key: period.key(containing: now))
         return try database.transaction(.deferred) { _ -> LeaderboardNeighbourhood? in
             let db = statements
@@ -97,24 +73,10 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
             }
             let rank = try Self.rank(db, board, of: mine.position)
             let above = try Self.rows(db, board, before: mine.position, limit: neighbours)
-            var below = try Self.rows(db, board, after: mine.position, limit: neighbours + 1)
-            let hasMore = below.count > neighbours
-            below = Array(below.prefix(neighbours))
-            var entries: [LeaderboardEntry] = []
-            for (offset, row) in above.reversed().enumerated() {
-                entries.append(row.entry(rank: rank - above.count + offset))
-            }
-            let me = mine.entry(rank: rank)
-            entries.append(me)
-            for (offset, row) in below.enumerated() {
-                entries.append(row.entry(rank: rank + 1 + offset))
-            }
-            let last = below.last ?? mine
-            let next = hasMore ? LeaderboardCursor(.init(level: level, period: period, periodKey: board.key, score: last.score,
-                                                         achievedAt: last.achievedAt, playerID: last.playerID)) : nil
-            return LeaderboardNeighbourhood(level: level, period: period, periodKey: board.key, me: me,
-                                            entries: entries, nextCursor: next, total: try Self.total(db, board),
-                                            resetsAt: period.resetsAt(now: now))
+            let below = try Self.rows(db, board, after: mine.position, limit: neighbours + 1)
+            return LeaderboardNeighbourhood.assemble(level: level, period: period, periodKey: board.key, mine: mine, rank: rank,
+                                                     above: above, below: below, neighbours: neighbours,
+                                                     total: try Self.total(db, board), now: now)
         }
     }
 
@@ -129,25 +91,10 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
         var values: [any DatabaseValueConvertible] { [level.rawValue, period.storageName, key] }
     }
 
-    struct Row {
-        var playerID: Int64
-        var publicID: String
-        var displayName: String
-        var score: Int
-        var achievedAt: String
-
-        var position: (score: Int, achievedAt: String, playerID: Int64) { (score, achievedAt, playerID) }
-
-        func entry(rank: Int) -> LeaderboardEntry {
-            LeaderboardEntry(rank: rank, playerPublicID: publicID, displayName: displayName, score: score,
-                             achievedAt: UTCCivilTime.parse(achievedAt) ?? Date(timeIntervalSince1970: 0))
-        }
-    }
-
     static let columns = "b.player_id, p.public_id, p.display_name, b.score, b.achieved_at"
 
-    static func row(_ statement: Statement) -> Row {
-        Row(playerID: statement.int64(at: 0), publicID: statement.string(at: 1), displayName: statement.string(at: 2),
+    static func row(_ statement: Statement) -> LeaderboardLine {
+        LeaderboardLine(playerID: statement.int64(at: 0), publicID: statement.string(at: 1), displayName: statement.string(at: 2),
             score: statement.int(at: 3), achievedAt: statement.string(at: 4))
     }
 
@@ -168,7 +115,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
     }
 
     /// The player's line on `board`, if they have one.
-    static func best(_ db: ScoreStatements, _ board: Board, playerID: Int64) throws -> Row? {
+    static func best(_ db: ScoreStatements, _ board: Board, playerID: Int64) throws -> LeaderboardLine? {
         try db.prepare("""
             SELECT \(columns)
             FROM best_scores b CROSS JOIN players p ON p.id = b.player_id
@@ -187,7 +134,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
     /// Up to `limit` lines after `position` in ranking order (from the top when nil).
     static func rows(
         _ db: ScoreStatements, _ board: Board, after position: (score: Int, achievedAt: String, playerID: Int64)?, limit: Int
-    ) throws -> [Row] {
+    ) throws -> [LeaderboardLine] {
         guard let position else {
             return try db.prepare(firstPageSQL).query(board.values + [limit], row)
         }
@@ -198,7 +145,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
     /// Up to `limit` lines before `position`, nearest first (the reverse of ranking order).
     static func rows(
         _ db: ScoreStatements, _ board: Board, before position: (score: Int, achievedAt: String, playerID: Int64), limit: Int
-    ) throws -> [Row] {
+    ) throws -> [LeaderboardLine] {
         guard limit > 0 else { return [] }
         return try db.prepare(pageBeforeSQL)
             .query(board.values + [position.score, position.achievedAt, position.playerID, limit], row)

@@ -21,10 +21,6 @@ public struct SQLiteLinkCodeRepository: LinkCodeRepository {
     public let database: Database
     public let policy: LinkCodePolicy
 
-    /// Claimed and expired codes are deleted this long after they expire. Until then, entering
-    /// one says "used" or "expired" rather than "unknown".
-    static let retention: TimeInterval = 24 * 60 * 60
-
     public init(database: Database, policy: LinkCodePolicy = LinkCodePolicy()) {
         self.database = database
         self.policy = policy
@@ -42,13 +38,13 @@ public struct SQLiteLinkCodeRepository: LinkCodeRepository {
             let isActive = try db.prepare("SELECT 1 FROM devices WHERE id = ? AND player_id = ? AND revoked_at IS NULL")
                 .query([device.deviceID, playerID]) { _ in true }.first ?? false
             guard isActive else {
-                throw StoreError(.unauthorized, "This device was signed out, so it cannot create link codes. Link it again from a device that is still signed in.")
+                throw LinkCodePolicy.signedOutCreator
             }
             if let wait = try retryAfter(db, playerID: playerID, now: now) {
-                throw StoreError(.rateLimited, "You created \(policy.maximumPerWindow) link codes in the last \(Self.duration(policy.window)), the most allowed. Try again in \(Self.duration(wait)).")
+                throw policy.tooManyCodes(retryAfter: wait)
             }
             try db.prepare("DELETE FROM link_codes WHERE player_id = ? AND expires_at < ?")
-                .execute([playerID, SQLitePlayerRepository.timestamp(now.addingTimeInterval(-Self.retention))])
+                .execute([playerID, SQLitePlayerRepository.timestamp(now.addingTimeInterval(-LinkCodePolicy.retention))])
 
             let insert = try db.prepare("""
                 INSERT INTO link_codes (player_id, created_by_device_id, code_hash, created_at, expires_at)
@@ -84,7 +80,7 @@ public struct SQLiteLinkCodeRepository: LinkCodeRepository {
     ///   code already used (codes work once), past its lifetime, or whose device was revoked.
     public func claim(code: String, deviceLabel: String, now: Date) throws -> (player: Player, token: String) {
         guard let code = LinkCode(parsing: code) else {
-            throw StoreError(.invalid, "A link code is \(LinkCode.length) letters and digits, shown like K7Q4-M2XD on your other device; dashes, spaces and case do not matter.", field: "code")
+            throw LinkCodePolicy.malformedCode
         }
         let label = try Device.validatedLabel(deviceLabel)
         return try database.transaction(.immediate) { db in
@@ -98,17 +94,17 @@ public struct SQLiteLinkCodeRepository: LinkCodeRepository {
                  isClaimed: row.bool(at: 3), creatorRevoked: row.bool(at: 4))
             }.first
             guard let found else {
-                throw StoreError(.notFound, "No link code matches. Check it against the one on your other device, or create a new one there.", field: "code")
+                throw LinkCodePolicy.unknownCode
             }
             guard !found.isClaimed else {
-                throw StoreError(.expired, "This link code was already used: each code works only once. Create a new one on your other device.", field: "code")
+                throw LinkCodePolicy.usedCode
             }
             // Fixed-width UTC text: string order is time order.
             guard SQLitePlayerRepository.timestamp(now) < found.expiresAt else {
-                throw StoreError(.expired, "This link code has expired: codes work for \(Self.duration(policy.lifetime)). Create a new one on your other device.", field: "code")
+                throw policy.expiredCode
             }
             guard !found.creatorRevoked else {
-                throw StoreError(.expired, "The device that created this link code was signed out, so the code no longer works. Create a new one on a device that is still signed in.", field: "code")
+                throw LinkCodePolicy.revokedCreator
             }
             let token = try SQLitePlayerRepository.insertDevice(db, playerID: found.playerID, label: label, now: now)
             try db.prepare("UPDATE link_codes SET claimed_at = ?, claimed_by_device_id = ? WHERE id = ? AND claimed_at IS NULL")
@@ -116,7 +112,7 @@ public struct SQLiteLinkCodeRepository: LinkCodeRepository {
             // The write lock taken at BEGIN IMMEDIATE makes this certain; checked anyway, so a
             // change to the locking can never hand out two tokens for one code.
             guard db.changes == 1 else {
-                throw StoreError(.expired, "This link code was already used: each code works only once. Create a new one on your other device.", field: "code")
+                throw LinkCodePolicy.usedCode
             }
             return (try SQLitePlayerRepository.readPlayer(db, id: found.playerID), token.text)
         }
@@ -131,17 +127,7 @@ public struct SQLiteLinkCodeRepository: LinkCodeRepository {
         let recent = try db.prepare("""
             SELECT created_at FROM link_codes WHERE player_id = ? AND created_at > ?
             ORDER BY created_at DESC LIMIT ?
-            """).query([playerID, windowStart, policy.maximumPerWindow]) { $0.string(at: 0) }
-        guard recent.count >= policy.maximumPerWindow, let oldestCounted = recent.last else { return nil }
-        let freedAt = try SQLitePlayerRepository.date(oldestCounted, column: "link_codes.created_at").addingTimeInterval(policy.window)
-        return max(1, freedAt.timeIntervalSince(now).rounded(.up))
-    }
-
-    /// "10 minutes", "1 minute", "45 seconds": rounded up to whole minutes from a minute on.
-    static func duration(_ seconds: TimeInterval) -> String {
-        let whole = Int(max(1, seconds.rounded(.up)))
-        if whole < 60 { return whole == 1 ? "1 second" : "\(whole) seconds" }
-        let minutes = (whole + 59) / 60
-        return minutes == 1 ? "1 minute" : "\(minutes) minutes"
+            """).query([playerID, windowStart, policy.maximumPerWindow]) { try SQLitePlayerRepository.date($0.string(at: 0), column: "link_codes.created_at") }
+        return policy.retryAfter(recent: recent, now: now)
     }
 }

@@ -44,7 +44,7 @@ public struct SQLiteOrderRepository: OrderRepository {
         try database.transaction(.immediate) { db in
             try SQLitePlayerRepository.requirePlayer(playerID, in: db)
             if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
-                throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
+                throw Order.nothingToBuy
             }
             let price = try priceDue(playerID: playerID, now: now, in: db)
             let existing = try Self.orders(
@@ -53,7 +53,7 @@ public struct SQLiteOrderRepository: OrderRepository {
             )
             if let order = existing.first { return order }
 
-            let publicID = Self.newPublicID()
+            let publicID = Order.newPublicID()
             try db.prepare("""
                 INSERT INTO orders (public_id, player_id, amount_minor, currency, discount_code_id, status, created_at)
                 VALUES (?, ?, ?, ?, (SELECT id FROM promo_codes WHERE code = ?), 'pending', ?)
@@ -73,11 +73,11 @@ public struct SQLiteOrderRepository: OrderRepository {
         try database.transaction(.deferred) { db in
             try SQLitePlayerRepository.requirePlayer(playerID, in: db)
             if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
-                throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
+                throw Order.nothingToBuy
             }
             let price = try priceDue(playerID: playerID, now: now, in: db)
             if let order = try Self.openOrder(playerID: playerID, amount: price.amount, now: now, in: db) { return .existing(order) }
-            return .new(publicID: Self.newPublicID(), price: price)
+            return .new(publicID: Order.newPublicID(), price: price)
         }
     }
 
@@ -95,7 +95,7 @@ public struct SQLiteOrderRepository: OrderRepository {
         try database.transaction(.immediate) { db in
             try SQLitePlayerRepository.requirePlayer(playerID, in: db)
             if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
-                throw StoreError(.conflict, "You already have unlimited play; there is nothing to buy.", field: "playerID")
+                throw Order.nothingToBuy
             }
             if let open = try Self.openOrder(playerID: playerID, amount: amount, now: now, in: db) {
                 return .existing(open)
@@ -116,11 +116,11 @@ public struct SQLiteOrderRepository: OrderRepository {
     public func cancel(publicID: String, playerID: Int64, now: Date) throws -> Order {
         try database.transaction(.immediate) { db in
             guard let order = try Self.orders(where: "o.public_id = ? AND o.player_id = ?", [publicID, playerID], in: db).first else {
-                throw Self.unknown(publicID)
+                throw Order.unknown(publicID)
             }
             switch order.status {
             case .paid:
-                throw StoreError(.conflict, "Order \(publicID) is paid; a paid order cannot be cancelled.", field: "order")
+                throw Order.paidCannotBeCancelled(publicID)
             case .cancelled:
                 return order
             case .pending:
@@ -135,7 +135,7 @@ public struct SQLiteOrderRepository: OrderRepository {
     /// (the two are indistinguishable on purpose).
     public func order(publicID: String, playerID: Int64) throws -> Order {
         let found = try Self.orders(where: "o.public_id = ? AND o.player_id = ?", [publicID, playerID], in: database)
-        guard let order = found.first else { throw Self.unknown(publicID) }
+        guard let order = found.first else { throw Order.unknown(publicID) }
         return order
     }
 
@@ -159,7 +159,7 @@ public struct SQLiteOrderRepository: OrderRepository {
     /// - Throws: `.notFound` for an unknown order, `.invalid` for an empty event id.
     @discardableResult
     public func markPaid(orderID: String, providerEventID: String, now: Date) throws -> Order {
-        try Self.validateEventID(providerEventID)
+        _ = try Order.validatedProviderEventID(providerEventID)
         return try database.transaction(.immediate) { db in
             try Self.markPaid(orderID: orderID, providerEventID: providerEventID, now: now, in: db)
         }
@@ -168,21 +168,7 @@ public struct SQLiteOrderRepository: OrderRepository {
     // MARK: - Inside a transaction
 
     func priceDue(playerID: Int64, now: Date, in db: Database) throws -> PriceDue {
-        var best: (price: Money, code: PromoCode)?
-        for (code, _) in try SQLiteCodeRepository.redeemedCodes(playerID: playerID, in: db) {
-            guard case .discount(let price) = code.kind, price.currency == basePrice.currency,
-                  price.minorUnits < basePrice.minorUnits, code.isLive(at: now)
-            else { continue }
-            if best == nil || price.minorUnits < best!.price.minorUnits {
-                best = (price, code)
-            }
-        }
-        return PriceDue(
-            amount: best?.price ?? basePrice,
-            base: basePrice,
-            discountCode: best?.code.code,
-            discountExpiresAt: best?.code.expiresAt
-        )
+        PriceDue.best(base: basePrice, redeemed: try SQLiteCodeRepository.redeemedCodes(playerID: playerID, in: db).map(\.code), now: now)
     }
 
     static func markPaid(orderID: String, providerEventID: String, now: Date, in db: Database) throws -> Order {
@@ -204,15 +190,9 @@ public struct SQLiteOrderRepository: OrderRepository {
 
     static func order(publicID: String, in db: Database) throws -> Order {
         guard let order = try orders(where: "o.public_id = ?", [publicID], in: db).first else {
-            throw unknown(publicID)
+            throw Order.unknown(publicID)
         }
         return order
-    }
-
-    static func validateEventID(_ eventID: String) throws {
-        guard !eventID.isEmpty, eventID.utf8.count <= 255 else {
-            throw StoreError(.invalid, "The payment event id must be 1 to 255 bytes.", field: "providerEventID")
-        }
     }
 
     private static func orders(where condition: String, _ values: [any DatabaseValueConvertible], in db: Database) throws -> [Order] {
@@ -245,15 +225,4 @@ public struct SQLiteOrderRepository: OrderRepository {
             }
     }
 
-    private static func unknown(_ publicID: String) -> StoreError {
-        StoreError(.notFound, "There is no order \(publicID).", field: "order")
-    }
-
-    /// `ord_` and 24 characters of lowercase base32 (120 random bits from the system's
-    /// cryptographic generator): unguessable, so one player cannot find another's order.
-    static func newPublicID() -> String {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
-        var generator = SystemRandomNumberGenerator()
-        return "ord_" + String((0..<24).map { _ in alphabet[Int(generator.next(upperBound: UInt8(32)))] })
-    }
 }

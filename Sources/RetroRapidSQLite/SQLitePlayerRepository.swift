@@ -49,8 +49,6 @@ public struct SQLitePlayerRepository: PlayerRepository {
         }
     }
 
-    static let revokedDeviceMessage = "This device was signed out from another of your devices. Link it again with a code from a device that is still signed in."
-
     /// Signs a device in with the token it presents, and records that it was seen (at most
     /// once per `Device.lastSeenResolution`, so most sign-ins are a read only).
     ///
@@ -58,7 +56,7 @@ public struct SQLitePlayerRepository: PlayerRepository {
     public func authenticate(token: String, now: Date) throws -> AuthenticatedDevice {
         // The shape is checked before anything is hashed or looked up.
         guard let token = DeviceToken(parsing: token) else {
-            throw StoreError(.unauthorized, "This device token is malformed: a token is \(DeviceToken.textLength) characters of letters, digits, '-' and '_'. Sign in again.")
+            throw Device.malformedToken
         }
         let hash = token.hash
         let found = try database.prepare("SELECT id, player_id, revoked_at IS NOT NULL, last_seen_at FROM devices WHERE token_hash = ?")
@@ -66,20 +64,18 @@ public struct SQLitePlayerRepository: PlayerRepository {
                               lastSeen: $0.isNull(at: 3) ? nil : $0.string(at: 3)) }
             .first
         guard let found else {
-            throw StoreError(.unauthorized, "This device token is unknown. Sign in again, or link this device with a code from another of your devices.")
+            throw Device.unknownToken
         }
         guard !found.isRevoked else {
-            throw StoreError(.unauthorized, Self.revokedDeviceMessage)
+            throw Device.revokedToken
         }
-        // ISO-8601 UTC text of one fixed width sorts as time does, so text comparison is enough.
-        let staleBefore = Self.timestamp(now.addingTimeInterval(-Device.lastSeenResolution))
-        if found.lastSeen.map({ $0 <= staleBefore }) ?? true {
+        if Device.lastSeenIsStale(found.lastSeen, now: now) {
             try database.transaction(.immediate) { db in
                 // Re-checked inside the write: a revoke that landed since the read wins.
                 try db.prepare("UPDATE devices SET last_seen_at = ? WHERE id = ? AND revoked_at IS NULL")
                     .execute([Self.timestamp(now), found.deviceID])
                 guard db.changes == 1 else {
-                    throw StoreError(.unauthorized, Self.revokedDeviceMessage)
+                    throw Device.revokedToken
                 }
             }
         }
@@ -164,14 +160,14 @@ public struct SQLitePlayerRepository: PlayerRepository {
                 .query([deviceID, playerID]) { $0.bool(at: 0) }
                 .first
             guard let isRevoked else {
-                throw StoreError(.notFound, "This player has no device with this id.", field: "deviceID")
+                throw Device.unknownDevice
             }
             guard !isRevoked else { return }
             if !allowingLastDevice {
                 let active = try db.prepare("SELECT count(*) FROM devices WHERE player_id = ? AND revoked_at IS NULL")
                     .query([playerID]) { $0.int(at: 0) }.first ?? 0
                 guard active > 1 else {
-                    throw StoreError(.conflict, "This is your only signed-in device. Without it nobody could sign in as you again, so link another device first, then sign this one out.", field: "deviceID")
+                    throw Device.lastActiveDevice
                 }
             }
             try db.prepare("UPDATE devices SET revoked_at = ? WHERE id = ? AND player_id = ? AND revoked_at IS NULL")

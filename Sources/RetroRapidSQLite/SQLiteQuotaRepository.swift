@@ -38,9 +38,7 @@ public struct SQLiteQuotaRepository: QuotaRepository {
     ///   `StoreError(.notFound)` for an unknown player, `.invalid` for an empty game id.
     @discardableResult
     public func consumePlay(playerID: Int64, gameID: String? = nil, now: Date) throws -> QuotaStatus {
-        if let gameID, gameID.isEmpty {
-            throw StoreError(.invalid, "The game id is empty; pass nil when there is no game id.", field: "gameID")
-        }
+        let gameID = try QuotaStatus.validatedGameID(gameID)
         return try database.transaction(.immediate) { db in
             try consumePlay(db, playerID: playerID, gameID: gameID, now: now).status
         }
@@ -73,16 +71,9 @@ public struct SQLiteQuotaRepository: QuotaRepository {
 
     /// The status inside an open transaction.
     func currentStatus(_ db: Database, playerID: Int64, now: Date) throws -> QuotaStatus {
-        let day = UTCCivilTime.day(now)
         let used = try db.prepare("SELECT count(*) FROM plays WHERE player_id = ? AND day = ?")
-            .query([playerID, day]) { $0.int(at: 0) }.first ?? 0
+            .query([playerID, UTCCivilTime.day(now)]) { $0.int(at: 0) }.first ?? 0
         let unlimited = try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil
-        return QuotaStatus(
-            day: day,
-            dailyFreePlays: dailyFreePlays,
-            playsUsed: used,
-            unlimited: unlimited,
-            resetsAt: UTCCivilTime.nextMidnight(after: now)
-        )
+        return QuotaStatus(now: now, dailyFreePlays: dailyFreePlays, playsUsed: used, unlimited: unlimited)
     }
 }

@@ -44,12 +44,7 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
     ///   `StoreError(.notFound)` for an unknown player, `.invalid` for an empty public id.
     @discardableResult
     public func begin(_ game: RunningGameStart) throws -> QuotaStatus? {
-        guard !game.publicID.isEmpty else {
-            throw StoreError(.invalid, "must not be empty", field: "publicID")
-        }
-        guard game.rulesVersion >= 1 else {
-            throw StoreError(.invalid, "must be 1 or more, got \(game.rulesVersion)", field: "rulesVersion")
-        }
+        try game.validate()
         return try database.transaction(.immediate) { db in
             var status: QuotaStatus?
             var freePlay = false
@@ -102,7 +97,7 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
                 """)
             for checkpoint in batch {
                 try append.execute([
-                    checkpoint.publicID, checkpoint.steps, checkpoint.movesBefore, Self.encode(checkpoint.moves),
+                    checkpoint.publicID, checkpoint.steps, checkpoint.movesBefore, CheckpointLog.encode(checkpoint.moves),
                     max(0, checkpoint.durationMilliseconds), at,
                 ])
             }
@@ -157,37 +152,14 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
                 .query(Self.record)
             var recovered: [RecoveredGame] = []
             for (row, problem) in try withCheckpoints(rows) {
-                var log = InputLog()
-                var state = GameState(seed: row.seed, level: row.level)
-                var problem = problem
-                var replayed = true
-                do {
-                    let checkpointed = try InputLog(encoded: row.inputLog)
-                    state = try Replay.run(seed: row.seed, level: row.level, log: checkpointed, rulesVersion: row.rulesVersion)
-                    log = checkpointed
-                } catch {
-                    problem = [problem, "cannot be re-simulated: \(error)"].compactMap { $0 }.joined(separator: "; ")
-                    state = GameState(seed: row.seed, level: row.level)
-                    replayed = false
-                }
-                let crashed = replayed && state.isOver
+                let recovery = RunningGameRecovery(row, problem: problem)
                 var refunded = false
-                if row.freePlay && !crashed {
+                if recovery.givesBackPlay {
                     try statements.prepare("DELETE FROM plays WHERE player_id = ? AND game_id = ?").execute([row.playerID, row.publicID])
                     refunded = db.changes == 1
                 }
-                // Whole seconds are stored: allow the second the flooring may have cut, as `record` does.
-                let endedAt = max(row.checkpointedAt, row.startedAt)
-                let span = (UTCCivilTime.seconds(endedAt) - UTCCivilTime.seconds(row.startedAt) + 1) * 1000
-                let game = NewGame(
-                    publicID: row.publicID, playerID: row.playerID, level: row.level, seed: row.seed,
-                    rulesVersion: row.rulesVersion, inputLog: log, score: state.score, steps: state.step,
-                    endReason: crashed ? .crash : .serverCrash, practice: row.practice,
-                    startedAt: row.startedAt, endedAt: endedAt,
-                    durationMilliseconds: replayed ? Int(min(Int64(row.durationMilliseconds), span)) : 0,
-                    playRefunded: refunded)
-                try game.validate()
-                recovered.append(RecoveredGame(recorded: try SQLiteGameRepository.insert(game, statements), problem: problem))
+                let game = try recovery.game(playRefunded: refunded)
+                recovered.append(RecoveredGame(recorded: try SQLiteGameRepository.insert(game, statements), problem: recovery.problem))
             }
             // No game runs now: every checkpoint belongs to a game that is stored.
             try statements.prepare("DELETE FROM game_checkpoints").execute()
@@ -212,57 +184,23 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
             inputLog: "0:", durationMilliseconds: 0, checkpointedAt: startedAt)
     }
 
-    /// The moves as `InputLog.encoded` writes them after its colon.
-    static func encode(_ moves: [InputLog.Entry]) -> String {
-        moves.map { "\($0.afterStep)\($0.direction == .left ? "L" : "R")" }.joined(separator: ",")
-    }
-
     /// `rows` with their checkpoints joined: one pass over `game_checkpoints` in id order,
     /// keeping the rows of these games only. A checkpoint that does not follow on from the ones
     /// before it (its `movesBefore` is not their count) ends the game's log there, with the
     /// reason; so does an unreadable one.
     private func withCheckpoints(_ rows: [RunningGameRecord]) throws -> [(record: RunningGameRecord, problem: String?)] {
         guard !rows.isEmpty else { return [] }
-        struct Joined {
-            var steps = 0
-            var moves: [InputLog.Entry] = []
-            var duration = 0
-            var at: String?
-            var problem: String?
-        }
-        var joined = Dictionary(uniqueKeysWithValues: rows.map { ($0.publicID, Joined()) })
+        var joined = Dictionary(uniqueKeysWithValues: rows.map { ($0.publicID, CheckpointLog()) })
         let scan = try statements.prepare("SELECT public_id, steps, moves_before, moves, duration_ms, at FROM game_checkpoints ORDER BY id")
         // One pass, not one query per game: the table has no index but its rowid.
         _ = try scan.query { row -> Void in
             let id = row.string(at: 0)
-            guard var game = joined[id], game.problem == nil else { return }
-            let steps = row.int(at: 1), movesBefore = row.int(at: 2)
-            if movesBefore == 0 {
-                game.moves = []
-            } else if movesBefore != game.moves.count {
-                game.problem = "its checkpoints break off: one follows \(movesBefore) moves where \(game.moves.count) came before"
-                joined[id] = game
-                return
-            }
-            do {
-                game.moves += try InputLog(encoded: "\(steps):" + row.string(at: 3)).moves
-            } catch {
-                game.problem = "\(error)"
-                joined[id] = game
-                return
-            }
-            game.steps = steps
-            game.duration = row.int(at: 4)
-            game.at = row.string(at: 5)
-            joined[id] = game
+            joined[id]?.append(steps: row.int(at: 1), movesBefore: row.int(at: 2), moves: row.string(at: 3),
+                               durationMilliseconds: row.int(at: 4), at: row.string(at: 5))
         }
         return rows.map { row in
-            var record = row
-            guard let game = joined[row.publicID] else { return (record, nil) }
-            record.inputLog = InputLog(steps: game.steps, moves: game.moves).encoded
-            record.durationMilliseconds = game.duration
-            record.checkpointedAt = game.at.flatMap(UTCCivilTime.parse) ?? row.startedAt
-            return (record, game.problem)
+            guard let log = joined[row.publicID] else { return (row, nil) }
+            return (log.applied(to: row), log.problem)
         }
     }
 }

@@ -27,7 +27,7 @@ public struct SQLiteSettingsRepository: SettingsRepository {
     /// Stores `document` if `basedOnVersion` is the current version.
     public func write(playerID: Int64, document: PlayerSettings, basedOnVersion: Int, now: Date) throws -> SettingsWriteResult {
         try document.validate()
-        try Self.checkVersion(basedOnVersion)
+        _ = try VersionedSettings.validatedBaseVersion(basedOnVersion)
         return try database.transaction(.immediate) { db in
             try store(db, playerID: playerID, basedOnVersion: basedOnVersion, now: now) { _ in document }
         }
@@ -47,7 +47,7 @@ public struct SQLiteSettingsRepository: SettingsRepository {
         // Checked against the defaults first, so that a bad patch is refused as invalid
         // whatever the stored version; the real merge happens in the transaction.
         _ = try PlayerSettings.decodeStored(json, lenient: false)
-        try Self.checkVersion(basedOnVersion)
+        _ = try VersionedSettings.validatedBaseVersion(basedOnVersion)
         return try database.transaction(.immediate) { db in
             try store(db, playerID: playerID, basedOnVersion: basedOnVersion, now: now) { current in
                 try PlayerSettings.decode(json: json, over: current.settings)
@@ -56,12 +56,6 @@ public struct SQLiteSettingsRepository: SettingsRepository {
     }
 
     // MARK: - Inside transactions
-
-    private static func checkVersion(_ version: Int) throws(StoreError) {
-        guard version >= 0 else {
-            throw StoreError(.invalid, "must be the version the change was based on: 0 or more, got \(version)", field: "basedOnVersion")
-        }
-    }
 
     private func store(
         _ db: Database, playerID: Int64, basedOnVersion: Int, now: Date,
@@ -92,20 +86,11 @@ public struct SQLiteSettingsRepository: SettingsRepository {
                 row.isNull(at: 0) ? nil : (row.int(at: 0), row.string(at: 1), row.string(at: 2))
             }
         guard let row = rows.first else {
-            throw StoreError(.notFound, "no player with id \(playerID)", field: "playerID")
+            throw VersionedSettings.unknownPlayer(playerID)
         }
         guard let (version, document, updatedAt) = row else {
             return VersionedSettings(version: 0, settings: .defaults, updatedAt: nil)
         }
-        // Read leniently: a document written by a newer build may hold fields this one does
-        // not know. Anything else wrong with it is damage, not a player's mistake.
-        let settings: PlayerSettings
-        do {
-            settings = try PlayerSettings.decodeStored(Data(document.utf8), lenient: true)
-            try settings.validate()
-        } catch {
-            throw StoreError.unreadable("player_settings holds an unreadable document for player \(playerID): \(error)")
-        }
-        return VersionedSettings(version: version, settings: settings, updatedAt: UTCCivilTime.parse(updatedAt))
+        return try VersionedSettings.stored(version: version, document: document, updatedAt: updatedAt, playerID: playerID)
     }
 }

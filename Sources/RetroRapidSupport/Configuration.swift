@@ -10,7 +10,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// This process's name among the nodes on one database (cluster mode); empty means the
     /// machine's host name (``resolvedNodeID``).
     public var nodeID = ""
-    public var databasePath = "data/retrorapid.sqlite"
+    /// Where the data lives (`--database-url`); the one setting `StorageFactory` reads.
+    public var databaseURL = DatabaseURL.sqlite(path: "data/retrorapid.sqlite")
+    /// The SQLite file `databaseURL` names, empty when it names a PostgreSQL server. Setting it
+    /// (as `--database-path` does) makes `databaseURL` `sqlite:` that path.
+    public var databasePath: String {
+        get { databaseURL.sqlitePath ?? "" }
+        set { databaseURL = .sqlite(path: newValue) }
+    }
     public var webRoot = "Web"
     /// Filled by scripts/install-fonts.sh from Debian's fonts-dseg and fonts-inter; optional.
     public var fontsPath = "data/fonts"
@@ -29,6 +36,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var disconnectGraceSeconds = 60
     /// How often running games' input logs are saved: what a crash of the server can lose.
     public var checkpointIntervalMilliseconds = 1000
+    /// Storage threads, each with its own connection (docs/ARCHITECTURE.md, "Threads"). SQLite
+    /// has one writer at a time, so it gains nothing from more than 1; a database server does.
+    public var storageThreads = 1
     public var maxMessageBytes = 4096
     public var maxConnectionsPerIP = 64
     public var maxHTTPConnectionsPerIP = 128
@@ -214,15 +224,23 @@ extension ServerConfiguration {
         // Where each setting's final value came from, so a cross-setting error can point at it.
         var origins: [String: ConfigurationError.Source] = [:]
 
+        // The two spellings of the database (`database-path`, `database-url`) as the sources gave
+        // them, each checked against the other as it is applied (`checkDatabase`).
+        var databaseGiven: [String: (url: DatabaseURL, source: ConfigurationError.Source)] = [:]
+
         func apply(_ setting: Setting, _ value: String, from source: ConfigurationError.Source) throws {
             guard setting.apply(&configuration, value) else {
+                let rejection = setting.explainRejection?(value) ?? "expects \(setting.allowed), got '\(value)'"
                 throw ConfigurationError(
                     source: source,
                     setting: setting.key,
-                    message: "\(source.subject(setting.environmentName)) expects \(setting.allowed), got '\(value)'"
+                    message: "\(source.subject(setting.environmentName)) \(rejection)"
                 )
             }
             origins[setting.key] = source
+            if databaseKeys.contains(setting.key) {
+                try checkDatabase(setting.key, configuration.databaseURL, from: source, against: &databaseGiven)
+            }
         }
 
         if let envFile {
@@ -275,6 +293,39 @@ extension ServerConfiguration {
         try checkKeepalive(configuration, origins: origins)
         try checkPayments(configuration, origins: origins)
         return (configuration, origins)
+    }
+
+    /// The two settings that name the database: `--database-path PATH` is `--database-url sqlite:PATH`.
+    static let databaseKeys: Set<String> = ["database-path", "database-url"]
+
+    /// Sources apply in order (the env file, the environment, flags), so of the two spellings
+    /// the later source's already holds, as for any setting. Given by the same source, though,
+    /// they must name the same database: neither can be said to win.
+    private static func checkDatabase(
+        _ key: String, _ url: DatabaseURL, from source: ConfigurationError.Source,
+        against given: inout [String: (url: DatabaseURL, source: ConfigurationError.Source)]
+    ) throws {
+        func level(_ source: ConfigurationError.Source) -> Int {
+            switch source {
+            case .envFile: 0
+            case .environment: 1
+            case .flag: 2
+            }
+        }
+        given[key] = (url, source)
+        let otherKey = key == "database-url" ? "database-path" : "database-url"
+        guard let other = given[otherKey], level(other.source) == level(source), other.url != url else { return }
+        typealias Given = (url: DatabaseURL, source: ConfigurationError.Source)
+        let mine: Given = (url, source)
+        let urlGiven: Given = key == "database-url" ? mine : other
+        let pathGiven: Given = key == "database-url" ? other : mine
+        let urlSetting = setting("database-url")
+        let pathSetting = setting("database-path")
+        throw ConfigurationError(
+            source: source, setting: key,
+            message: "\(urlGiven.source.subject(urlSetting.environmentName)) (\(urlGiven.url.redacted)) and "
+                + "\(pathGiven.source.subject(pathSetting.environmentName)) (\(pathGiven.url.location)) name different "
+                + "databases; give one of them (\(pathSetting.flag) PATH is \(urlSetting.flag) sqlite:PATH)")
     }
 
     /// `http://` or `https://`, a host, no trailing slash, no query: what paths are appended to.
@@ -385,6 +436,9 @@ extension ServerConfiguration {
         let apply: @Sendable (inout ServerConfiguration, String) -> Bool
         /// The value as it would be written in a flag; nil when unset. Used for defaults in `--help`.
         let render: @Sendable (ServerConfiguration) -> String?
+        /// What finishes "FLAG …" when `apply` refused the text, for a setting that knows better
+        /// than "expects ALLOWED, got 'TEXT'" (or must not repeat the text: a password).
+        var explainRejection: (@Sendable (String) -> String)? = nil
 
         var flag: String { "--\(key)" }
         var environmentName: String { environmentPrefix + key.uppercased().replacingOccurrences(of: "-", with: "_") }
@@ -401,8 +455,17 @@ extension ServerConfiguration {
                   + "after a restart (its games are found by it). Empty means the host name.",
               allowed: "up to 64 letters, digits, '.', '_' or '-'",
               isValid: { $0.count <= 64 && $0.utf8.allSatisfy { ClusterNodeName.isAllowed($0) } }),
-        .text("databasePath", "database-path", \.databasePath, valueName: "PATH",
-              help: "SQLite database file."),
+        .databaseURL("databaseURL", "database-url",
+                     help: "Where the data lives: sqlite:PATH, a SQLite file used as given (relative to the "
+                         + "working directory, never looked up; created with its folder when missing), or "
+                         + "postgres://..., a PostgreSQL server's database (its migrations in the postgresql folder "
+                         + "inside --migrations-path). A password in it is never printed: messages and logs show "
+                         + "***. --database-path PATH is the same as sqlite:PATH; if one source (the flags, the "
+                         + "environment or the env file) gives both, they must agree, else the later source wins "
+                         + "as for any setting."),
+        // Fills databaseURL: the one setting has two rows.
+        .databasePath("databaseURL", "database-path",
+                      help: "SQLite database file: the same as --database-url sqlite:PATH."),
         .text("webRoot", "web-root", \.webRoot, valueName: "DIR", help: "Directory of static files served to browsers."),
         .text("fontsPath", "fonts-path", \.fontsPath, valueName: "DIR",
               help: "Directory of font files served at /fonts (scripts/install-fonts.sh fills it from Debian's "
@@ -435,6 +498,10 @@ extension ServerConfiguration {
                  help: "How often what changed in running games (steps, moves) is saved, in one transaction for "
                      + "all of them. A crash of the server loses at most this much of each game; at the next start "
                      + "every game it left running is saved as server_crash from its last checkpoint."),
+        .integer("storageThreads", "storage-threads", \.storageThreads, range: 1...32,
+                 help: "Threads that run database work, each with its own connection. A game's start, "
+                     + "checkpoints and record stay in order on one of them (chosen by its player); other work "
+                     + "keeps one thread. Keep 1 with SQLite, which writes one transaction at a time."),
         .integer("maxMessageBytes", "max-message-bytes", \.maxMessageBytes, range: 256...1_048_576,
                  help: "Largest WebSocket message accepted from a client."),
         .integer("maxConnectionsPerIP", "max-connections-per-ip", \.maxConnectionsPerIP, range: 1...100_000,
@@ -696,6 +763,42 @@ extension ServerConfiguration.Setting {
         )
     }
 
+    /// `--database-url`: a `DatabaseURL`, shown and rejected redacted.
+    static func databaseURL(_ property: String, _ key: String, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "URL", help: help,
+            allowed: DatabaseURL.acceptedForms,
+            apply: { configuration, text in
+                guard let url = try? DatabaseURL(parsing: text) else { return false }
+                configuration.databaseURL = url
+                return true
+            },
+            render: { $0.databaseURL.redacted },
+            explainRejection: { text in
+                do {
+                    _ = try DatabaseURL(parsing: text)
+                    return "expects a database URL"
+                } catch {
+                    return "expects a database URL: \(error)"
+                }
+            }
+        )
+    }
+
+    /// `--database-path`: sets `databaseURL` to `sqlite:PATH`; unset (nil) when that names a server.
+    static func databasePath(_ property: String, _ key: String, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "PATH", help: help,
+            allowed: "any non-empty text",
+            apply: { configuration, text in
+                guard !text.isEmpty else { return false }
+                configuration.databasePath = text
+                return true
+            },
+            render: { $0.databaseURL.sqlitePath }
+        )
+    }
+
     static func boolean(_ property: String, _ key: String, _ keyPath: Property<Bool>, help: String) -> Self {
         Self(
             property: property, key: key, valueName: "true|false", help: help,
@@ -714,7 +817,7 @@ extension ServerConfiguration.Setting {
 }
 
 extension ServerConfiguration: CustomStringConvertible {
-    /// Safe to log at startup: the webhook secret is masked.
+    /// Safe to log at startup: the secrets and a database URL's password are masked.
     public var description: String {
         Self.settings.map { "\($0.key)=\($0.render(self) ?? "(not set)")" }.joined(separator: " ")
     }

@@ -13,7 +13,7 @@ enum BackupCommand: Command {
     static let name = "backup"
     static let summary = "copy the live database to FILE, consistently, while the server runs"
     static let usage = """
-        usage: retrorapid backup FILE [--force] [--database-path PATH]
+        usage: retrorapid backup FILE [--force] [--database-url sqlite:PATH | --database-path PATH]
 
         Copies the database to FILE with SQLite's online backup API: one consistent snapshot,
         safe while the server runs (it keeps serving and writing; the copy holds every game
@@ -21,9 +21,11 @@ enum BackupCommand: Command {
         prints its size and row counts. Migrates nothing: the copy is the database as it is.
 
           --force            replace FILE if it exists (refused otherwise)
-          --database-path PATH   the database to copy (default: the server's setting: RETRORAPID_DATABASE_PATH,
-                                 the env file, or data/retrorapid.sqlite; see 'retrorapid help serve';
-                                 --database is its older name, still accepted)
+          --database-url URL     the database to copy (default: the server's setting: RETRORAPID_DATABASE_URL
+                                 or _PATH, the env file, or sqlite:data/retrorapid.sqlite; see 'retrorapid
+                                 help serve'). A sqlite: URL only: a PostgreSQL database is backed up with
+                                 pg_dump (docs/OPERATIONS.md, "Back up and restore")
+          --database-path PATH   the same as --database-url sqlite:PATH (--database is its older name, still accepted)
 
         To restore: stop the server, move the database file aside together with any -wal and
         -shm files next to it, copy FILE into its place, and start the server (docs/OPERATIONS.md).
@@ -39,6 +41,11 @@ enum BackupCommand: Command {
         guard let file = parsed.positionals.first else { throw UsageError("backup needs the FILE to write") }
         guard parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }
         let source = try OperatorDatabase(parsed)
+        // Before FILE is looked at: SQLite's online backup copies a file; a server has its own tools.
+        guard case .sqlite = source.url else {
+            throw OperatorFailure("backup copies a SQLite database with SQLite's online backup; \(source.location) is a "
+                + "PostgreSQL database: back it up with pg_dump (docs/OPERATIONS.md, \"Back up and restore\")")
+        }
 
         let destination = URL(fileURLWithPath: file)
         let folder = destination.deletingLastPathComponent()
@@ -64,7 +71,7 @@ enum BackupCommand: Command {
             throw OperatorFailure("the copy \(file) failed PRAGMA integrity_check: \(backup.problems.joined(separator: "; ")); do not rely on it")
         }
         let counts = backup.rowCounts.map { "\($0.rows) \($0.table)" }
-        print("backed up \(source.path) to \(file): \(size) bytes (\(backup.copiedUnits) pages) in \(String(format: "%.2f", seconds)) s")
+        print("backed up \(source.location) to \(file): \(size) bytes (\(backup.copiedUnits) pages) in \(String(format: "%.2f", seconds)) s")
         print("integrity_check: ok")
         if !counts.isEmpty { print("the copy holds \(counts.joined(separator: ", "))") }
         return 0

@@ -26,7 +26,7 @@ enum BenchStorageCommand: Command {
     static let summary = "measure games stored per second and leaderboard latency"
     static let usage = """
         usage: retrorapid bench-storage [--scores N] [--games N] [--queries N] [--running-games N]
-                                        [--migrations-path DIR] [--dir DIR]
+                                        [--migrations-path DIR] [--dir DIR] [--postgres-url URL]
 
           --scores      best scores on the big leaderboard (default: 1000000)
           --games       finished games to record for the games-per-second figure (default: 20000)
@@ -37,6 +37,9 @@ enum BenchStorageCommand: Command {
                         the env file, or looked up as serve does; --migrations is its older name)
           --dir         where to make the temporary folder (default: the system's temporary folder);
                         put it on the disk the server would use, since FULL waits for that disk
+          --postgres-url  measure PostgreSQL instead: a server and a user who may create
+                        databases (postgres://user@host:5432/postgres); the benchmark makes a
+                        database of its own there and drops it afterwards
 
         Prints one line per measurement: totals, rates, and latency median and p99 in
         milliseconds. Build with -c release first (scripts/bench-storage.sh does).
@@ -49,8 +52,9 @@ enum BenchStorageCommand: Command {
         let runningGames: Int
         let migrations: URL
         let parent: URL
+        let postgresURL: String?
         do {
-            let parsed = try ParsedArguments(arguments, valueOptions: ["scores", "games", "queries", "running-games", "migrations-path", "dir"],
+            let parsed = try ParsedArguments(arguments, valueOptions: ["scores", "games", "queries", "running-games", "migrations-path", "dir", "postgres-url"],
                                              aliases: ["migrations": "migrations-path"])
             guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
             scores = try parsed.int("scores", default: 1_000_000, range: 100...100_000_000)
@@ -59,6 +63,7 @@ enum BenchStorageCommand: Command {
             runningGames = try parsed.int("running-games", default: 12_000, range: 0...1_000_000)
             migrations = URL(fileURLWithPath: try OperatorDatabase.migrationsFolder(parsed), isDirectory: true)
             parent = parsed.value("dir").map { URL(fileURLWithPath: $0, isDirectory: true) } ?? FileManager.default.temporaryDirectory
+            postgresURL = parsed.value("postgres-url")
         } catch let error as ArgumentError {
             throw UsageError(error.description)
         }
@@ -68,7 +73,7 @@ enum BenchStorageCommand: Command {
         let meanLog = pool.map(\.log.encoded.utf8.count).reduce(0, +) / pool.count
         let options = StorageFactory.BenchmarkOptions(
             scores: scores, games: games, queries: queries, runningGames: runningGames,
-            migrationsPath: migrations.path, parent: parent.path)
+            migrationsPath: migrations.path, parent: parent.path, postgresURL: postgresURL)
         try StorageFactory.benchmark(options, pool: pool.map { ($0.seed, $0.level, $0.log, $0.score, $0.steps) }) { line in
             print(line)
             // After the backend's first line (its folder and version), the pool's.

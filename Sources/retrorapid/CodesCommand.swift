@@ -13,7 +13,7 @@ enum CodesCommand: Command {
                                        [--starts TIME] [--expires TIME] [--max-redemptions N]
                retrorapid codes list
                retrorapid codes disable CODE
-               (each also takes --database-path PATH and --migrations-path DIR)
+               (each also takes --database-url URL or --database-path PATH, and --migrations-path DIR)
 
         create    Makes a code. A discount code sets the price of unlimited play while it is
                   live, for the players who redeemed it; an unlock code grants unlimited play.

@@ -11,7 +11,7 @@ enum GamesCommand: Command {
     static let name = "games"
     static let summary = "show one game by the id its player was shown (gameId)"
     static let usage = """
-        usage: retrorapid games show GAME_ID [--database-path PATH] [--migrations-path DIR]
+        usage: retrorapid games show GAME_ID [--database-url URL | --database-path PATH] [--migrations-path DIR]
 
         show  One game by its gameId (16 hex digits, as the client, the server's log lines
               (game.id), 'players show' and 'verify' give it), or #ROW for a game stored

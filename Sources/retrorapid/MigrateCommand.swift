@@ -1,4 +1,5 @@
 import Foundation
+import RetroRapidDomain
 import RetroRapidStorage
 import RetroRapidSupport
 
@@ -8,11 +9,12 @@ enum MigrateCommand: Command {
     static let name = "migrate"
     static let summary = "apply database migrations, or show their status"
     static let usage = """
-        usage: retrorapid migrate [--database-path PATH] [--migrations-path DIR] [--status]
+        usage: retrorapid migrate [--database-url URL | --database-path PATH] [--migrations-path DIR] [--status]
 
-        Applies every pending migration of DIR to the SQLite database at PATH, in order, each in
-        its own transaction. Refuses to run, changing nothing, when an applied migration's file
-        was edited or is missing. Creates the database file when it does not exist.
+        Applies every pending migration of DIR (a PostgreSQL database's: DIR/postgresql) to the
+        database, in order, each in its own transaction. Refuses to run, changing nothing, when an
+        applied migration's file was edited or is missing. Creates a SQLite database file when it
+        does not exist.
 
           --status               list applied and pending migrations; apply nothing
         \(OperatorDatabase.optionsUsage)
@@ -26,19 +28,19 @@ enum MigrateCommand: Command {
         if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
         let database = try OperatorDatabase(parsed)
         guard database.migrations.found != nil else { throw OperatorFailure(database.migrations.missingMessage) }
-        let databasePath = database.path
-        let migrationsPath = database.migrationsPath
         let statusOnly = parsed.flag("status")
         if statusOnly {
-            // Asking for the status must not create an empty database file.
-            guard FileManager.default.fileExists(atPath: databasePath) else {
-                let pending = try StorageFactory.migrations(in: migrationsPath)
-                print("no database at \(databasePath) yet")
-                for identifier in pending { print("pending  \(identifier)") }
+            // Asking for the status must not create an empty database.
+            let storage: any StorageConnection
+            do {
+                storage = try StorageFactory.open(database.configuration, ifMissing: .refuse)
+            } catch StorageFactoryError.missing {
+                let folder = StorageFactory.migrationsFolder(for: database.url, in: database.migrationsPath)
+                print("no database at \(database.location) yet")
+                for identifier in try StorageFactory.migrations(in: folder) { print("pending  \(identifier)") }
                 return 0
             }
-            let storage = try StorageFactory.open(path: databasePath, migrationsPath: migrationsPath, ifMissing: .refuse)
-            print("database \(databasePath)")
+            print("database \(database.location)")
             for record in try storage.appliedMigrations() {
                 print("applied  \(record.identifier)  \(record.appliedAt)")
             }
@@ -48,7 +50,7 @@ enum MigrateCommand: Command {
             return 0
         }
 
-        let storage = try StorageFactory.open(path: databasePath, migrationsPath: migrationsPath, ifMissing: .create)
+        let storage = try StorageFactory.open(database.configuration, ifMissing: .create)
         let applied = try storage.migrate()
         for record in applied {
             print("applied  \(record.identifier)")

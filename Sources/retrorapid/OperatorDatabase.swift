@@ -6,29 +6,33 @@ import RetroRapidSupport
 /// The database an operator command (`migrate`, `codes`, `players`, `orders`, `games`,
 /// `backup`, `verify`, `seed-players`) works on.
 ///
-/// It is the server's database: the path and the migrations folder come from the same sources
-/// as `retrorapid serve` (built-in defaults < the env file < `RETRORAPID_DATABASE_PATH` and
-/// `RETRORAPID_MIGRATIONS_PATH`), and then `--database-path` / `--migrations-path` on the
-/// command line win, under the same names as serve's. An unset migrations folder is looked up
-/// as serve looks it up (`InstalledFileLocator`). So on a deployed machine
-/// `retrorapid codes list` reads what the running server uses.
+/// It is the server's database: the database URL (or path) and the migrations folder come from
+/// the same sources as `retrorapid serve` (built-in defaults < the env file <
+/// `RETRORAPID_DATABASE_URL` / `RETRORAPID_DATABASE_PATH` and `RETRORAPID_MIGRATIONS_PATH`), and
+/// then `--database-url` / `--database-path` / `--migrations-path` on the command line win,
+/// under the same names as serve's. An unset migrations folder is looked up as serve looks it up
+/// (`InstalledFileLocator`). So on a deployed machine `retrorapid codes list` reads what the
+/// running server uses, through the same `StorageFactory`.
 ///
 /// The CLI opens a connection of its own while the server runs: WAL lets it read alongside the
 /// server, and its writes wait for the server's (the busy timeout), each in its own short
 /// IMMEDIATE transaction, exactly like the server's.
 struct OperatorDatabase {
     /// The options every operator command accepts; add them to the command's own.
-    static let valueOptions: Set<String> = ["database-path", "migrations-path"]
+    static let valueOptions: Set<String> = ["database-url", "database-path", "migrations-path"]
     /// The names these options had before they took serve's, still accepted so no script breaks.
     static let aliases = ["database": "database-path", "migrations": "migrations-path"]
 
     /// Their lines for a command's usage text.
     static let optionsUsage = """
-          --database-path PATH   the database file (default: the server's setting: RETRORAPID_DATABASE_PATH,
-                                 the env file, or data/retrorapid.sqlite; see 'retrorapid help serve')
+          --database-url URL     the database: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE
+                                 (default: the server's setting: RETRORAPID_DATABASE_URL or _PATH, the env
+                                 file, or sqlite:data/retrorapid.sqlite; see 'retrorapid help serve')
+          --database-path PATH   the SQLite database file: the same as --database-url sqlite:PATH
           --migrations-path DIR  the folder of NNNN_name.sql files (default: RETRORAPID_MIGRATIONS_PATH,
                                  the env file, or looked up as serve does)
-          (--database and --migrations are older names for these two, still accepted)
+          (--database and --migrations are older names for --database-path and --migrations-path,
+          still accepted)
         """
 
     /// The server's settings as they stand for this process (daily plays, price, paths).
@@ -36,7 +40,9 @@ struct OperatorDatabase {
     /// Where the migrations folder was found, or every place it was looked for.
     let migrations: InstalledFileLocation
 
-    var path: String { configuration.databasePath }
+    var url: DatabaseURL { configuration.databaseURL }
+    /// How messages name the database: a SQLite file's path, a server's URL redacted.
+    var location: String { configuration.databaseURL.location }
     var migrationsPath: String { configuration.migrationsPath }
 
     /// Resolves the database and migrations paths. A bad env file or variable is a usage error,
@@ -47,7 +53,7 @@ struct OperatorDatabase {
         migrations = located.location(of: .migrations)
     }
 
-    /// The server's configuration with the command's own `--database-path` / `--migrations-path`
+    /// The server's configuration with the command's own `--database-url` / `--database-path` / `--migrations-path`
     /// (those of `keys` it declares) laid over it as flags, the last and winning source.
     static func load(_ parsed: ParsedArguments, keys: [String]) throws -> LocatedConfiguration {
         let flags = keys.flatMap { key in parsed.value(key).map { ["--\(key)", $0] } ?? [] }
@@ -77,7 +83,7 @@ struct OperatorDatabase {
         guard migrations.found != nil else { throw OperatorFailure(migrations.missingMessage) }
         let connection = try openWithoutMigrating(durability: durability)
         for applied in try connection.migrate() {
-            OperatorOutput.note("applied migration \(applied.identifier) to \(path)")
+            OperatorOutput.note("applied migration \(applied.identifier) to \(location)")
         }
         return connection.repositories(settings)
     }
@@ -88,7 +94,7 @@ struct OperatorDatabase {
         do {
             return try StorageFactory.open(configuration, ifMissing: .refuse, durability: durability)
         } catch StorageFactoryError.missing {
-            throw OperatorFailure("no database at \(path). Pass --database-path PATH or set RETRORAPID_DATABASE_PATH; on a fresh install 'retrorapid migrate --database-path PATH' creates it.")
+            throw OperatorFailure("no database at \(location). Pass --database-url URL (or --database-path PATH) or set RETRORAPID_DATABASE_URL; on a fresh install 'retrorapid migrate --database-url URL' creates it.")
         }
     }
 

@@ -14,7 +14,7 @@ enum PlayersCommand: Command {
         usage: retrorapid players show PUBLIC_ID
                retrorapid players grant-unlimited PUBLIC_ID [--reason TEXT]
                retrorapid players revoke-device PUBLIC_ID DEVICE_ID
-               (each also takes --database-path PATH and --migrations-path DIR)
+               (each also takes --database-url URL or --database-path PATH, and --migrations-path DIR)
 
         show             The player's name, when they joined, their devices (last seen,
                          revoked), free plays left today, unlimited play, redeemed codes,
@@ -231,7 +231,8 @@ enum OrdersCommand: Command {
     static let name = "orders"
     static let summary = "mark an order paid (grants its player unlimited play)"
     static let usage = """
-        usage: retrorapid orders mark-paid ORDER_ID [--reason TEXT] [--database-path PATH] [--migrations-path DIR]
+        usage: retrorapid orders mark-paid ORDER_ID [--reason TEXT]
+                                           [--database-url URL | --database-path PATH] [--migrations-path DIR]
 
         Marks the order (ord_…, as 'retrorapid players show' lists it) paid and grants its
         player unlimited play, in one transaction. The payment is recorded as

@@ -16,6 +16,7 @@ enum RetroRapidMain {
             OrdersCommand.self,
             GamesCommand.self,
             BackupCommand.self,
+            CopyDatabaseCommand.self,
             VerifyCommand.self,
             CrashWriterCommand.self,
             SeedPlayersCommand.self,

@@ -9,7 +9,8 @@ enum SeedPlayersCommand: Command {
     static let name = "seed-players"
     static let summary = "create players with unlimited play for load tests; write their tokens"
     static let usage = """
-        usage: retrorapid seed-players --count N --tokens-file FILE [--database-path PATH] [--migrations-path DIR]
+        usage: retrorapid seed-players --count N --tokens-file FILE
+                                       [--database-url URL | --database-path PATH] [--migrations-path DIR]
 
           --count N           players to create (1 to 100000), each with one device and
                               unlimited play (so a load test never runs out of plays)

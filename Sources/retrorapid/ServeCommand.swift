@@ -59,8 +59,11 @@ enum ServeCommand: Command {
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let webRoot = URL(fileURLWithPath: configuration.webRoot).standardizedFileURL.path
+        // A SQLite file by its path, as always; a server by its URL, redacted.
+        let database = configuration.databaseURL.sqlitePath.map { ["db.path": $0] }
+            ?? ["db.url": configuration.databaseURL.redacted]
         logger.notice("RetroRapid serving \(scheme)://\(host):\(server.boundPort ?? configuration.port)",
-                      metadata: ["web.root": webRoot, "db.path": configuration.databasePath])
+                      metadata: database.merging(["web.root": webRoot]) { $1 })
 
         stopRequested.wait()
         logger.notice("RetroRapid stopping: refusing new connections, ending games, saving")

@@ -9,7 +9,7 @@ enum VerifyCommand: Command {
     static let name = "verify"
     static let summary = "re-simulate every stored game and list scores that do not match"
     static let usage = """
-        usage: retrorapid verify [--database-path PATH] [--migrations-path DIR]
+        usage: retrorapid verify [--database-url URL | --database-path PATH] [--migrations-path DIR]
 
         Replays every stored game from its seed, level, rules version and input log, and
         lists each game whose stored score or steps differ from the replay's, whose end

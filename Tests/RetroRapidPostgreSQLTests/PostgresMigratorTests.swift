@@ -86,7 +86,11 @@ struct PostgresMigratorTests {
                 }
             }
             let migrations = try MigrationPlan.load(from: directory).count
-            #expect(results.values.sorted() == [0, 0, 0, migrations])
+            // Each file is its own transaction under the lock, so the racers may share the
+            // files between them; together they apply each exactly once, and none fails.
+            #expect(!results.values.contains(-1) && results.values.reduce(0, +) == migrations)
+            let applied = try PostgresMigrator(connection: try PostgresConnection(conninfo: url), directory: directory).appliedMigrations()
+            #expect(applied.map(\.identifier) == (try MigrationPlan.load(from: directory).map(\.identifier)))
         }
     }
 }

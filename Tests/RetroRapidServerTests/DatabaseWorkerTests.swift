@@ -44,14 +44,16 @@ final class WorkerHarness {
     let context: LWSContext
     let worker: DatabaseWorker
 
-    init() throws {
+    init(threads: Int = 1) throws {
         data = try TemporaryDataFolder()
         webRoot = try TemporaryWebRoot()
         context = LWSContext(options: LWSContextOptions(
             address: "127.0.0.1", port: 0, mounts: [], responseHeaders: [],
             httpHandler: { _, responder in responder.respond(.json("{}")) }), mailbox: mailbox)
         _ = try context.start()
-        worker = try DatabaseWorker(configuration: data.configuration(), mailbox: mailbox)
+        var configuration = data.configuration()
+        configuration.storageThreads = threads
+        worker = try DatabaseWorker(configuration: configuration, mailbox: mailbox)
     }
 
     deinit {

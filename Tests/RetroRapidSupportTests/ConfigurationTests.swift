@@ -191,6 +191,18 @@ import Testing
         #expect(loadError(["--websocket-max-queued-messages", "7"])?.setting == "websocket-max-queued-messages")
     }
 
+    @Test func storageThreadsAreOneByDefaultAndFromOneToThirtyTwo() throws {
+        #expect(ServerConfiguration().storageThreads == 1)
+        #expect(try load(["--storage-threads", "4"]).storageThreads == 4)
+        #expect(try load(environment: ["RETRORAPID_STORAGE_THREADS": "32"]).storageThreads == 32)
+        for bad in ["0", "33", "-1", "two", ""] {
+            let error = loadError(["--storage-threads", bad])
+            #expect(error?.setting == "storage-threads", "\(bad)")
+            #expect(error?.description == "--storage-threads expects a whole number from 1 to 32, got '\(bad)'", "\(bad)")
+        }
+        #expect(loadError(environment: ["RETRORAPID_STORAGE_THREADS": "0"])?.setting == "storage-threads")
+    }
+
     @Test func rateLimitsAreCountSlashSecondsWithTheDocumentedDefaults() throws {
         let defaults = ServerConfiguration()
         #expect(defaults.newPlayersPerAddress == RateLimit(60, per: .seconds(600)))
@@ -408,13 +420,121 @@ import Testing
         #expect(configuration.tlsKeyPath == "key.pem")
     }
 
+    // MARK: The database: --database-url, and --database-path its SQLite spelling
+
+    @Test func theDatabaseURLDefaultsToTheCheckoutsSQLiteFile() throws {
+        let configuration = try load()
+        #expect(configuration.databaseURL == .sqlite(path: "data/retrorapid.sqlite"))
+        #expect(configuration.databasePath == "data/retrorapid.sqlite")
+    }
+
+    @Test func theDatabaseURLComesFromEverySource() throws {
+        #expect(try load(["--database-url", "sqlite:/srv/rr.sqlite"]).databaseURL == .sqlite(path: "/srv/rr.sqlite"))
+        #expect(try load(environment: ["RETRORAPID_DATABASE_URL": "sqlite:env.sqlite"]).databasePath == "env.sqlite")
+        #expect(try load(file: "RETRORAPID_DATABASE_URL=sqlite:///var/lib/rr.sqlite").databasePath == "/var/lib/rr.sqlite")
+        let server = try load(["--database-url", "postgres://rr:s3cret@db/rr?sslmode=require"]).databaseURL
+        guard case .postgres(let postgres) = server else {
+            Issue.record("expected a PostgreSQL URL, got \(server)")
+            return
+        }
+        #expect(postgres.conninfo == "postgres://rr:s3cret@db/rr?sslmode=require")
+    }
+
+    @Test func databasePathIsTheSameAsASQLiteURL() throws {
+        let byPath = try load(["--database-path", "db.sqlite"])
+        let byURL = try load(["--database-url", "sqlite:db.sqlite"])
+        #expect(byPath == byURL)
+        #expect(byPath.databaseURL == .sqlite(path: "db.sqlite"))
+        var configuration = ServerConfiguration()
+        configuration.databasePath = "set.sqlite"
+        #expect(configuration.databaseURL == .sqlite(path: "set.sqlite"))
+        // A server has no file: the path reads empty, and `--database-path` renders unset.
+        let server = try load(["--database-url", "postgres://db/rr"])
+        #expect(server.databasePath == "")
+        #expect(ServerConfiguration.setting("database-path").render(server) == nil)
+    }
+
+    @Test func givenBothBySameSourceTheyMustAgree() throws {
+        #expect(try load(["--database-path", "a.sqlite", "--database-url", "sqlite:a.sqlite"]).databasePath == "a.sqlite")
+        let flags = loadError(["--database-path", "a.sqlite", "--database-url", "sqlite:b.sqlite"])
+        #expect(flags?.message == "--database-url (sqlite:b.sqlite) and --database-path (a.sqlite) name different databases; "
+            + "give one of them (--database-path PATH is --database-url sqlite:PATH)")
+        #expect(flags?.source == .flag("--database-path") || flags?.source == .flag("--database-url"))
+        let environment = loadError(environment: ["RETRORAPID_DATABASE_PATH": "a.sqlite",
+                                                  "RETRORAPID_DATABASE_URL": "postgres://rr:s3cret@db/rr"])
+        #expect(environment?.message.hasPrefix("environment variable RETRORAPID_DATABASE_URL (postgres://rr:***@db/rr) and "
+            + "environment variable RETRORAPID_DATABASE_PATH (a.sqlite) name different databases") == true)
+        #expect(environment.map { !$0.message.contains("s3cret") } == true)
+        let file = loadError(file: "RETRORAPID_DATABASE_URL=sqlite:b.sqlite\nRETRORAPID_DATABASE_PATH=a.sqlite")
+        #expect(file?.source == .envFile(path: "env file", line: 2))
+        #expect(file?.message.hasPrefix("env file line 1: RETRORAPID_DATABASE_URL (sqlite:b.sqlite) and "
+            + "env file line 2: RETRORAPID_DATABASE_PATH (a.sqlite)") == true)
+    }
+
+    @Test func fromDifferentSourcesTheLaterWinsAsForAnySetting() throws {
+        // A flag beats the environment, the environment beats the env file, whichever spelling each uses.
+        let flagPath = try load(["--database-path", "flag.sqlite"], environment: ["RETRORAPID_DATABASE_URL": "postgres://db/rr"])
+        #expect(flagPath.databaseURL == .sqlite(path: "flag.sqlite"))
+        let flagURL = try load(["--database-url", "sqlite:flag.sqlite"], file: "RETRORAPID_DATABASE_PATH=file.sqlite")
+        #expect(flagURL.databaseURL == .sqlite(path: "flag.sqlite"))
+        let environmentURL = try load(environment: ["RETRORAPID_DATABASE_URL": "sqlite:env.sqlite"],
+                                      file: "RETRORAPID_DATABASE_PATH=file.sqlite")
+        #expect(environmentURL.databasePath == "env.sqlite")
+        let environmentPath = try load(environment: ["RETRORAPID_DATABASE_PATH": "env.sqlite"],
+                                       file: "RETRORAPID_DATABASE_URL=postgres://db/rr")
+        #expect(environmentPath.databaseURL == .sqlite(path: "env.sqlite"))
+    }
+
+    @Test func aBadDatabaseURLIsRefusedRedactedNamingTheSourceAndTheForms() {
+        let error = loadError(["--database-url", "mysql://rr:s3cret@db/rr"])
+        #expect(error?.setting == "database-url")
+        #expect(error?.source == .flag("--database-url"))
+        #expect(error?.message == "--database-url expects a database URL: 'mysql://rr:***@db/rr' uses 'mysql', which is not "
+            + "a database this server can use. Accepted: \(DatabaseURL.acceptedForms)")
+        let environment = loadError(environment: ["RETRORAPID_DATABASE_URL": "postgres://rr:s3cret@/rr"])
+        #expect(environment?.message.hasPrefix("environment variable RETRORAPID_DATABASE_URL expects a database URL: "
+            + "'postgres://rr:***@/rr' has no host") == true)
+        let file = loadError(file: "\nRETRORAPID_DATABASE_URL=data/rr.sqlite")
+        #expect(file?.message.hasPrefix("env file line 2: RETRORAPID_DATABASE_URL expects a database URL: "
+            + "'data/rr.sqlite' has no scheme") == true)
+        #expect(loadError(["--database-url="])?.setting == "database-url")
+    }
+
+    @Test func theDescriptionAndHelpNeverShowTheDatabasePassword() throws {
+        let configuration = try load(["--database-url", "postgres://rr:s3cret@db/rr?password=s3cret"])
+        #expect(!configuration.description.contains("s3cret"))
+        #expect(configuration.description.contains("database-url=postgres://rr:***@db/rr?password=***"))
+        #expect(configuration.description.contains("database-path=(not set)"))
+        let help = ServerConfiguration.helpText
+        #expect(help.contains("--database-url URL   (env RETRORAPID_DATABASE_URL)"))
+        #expect(help.contains("Default: sqlite:data/retrorapid.sqlite."))
+    }
+
+    @Test func theSQLiteFileIsUsedAsGivenEitherWayAndNeverLookedUp() throws {
+        // The installed-file rule looks up the Web client, migrations, fonts and OpenAPI
+        // document; the database is data, kept where the setting (or the default) says.
+        let locator = InstalledFileLocator(workingDirectory: "/home/op", executableDirectory: "/opt/rr/bin") { path, _ in
+            path.hasPrefix("/opt/rr/share/retrorapid")
+        }
+        for arguments in [["--database-path", "rel/rr.sqlite"], ["--database-url", "sqlite:rel/rr.sqlite"]] {
+            let located = try ServerConfiguration.load(arguments: arguments, environment: [:], envFileContents: nil, locator: locator)
+            #expect(located.configuration.databaseURL == .sqlite(path: "rel/rr.sqlite"), "\(arguments)")
+            #expect(located.configuration.migrationsPath == "/opt/rr/share/retrorapid/migrations")
+        }
+        let unset = try ServerConfiguration.load(arguments: [], environment: [:], envFileContents: nil, locator: locator)
+        #expect(unset.configuration.databaseURL == .sqlite(path: "data/retrorapid.sqlite"))
+    }
+
     // MARK: One table for every source
 
     @Test func everyPropertyHasExactlyOneRowInTheSettingsTable() {
         let properties = Mirror(reflecting: ServerConfiguration()).children.compactMap(\.label)
-        let rows = ServerConfiguration.settings.map(\.property)
+        // --database-path is the SQLite spelling of --database-url: a second row for that property.
+        let aliases = ["database-path"]
+        let rows = ServerConfiguration.settings.filter { !aliases.contains($0.key) }.map(\.property)
         #expect(rows.sorted() == properties.sorted())
-        #expect(Set(ServerConfiguration.settings.map(\.key)).count == rows.count)
+        #expect(ServerConfiguration.setting("database-path").property == "databaseURL")
+        #expect(Set(ServerConfiguration.settings.map(\.key)).count == ServerConfiguration.settings.count)
     }
 
     @Test func eachRowFillsThePropertyItIsNamedFor() throws {
@@ -422,7 +542,7 @@ import Testing
         for setting in ServerConfiguration.settings {
             // Pick a valid value that differs from the default, then check only that property moved.
             let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere", "192.0.2.1", "poll",
-                              "https://game.example.com", "3/60"]
+                              "https://game.example.com", "3/60", "sqlite:elsewhere"]
             let value = try #require(candidates.first { candidate in
                 var copy = defaults
                 return setting.apply(&copy, candidate) && copy != defaults

@@ -1,11 +1,17 @@
 """Fixtures for end-to-end tests: a real `retrorapid serve` on a loopback port with a
 fresh SQLite file, and small HTTP helpers. The binary comes from RETRORAPID_BINARY
-(make test sets it), else .build/debug/retrorapid."""
+(make test sets it), else .build/debug/retrorapid.
+
+With RETRORAPID_TEST_BACKEND=postgres the servers run on a fresh PostgreSQL database each
+instead (`--database-url`), made on the server RETRORAPID_TEST_POSTGRES_URL names
+(scripts/with-test-postgres.sh starts one); `postgres_database_url` gives a test its own empty
+database. docs/TESTING.md, "PostgreSQL in the tests"."""
 
 import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import time
 import urllib.error
@@ -15,7 +21,21 @@ from pathlib import Path
 
 import pytest
 
+from postgres_databases import (REQUIRE_VARIABLE, PostgresError, PostgresServer, backend,
+                                fill_placeholders, fresh_database, required,
+                                server_from_environment)
+
 REPO = Path(__file__).resolve().parents[2]
+
+# pytester: test_postgres_harness.py runs a pytest session of its own with these fixtures.
+pytest_plugins = ("pytester",)
+
+
+def pytest_configure(config):
+    try:
+        backend()
+    except ValueError as error:
+        raise pytest.UsageError(str(error))
 
 
 def free_port() -> int:
@@ -43,6 +63,40 @@ class Server:
     process: subprocess.Popen
     log_path: Path
     extra_args: list = field(default_factory=list)
+    # Set when the server runs on PostgreSQL (RETRORAPID_TEST_BACKEND=postgres); `database` is
+    # then a path nothing uses.
+    database_url: str | None = None
+
+    @property
+    def database_args(self) -> list[str]:
+        """The flags that point an operator command at this server's database, on either backend."""
+        if self.database_url is not None:
+            return ["--database-url", self.database_url]
+        return ["--database-path", str(self.database)]
+
+    def query(self, sql: str, params=()) -> list[tuple]:
+        """The rows of a SELECT on this server's database, on either backend (sqlite3's `?`
+        placeholders); for checks a test cannot make through the API."""
+        if self.database_url is not None:
+            return session_postgres().rows(sql, params, database_url=self.database_url)
+        db = sqlite3.connect(self.database)
+        try:
+            with db:
+                return db.execute(sql, params).fetchall()
+        finally:
+            db.close()
+
+    def execute(self, sql: str, params=()) -> None:
+        """Runs one changing statement (a test's deliberate tampering) on either backend."""
+        if self.database_url is not None:
+            session_postgres().psql(fill_placeholders(sql, params), database_url=self.database_url)
+            return
+        db = sqlite3.connect(self.database)
+        try:
+            with db:  # commits
+                db.execute(sql, params)
+        finally:
+            db.close()
 
     @property
     def base_url(self) -> str:
@@ -86,17 +140,18 @@ def start_server(tmp_path: Path, *extra_args: str, port: int | None = None) -> S
     tmp_path.mkdir(parents=True, exist_ok=True)
     port = port or free_port()  # given when a flag must name it first (--public-base-url)
     database = tmp_path / "data" / "retrorapid.sqlite"
+    database_url = postgres_database_for(tmp_path) if backend() == "postgres" else None
     log_path = tmp_path / "server.log"
     command = [
         binary, "serve", "--host", "127.0.0.1", "--port", str(port),
-        "--database-path", str(database),
+        *(["--database-url", database_url] if database_url else ["--database-path", str(database)]),
         "--web-root", str(REPO / "Web"),
         "--migrations-path", str(REPO / "Migrations"),
         *extra_args,
     ]
     log = open(log_path, "wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
-    return wait_until_healthy(Server(port, database, process, log_path, list(extra_args)))
+    return wait_until_healthy(Server(port, database, process, log_path, list(extra_args), database_url))
 
 
 def wait_until_healthy(server: Server, seconds: float = 20) -> Server:
@@ -114,6 +169,85 @@ def wait_until_healthy(server: Server, seconds: float = 20) -> Server:
         time.sleep(0.05)
     server.process.kill()
     pytest.fail(f"server did not answer /healthz within {seconds:g} s:\n{server.log()}")
+
+
+# PostgreSQL. The session's server is looked up once; each folder start_server is given gets its
+# own database, made the first time and reused when a server starts again on the same folder
+# (as a restart on the same SQLite file would). Databases made under a test's tmp_path are
+# dropped after that test; the rest (module-scoped servers) at the end of the session.
+_postgres: dict = {}
+_databases_by_folder: dict[Path, str] = {}
+
+
+def session_postgres() -> PostgresServer:
+    """The server RETRORAPID_TEST_POSTGRES_URL names; fails the test if there is none, as a
+    test that asked for PostgreSQL must never quietly run without it."""
+    if "server" not in _postgres:
+        try:
+            found, reason = server_from_environment()
+        except PostgresError as error:
+            found, reason = None, str(error)
+        _postgres["server"], _postgres["reason"] = found, reason
+    if _postgres["server"] is None:
+        pytest.fail(f"no PostgreSQL server for the tests: {_postgres['reason']}")
+    return _postgres["server"]
+
+
+def postgres_database_for(folder: Path) -> str:
+    """The URL of the database of the server started on `folder`, made if it is the first."""
+    folder = folder.resolve()
+    postgres = session_postgres()
+    if folder not in _databases_by_folder:
+        _databases_by_folder[folder] = postgres.create_database()
+    return postgres.database_url(_databases_by_folder[folder])
+
+
+def drop_databases_of(folders) -> None:
+    postgres = _postgres.get("server")
+    for folder in list(folders):
+        name = _databases_by_folder.pop(folder)
+        if postgres is not None:
+            postgres.drop_database(name)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_the_sessions_postgres_databases():
+    yield
+    drop_databases_of(list(_databases_by_folder))
+
+
+@pytest.fixture(autouse=True)
+def _drop_this_tests_postgres_databases(request):
+    # Autouse, so set up before `server` and torn down after it has stopped the server.
+    yield
+    tmp_path = request.node.funcargs.get("tmp_path") if hasattr(request.node, "funcargs") else None
+    if tmp_path is None or not _databases_by_folder:
+        return
+    root = Path(tmp_path).resolve()
+    drop_databases_of([folder for folder in _databases_by_folder if folder.is_relative_to(root)])
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> PostgresServer:
+    """The test PostgreSQL server. Skipped (with the reason) when RETRORAPID_TEST_POSTGRES_URL is
+    unset, unless RETRORAPID_REQUIRE_POSTGRES=1 (make test): then that is a failure. A URL that
+    is set but does not answer always fails."""
+    try:
+        found, reason = server_from_environment()
+    except PostgresError as error:
+        pytest.fail(f"the PostgreSQL test server does not answer: {error}")
+    if found is None:
+        if required():
+            pytest.fail(f"{REQUIRE_VARIABLE}=1 but {reason}")
+        pytest.skip(reason)
+    return found
+
+
+@pytest.fixture
+def postgres_database_url(postgres_server):
+    """A fresh, empty database for this test alone (its URL); dropped afterwards."""
+    with fresh_database(postgres_server) as url:
+        yield url
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ HOLD_SETTINGS_WRITES = """
 def cli(server, *args):
     binary = server.process.args[0]
     migrations = server.process.args[server.process.args.index("--migrations-path") + 1]
-    done = subprocess.run([binary, *args, "--database", str(server.database), "--migrations", migrations],
+    done = subprocess.run([binary, *args, *server.database_args, "--migrations", migrations],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     return done.stdout

@@ -234,7 +234,7 @@ def test_unlimited_play_granted_while_the_provider_opens_the_checkout_stores_no_
     # The operator grants unlimited play while the provider is still answering.
     binary = server.process.args[0]
     granted = subprocess.run([binary, "players", "grant-unlimited", created["player"]["id"], "--reason", "test",
-                              "--database", str(server.database), "--migrations", str(REPO / "Migrations")],
+                              *server.database_args, "--migrations", str(REPO / "Migrations")],
                              capture_output=True, text=True, timeout=30)
     assert granted.returncode == 0, granted.stderr
     standin.gate.set()  # now the provider answers

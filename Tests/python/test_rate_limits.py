@@ -15,7 +15,7 @@ UNKNOWN_TOKEN = "A" * 43  # a well-formed token that matches no device
 def create_code(server, *arguments):
     args = server.process.args
     created = subprocess.run(
-        [args[0], "codes", "create", *arguments, "--database", str(server.database),
+        [args[0], "codes", "create", *arguments, *server.database_args,
          "--migrations", args[args.index("--migrations-path") + 1]],
         capture_output=True, text=True, timeout=30)
     assert created.returncode == 0, created.stderr

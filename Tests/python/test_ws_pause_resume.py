@@ -2,7 +2,6 @@
 back within the grace period and then goes on from a full snapshot (docs/PROTOCOL.md)."""
 
 import asyncio
-import sqlite3
 import time
 
 from ws_client import GameClient, create_player, link_second_device, run
@@ -117,8 +116,7 @@ def test_a_game_whose_player_never_comes_back_is_saved_as_abandoned(server_facto
     run(scenario())
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        with sqlite3.connect(server.database) as db:
-            rows = db.execute("SELECT end_reason, steps FROM games").fetchall()
+        rows = server.query("SELECT end_reason, steps FROM games")
         if rows:
             break
         time.sleep(0.1)

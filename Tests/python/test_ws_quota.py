@@ -42,7 +42,7 @@ def test_the_sixth_start_of_the_day_is_refused_with_the_reset_time_then_allowed_
 
     created = subprocess.run(
         [server.process.args[0], "codes", "create", "PRESS-2026", "--force", "--unlock",
-         "--database", str(server.database), "--migrations", server.process.args[server.process.args.index("--migrations-path") + 1]],
+         *server.database_args, "--migrations", server.process.args[server.process.args.index("--migrations-path") + 1]],
         capture_output=True, text=True, timeout=30)
     assert created.returncode == 0, created.stderr
     redeemed = server.request("POST", "/api/v1/codes/redeem", {"code": "press2026"}, token=token)

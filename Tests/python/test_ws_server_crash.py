@@ -5,7 +5,6 @@ reached, its free play given back, and the operator's commands must find it."""
 
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ CHECKPOINT = ["--checkpoint-interval-milliseconds", "200"]
 
 
 def retrorapid(server, *args):
-    return subprocess.run([BINARY, *args, "--database", str(server.database),
+    return subprocess.run([BINARY, *args, *server.database_args,
                            "--migrations", str(REPO / "Migrations")],
                           capture_output=True, text=True, timeout=60, cwd=REPO)
 
@@ -60,22 +59,19 @@ def test_a_game_cut_by_sigkill_is_saved_as_server_crash_at_restart_and_its_play_
     game_id = started["game"]["gameId"]
     assert started["quota"]["playsUsed"] == 1
     time.sleep(1.0)  # five checkpoint intervals
-    with sqlite3.connect(first.database) as db:
-        assert db.execute("SELECT public_id, free_play FROM running_games").fetchall() == [(game_id, 1)]
-        # Appended as the game went: the last row holds the step the client saw last.
-        assert db.execute("SELECT max(steps) FROM game_checkpoints WHERE public_id = ?", (game_id,)).fetchone() == (last["step"],)
+    assert first.query("SELECT public_id, free_play FROM running_games") == [(game_id, 1)]
+    # Appended as the game went: the last row holds the step the client saw last.
+    assert first.query("SELECT max(steps) FROM game_checkpoints WHERE public_id = ?", (game_id,)) == [(last["step"],)]
     first.process.send_signal(signal.SIGKILL)
     assert first.process.wait(timeout=10) == -signal.SIGKILL
 
     second = start_server(folder, *CHECKPOINT)
     try:
-        assert second.database == first.database
+        assert (second.database, second.database_url) == (first.database, first.database_url)
         assert "game left running by the last run saved" in second.log()
-        with sqlite3.connect(second.database) as db:
-            rows = db.execute("""SELECT public_id, end_reason, score, steps, play_refunded, practice
-                                 FROM games""").fetchall()
-            running = db.execute("SELECT count(*) FROM running_games").fetchone()[0]
-            best = db.execute("SELECT score FROM best_scores WHERE level = 'rapid' AND period = 'all'").fetchall()
+        rows = second.query("SELECT public_id, end_reason, score, steps, play_refunded, practice FROM games")
+        [(running,)] = second.query("SELECT count(*) FROM running_games")
+        best = second.query("SELECT score FROM best_scores WHERE level = 'rapid' AND period = 'all'")
         assert rows == [(game_id, "server_crash", last["score"], last["step"], 1, 0)]
         assert last["score"] > 0 and running == 0
         assert best == [(last["score"],)]
@@ -109,12 +105,10 @@ def test_a_game_cut_by_sigkill_is_saved_as_server_crash_at_restart_and_its_play_
         assert "verified 1 games (1 ended by a server crash" in verified.stdout
 
         # A tampered score is reported under the same id.
-        with sqlite3.connect(second.database) as db:
-            db.execute("UPDATE games SET score = score + 1 WHERE public_id = ?", (game_id,))
+        second.execute("UPDATE games SET score = score + 1 WHERE public_id = ?", (game_id,))
         tampered = retrorapid(second, "verify")
         assert tampered.returncode == 1 and game_id in tampered.stdout, tampered.stdout
-        with sqlite3.connect(second.database) as db:
-            db.execute("UPDATE games SET score = score - 1 WHERE public_id = ?", (game_id,))
+        second.execute("UPDATE games SET score = score - 1 WHERE public_id = ?", (game_id,))
         unknown = retrorapid(second, "games", "show", "00000000000000ff")
         assert unknown.returncode == 1 and "no game has the id" in unknown.stderr
 
@@ -137,9 +131,8 @@ def test_a_game_cut_by_sigkill_is_saved_as_server_crash_at_restart_and_its_play_
     third = start_server(folder, *CHECKPOINT)
     try:
         assert "left running" not in third.log()
-        with sqlite3.connect(third.database) as db:
-            ends = db.execute("SELECT public_id, end_reason FROM games ORDER BY id").fetchall()
-            running = db.execute("SELECT count(*) FROM running_games").fetchone()[0]
+        ends = third.query("SELECT public_id, end_reason FROM games ORDER BY id")
+        [(running,)] = third.query("SELECT count(*) FROM running_games")
         assert ends == [(game_id, "server_crash"), (second_game, "shutdown")] and running == 0
     finally:
         third.stop()

@@ -3,7 +3,6 @@ the player hears so, and the server exits 0 (issue 4, item 1)."""
 
 import asyncio
 import signal
-import sqlite3
 
 from ws_client import GameClient, create_player, run
 
@@ -28,9 +27,8 @@ def test_sigterm_saves_a_running_game_and_tells_its_player(server):
     assert code == 1001 and "saved" in reason
     assert server.process.wait(timeout=15) == 0
 
-    with sqlite3.connect(server.database) as db:
-        rows = db.execute("SELECT end_reason, score, steps, practice FROM games").fetchall()
-        best = db.execute("SELECT score FROM best_scores WHERE period = 'all'").fetchall()
+    rows = server.query("SELECT end_reason, score, steps, practice FROM games")
+    best = server.query("SELECT score FROM best_scores WHERE period = 'all'")
     assert rows == [("shutdown", over["score"], over["steps"], 0)]
     assert best == [(over["score"],)]
 
@@ -48,6 +46,5 @@ def test_sigterm_saves_a_game_waiting_for_its_player(server):
     run(scenario())
     server.process.send_signal(signal.SIGTERM)
     assert server.process.wait(timeout=15) == 0
-    with sqlite3.connect(server.database) as db:
-        rows = db.execute("SELECT end_reason FROM games").fetchall()
+    rows = server.query("SELECT end_reason FROM games")
     assert rows == [("shutdown",)]

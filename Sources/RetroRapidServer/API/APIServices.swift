@@ -71,6 +71,14 @@ public struct APILimits: Sendable, Equatable {
 /// what needs no database (headers, the body's JSON, rate limits), then hand one job to the
 /// `DatabaseWorker`, which signs the device in and does the work in one go on the storage
 /// thread; the job's completion answers, back on the service thread.
+///
+/// Ordering rule: API jobs have no key (the player is known only once the token is checked on
+/// the storage thread), so they all run on the worker's serial lane, in the order they came,
+/// as with one storage thread. That keeps each player's settings writes, and the events they
+/// publish, in commit order (`SettingsRoutes.write`), and a device's revocation in order with
+/// its sign-ins (`ConnectionSignIn`). Beside them, on other lanes, run only games' jobs, whose
+/// rules (a play taken once, a score and its leaderboard rows together) the store's
+/// transactions keep.
 struct APIServices: Sendable {
     let worker: DatabaseWorker
     let events: PlayerEvents

@@ -46,6 +46,8 @@ enum SettingsRoutes {
         }
         let events = api.events
         let logger = api.logger
+        // The serial lane (no key): one player's writes from several devices commit and publish
+        // in one order, so no device hears version 3 after version 4.
         api.worker.perform({ storage -> (HTTPResponse, (playerID: Int64, deviceID: Int64, VersionedSettings)?) in
             let now = storage.now
             let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)

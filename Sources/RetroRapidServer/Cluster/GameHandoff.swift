@@ -140,7 +140,8 @@ final class GameHandoff: @unchecked Sendable {
         fetch.inFlight = true
         fetches[playerID] = fetch
         let nodeID = self.nodeID
-        worker.perform({ storage -> FetchAnswer in
+        // On the player's lane, with the rest of their game's jobs (start, checkpoints, record).
+        worker.perform(orderedBy: playerID, { storage -> FetchAnswer in
             guard let game = try storage.runningGames.running(playerID: playerID).first else { return .none }
             switch try storage.cluster.claim(gameID: game.publicID, nodeID: nodeID, now: storage.now, lease: ClusterLease.lease) {
             case .claimed:
@@ -274,7 +275,7 @@ final class GameHandoff: @unchecked Sendable {
         }
         let nodeID = self.nodeID
         leaving[gameID] = match
-        host.checkpoints.writeWhole(log, then: { storage in
+        host.checkpoints.writeWhole(log, playerID: playerID, then: { storage in
             try storage.cluster.release(gameID: gameID, nodeID: nodeID, now: storage.now)
         }, completion: { [self] result in
             let match = leaving.removeValue(forKey: gameID)
@@ -294,7 +295,7 @@ final class GameHandoff: @unchecked Sendable {
     /// Marks the game released if this node holds it, and says so.
     private func release(_ gameID: String, playerID: Int64) {
         let nodeID = self.nodeID
-        worker.perform({ storage in
+        worker.perform(orderedBy: playerID, { storage in
             try storage.cluster.release(gameID: gameID, nodeID: nodeID, now: storage.now)
         }, then: { [self] result in
             if case .success(true) = result { bus.publish(.gameReleased(gameID: gameID, playerID: playerID)) }
@@ -345,63 +346,58 @@ final class GameHandoff: @unchecked Sendable {
 
     /// Stores the games no live node has held for the disconnect grace (their holder died, or
     /// let go of them, and their player did not come back), as a restart stores a crashed
-    /// node's: `server_crash`, play given back. Each is claimed first, so one node stores it.
+    /// node's: `server_crash`, play given back. Each is claimed first, so one node stores it,
+    /// on its player's lane; one this node runs or is fetching is left alone (a claim by the
+    /// holder itself succeeds, so the sweep must not take it from its own fetch).
     private func sweep() {
-        let nodeID = self.nodeID
         let grace = TimeInterval(limits.disconnectGraceSeconds)
-        worker.perform({ storage -> [RecordedGame] in
-            var stored: [RecordedGame] = []
-            for gameID in try storage.cluster.orphans(now: storage.now, lease: ClusterLease.lease, grace: grace) {
-                guard case .claimed = try storage.cluster.claim(gameID: gameID, nodeID: nodeID, now: storage.now,
-                                                               lease: ClusterLease.lease) else { continue }
-                if let game = try Self.storeAsServerCrash(gameID, storage: storage) { stored.append(game) }
-            }
-            return stored
+        worker.perform({ storage in
+            try storage.cluster.orphans(now: storage.now, lease: ClusterLease.lease, grace: grace)
         }, then: { [self] result in
             sweepInFlight = false
             switch result {
-            case .success(let stored):
-                for recorded in stored {
-                    let game = recorded.game
-                    logger.info("game nobody took back saved", metadata: [
-                        "game.id": game.displayID, "game.score": String(game.score), "game.steps": String(game.steps),
-                        "game.end": game.endReason.rawValue, "game.play_refunded": String(game.playRefunded)])
+            case .success(let orphans):
+                for orphan in orphans where fetches[orphan.playerID] == nil && host.game(of: orphan.playerID)?.gameID != orphan.gameID {
+                    store(orphan.gameID, playerID: orphan.playerID)
                 }
             case .failure(let error):
-                logger.error("could not sweep the games nobody holds", metadata: ["error": "\(error)"])
+                logger.error("could not look for the games nobody holds", metadata: ["error": "\(error)"])
+            }
+        })
+    }
+
+    private func store(_ gameID: String, playerID: Int64) {
+        let nodeID = self.nodeID
+        worker.perform(orderedBy: playerID, { storage -> RecordedGame? in
+            guard case .claimed = try storage.cluster.claim(gameID: gameID, nodeID: nodeID, now: storage.now,
+                                                           lease: ClusterLease.lease) else { return nil }
+            return try Self.storeAsServerCrash(gameID, storage: storage)
+        }, then: { [self] result in
+            switch result {
+            case .success(let recorded?):
+                let game = recorded.game
+                logger.info("game nobody took back saved", metadata: [
+                    "game.id": game.displayID, "game.score": String(game.score), "game.steps": String(game.steps),
+                    "game.end": game.endReason.rawValue, "game.play_refunded": String(game.playRefunded)])
+            case .success(nil):
+                break  // taken meanwhile
+            case .failure(let error):
+                logger.error("could not save a game nobody took back", metadata: ["game.id": gameID, "error": "\(error)"])
             }
         })
     }
 
     /// Ends a running game this node claimed from its checkpoints and stores it, by the rules
-    /// `RunningGameRepository.recoverAll` applies at a single node's start: re-simulated,
-    /// `server_crash` (or the `crash` its checkpoint already shows), its free play given back.
+    /// `RunningGameRepository.recoverAll` applies at a single node's start (`RunningGameRecovery`):
+    /// re-simulated, `server_crash` (or the `crash` its checkpoint already shows), its free
+    /// play given back.
     /// The play is given back before the game is stored, so a node dying in between leaves a
     /// game the next sweep stores the same way (giving back twice is a no-op).
     static func storeAsServerCrash(_ gameID: String, storage: StorageContext) throws -> RecordedGame? {
         guard let row = try storage.runningGames.running(publicID: gameID) else { return nil }
-        var log = InputLog()
-        var state = GameState(seed: row.seed, level: row.level)
-        var replayed = true
-        do {
-            let checkpointed = try InputLog(encoded: row.inputLog)
-            state = try Replay.run(seed: row.seed, level: row.level, log: checkpointed, rulesVersion: row.rulesVersion)
-            log = checkpointed
-        } catch {
-            state = GameState(seed: row.seed, level: row.level)
-            replayed = false
-        }
-        let crashed = replayed && state.isOver
-        let refunded = row.freePlay && !crashed
-        if refunded { try storage.cluster.refundPlay(playerID: row.playerID, gameID: gameID) }
-        // Whole seconds are stored: allow the second the flooring may have cut, as `record` does.
-        let endedAt = max(row.checkpointedAt, row.startedAt)
-        let span = (UTCCivilTime.seconds(endedAt) - UTCCivilTime.seconds(row.startedAt) + 1) * 1000
-        return try storage.games.record(NewGame(
-            publicID: row.publicID, playerID: row.playerID, level: row.level, seed: row.seed,
-            rulesVersion: row.rulesVersion, inputLog: log, score: state.score, steps: state.step,
-            endReason: crashed ? .crash : .serverCrash, practice: row.practice, startedAt: row.startedAt, endedAt: endedAt,
-            durationMilliseconds: replayed ? Int(min(Int64(row.durationMilliseconds), span)) : 0, playRefunded: refunded))
+        let recovery = RunningGameRecovery(row, problem: nil)
+        if recovery.givesBackPlay { try storage.cluster.refundPlay(playerID: row.playerID, gameID: gameID) }
+        return try storage.games.record(recovery.game(playRefunded: recovery.givesBackPlay))
     }
 
     // MARK: - Start and stop

@@ -4,7 +4,8 @@ import RetroRapidSupport
 /// The checkpoints of running games: every `checkpointIntervalMilliseconds` (1 s by default)
 /// the `MatchHost` hands every match here, and what changed in each session since its last
 /// checkpoint (its step count, the moves made since) goes to the storage thread, every game in
-/// one job and one transaction (`RunningGameRepository.checkpoint`). A crash of the server
+/// one job and one transaction (`RunningGameRepository.checkpoint`; with several storage
+/// threads, one job for each, `write` says how). A crash of the server
 /// therefore loses at most that interval of each game: at the next start the game is ended
 /// from its checkpoints (`GameRecovery`).
 ///
@@ -36,8 +37,11 @@ final class CheckpointWriter: @unchecked Sendable {
     /// checkpoint's answer marks only those as saved.
     var session: (Int) -> GameSession? = { _ in nil }
 
-    /// A checkpoint of running games is queued or running on the storage thread.
-    private var inFlight = false
+    /// Jobs of the current checkpoint still queued or running on the storage threads: the next
+    /// checkpoint waits for all of them.
+    private var inFlight = 0
+    /// A job of the current checkpoint failed: it does not count towards the next compaction.
+    private var roundFailed = false
     /// Checkpoints saved since the last compacting one.
     private var sinceCompaction = 0
 
@@ -50,48 +54,72 @@ final class CheckpointWriter: @unchecked Sendable {
 
     /// One game's whole log, written at once outside the periodic round, then `after` in the
     /// same storage job: how a game handed to another node leaves it everything it needs
-    /// (`GameHandoff`). Queued after any periodic checkpoint already handed over, so its row is
-    /// the game's last; the session is gone from the host by then, so the next round skips it.
-    func writeWhole<T: Sendable>(_ log: GameCheckpoint, then after: @escaping @Sendable (StorageContext) throws -> T,
+    /// (`GameHandoff`). On the player's lane after any periodic checkpoint of the game already
+    /// handed over, so its row is the game's last; the session is gone from the host by then,
+    /// so the next round skips it.
+    func writeWhole<T: Sendable>(_ log: GameCheckpoint, playerID: Int64,
+                                 then after: @escaping @Sendable (StorageContext) throws -> T,
                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         precondition(log.movesBefore == 0, "a whole log starts at its first move")
-        worker.perform({ storage in
+        worker.perform(orderedBy: playerID, { storage in
             try storage.runningGames.checkpoint([log], compacting: false, now: storage.now)
             return try after(storage)
         }, then: completion)
     }
 
-    /// Hands what changed in `matches` to the storage thread, unless a checkpoint is still
-    /// under way (the next one then takes these changes too).
-    func write(_ matches: Dictionary<Int, Match>.Values, now: Int64) {
-        guard !inFlight else { return }
-        let compacting = sinceCompaction + 1 >= Self.checkpointsPerCompaction
-        var batch: [GameCheckpoint] = []
+    /// What one storage thread writes of a checkpoint.
+    private struct Share {
+        var games: [GameCheckpoint] = []
         var sizes: [(session: Int, size: GameSession.LogSize)] = []
+    }
+
+    /// Hands what changed in `matches` to the storage threads, unless a checkpoint is still
+    /// under way (the next one then takes these changes too).
+    ///
+    /// Ordering rule: a game's checkpoint goes to its player's lane (`perform(orderedBy:)`
+    /// picks the same one), so it runs after the game's start and before its record, never
+    /// beside them. With several storage threads the checkpoint is one job per thread that has
+    /// games, each its own transaction; a compacting share deletes only the rows of its own
+    /// games and of games no longer running (`RunningGameRepository.checkpoint`), so the shares
+    /// do not undo each other. With one thread it is one job for every game, as it always was.
+    func write(_ matches: Dictionary<Int, Match>.Values, now: Int64) {
+        guard inFlight == 0 else { return }
+        let compacting = sinceCompaction + 1 >= Self.checkpointsPerCompaction
+        var shares = Array(repeating: Share(), count: worker.threadCount)
         for match in matches {
             let session = match.session
             guard let (checkpoint, size) = session.checkpoint(now: now, full: compacting) else { continue }
-            batch.append(checkpoint)
-            sizes.append((session.id, size))
+            let lane = worker.lane(orderedBy: session.playerID).index
+            shares[lane].games.append(checkpoint)
+            shares[lane].sizes.append((session.id, size))
         }
-        guard !batch.isEmpty || compacting else { return }
-        inFlight = true
-        let games = batch
-        let saved = sizes
-        worker.perform({ storage in
-            try storage.runningGames.checkpoint(games, compacting: compacting, now: storage.now)
-        }, then: { [self] result in
-            inFlight = false
-            switch result {
-            case .success:
-                sinceCompaction = compacting ? 0 : sinceCompaction + 1
-                metrics.checkpointed(games: saved.count)
-                for (id, size) in saved { session(id)?.checkpointSaved(size) }
-            case .failure(let error):
-                // Nothing is marked saved, so the next checkpoint writes these changes again.
-                logger.error("could not checkpoint running games", metadata: [
-                    "games.count": String(saved.count), "error": "\(error)"])
-            }
-        })
+        var jobs = worker.lanes.filter { !shares[$0.index].games.isEmpty }
+        if jobs.isEmpty {
+            guard compacting else { return }
+            // Nothing changed, yet the rows of ended games still go.
+            jobs = [worker.serialLane]
+        }
+        inFlight = jobs.count
+        roundFailed = false
+        for lane in jobs {
+            let games = shares[lane.index].games
+            let saved = shares[lane.index].sizes
+            worker.perform(on: lane, { storage in
+                try storage.runningGames.checkpoint(games, compacting: compacting, now: storage.now)
+            }, then: { [self] result in
+                inFlight -= 1
+                switch result {
+                case .success:
+                    if inFlight == 0 && !roundFailed { sinceCompaction = compacting ? 0 : sinceCompaction + 1 }
+                    metrics.checkpointed(games: saved.count)
+                    for (id, size) in saved { session(id)?.checkpointSaved(size) }
+                case .failure(let error):
+                    roundFailed = true
+                    // Nothing is marked saved, so the next checkpoint writes these changes again.
+                    logger.error("could not checkpoint running games", metadata: [
+                        "games.count": String(saved.count), "error": "\(error)"])
+                }
+            })
+        }
     }
 }

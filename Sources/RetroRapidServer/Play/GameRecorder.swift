@@ -11,6 +11,11 @@ import RetroRapidSupport
 /// Threading rule: owned by the `MatchHost` on the libwebsockets service thread; its jobs run
 /// on the storage thread (`DatabaseWorker`) and their completions come back to the service
 /// thread through the mailbox, where everything here is touched.
+///
+/// Ordering rule: every job is keyed by the game's player (`perform(orderedBy:)`), like the
+/// ranked start in `MatchHost` and the `CheckpointWriter`'s share of the game, so a game's
+/// start, checkpoints, cancel and record run in the order submitted, on one storage thread,
+/// however many there are.
 final class GameRecorder: @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
     // worker's completions run.
@@ -43,7 +48,7 @@ final class GameRecorder: @unchecked Sendable {
         let session = match.session
         let start = (gameID: session.gameID, playerID: session.playerID, level: session.game.state.level,
                      seed: match.seed)
-        worker.perform({ storage in
+        worker.perform(orderedBy: start.playerID, { storage in
             try storage.runningGames.begin(RunningGameStart(
                 publicID: start.gameID, playerID: start.playerID, level: start.level, seed: start.seed, practice: true,
                 startedAt: storage.now))
@@ -57,8 +62,8 @@ final class GameRecorder: @unchecked Sendable {
 
     /// A game whose play was taken but which never started (the server began stopping
     /// meanwhile): its row goes and its play comes back.
-    func cancelStart(gameID: String) {
-        worker.perform({ storage in try storage.runningGames.cancel(publicID: gameID) }, then: { [self] result in
+    func cancelStart(gameID: String, playerID: Int64) {
+        worker.perform(orderedBy: playerID, { storage in try storage.runningGames.cancel(publicID: gameID) }, then: { [self] result in
             if case .failure(let error) = result {
                 logger.error("could not give back the play of a game that never started", metadata: [
                     "game.id": gameID, "error": "\(error)"])
@@ -76,7 +81,7 @@ final class GameRecorder: @unchecked Sendable {
         let game = session.record(endedAt: Date())
         let gameID = session.gameID
         savesInFlight += 1
-        worker.perform({ storage -> (RecordedGame, QuotaStatus?) in
+        worker.perform(orderedBy: game.playerID, { storage -> (RecordedGame, QuotaStatus?) in
             let recorded = try storage.games.record(game)
             let quota = try? storage.quota.status(playerID: game.playerID, now: storage.now)
             return (recorded, quota)

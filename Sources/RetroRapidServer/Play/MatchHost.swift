@@ -148,7 +148,9 @@ final class MatchHost: @unchecked Sendable {
         let connectionID = connection.id
         let playerID = identity.playerID
         let nodeID = handoff?.nodeID
-        worker.perform({ storage in
+        // Keyed by the player, as every job of a game's life is (GameRecorder, CheckpointWriter):
+        // its start, checkpoints, cancel and record run in this order on one storage thread.
+        worker.perform(orderedBy: playerID, { storage in
             let start = RunningGameStart(
                 publicID: gameID, playerID: playerID, level: level, seed: seed, practice: practice, startedAt: storage.now)
             // In a cluster the game is also claimed for this node (one game per player, cluster-wide).
@@ -169,7 +171,7 @@ final class MatchHost: @unchecked Sendable {
         switch result {
         case .success(let quota):
             if shuttingDown {
-                recorder.cancelStart(gameID: gameID)
+                recorder.cancelStart(gameID: gameID, playerID: playerID)
                 if let connection { refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start")) }
                 return
             }

@@ -20,21 +20,42 @@ public struct DatabaseWorkerError: Error, Equatable, Sendable, CustomStringConve
     public static let threadFailed = DatabaseWorkerError(description: "Could not start the storage thread.")
 }
 
-/// Owns the server's one connection to the store on a dedicated thread (docs/ARCHITECTURE.md).
+/// Owns the server's connections to the store, each on a storage thread of its own
+/// (docs/ARCHITECTURE.md, "Threads and who owns what").
 ///
-/// Threading rule: the storage thread, created by `init`, opens the database, migrates it, runs
-/// every job in the order `perform` received them, and closes it. No other thread touches the
-/// connection. Results go back through the `ServiceMailbox`, so every completion runs on the
-/// libwebsockets service thread, which never waits on storage: `perform` only appends to a
-/// queue. A dedicated thread (not a global dispatch queue) because storage calls block (SQLite's
-/// fsync and busy waits) and would otherwise hold one of the pool's few threads.
+/// Threading rule: `init` starts `configuration.storageThreads` threads (1 by default). The
+/// first opens the store and migrates it; only then do the others open their connections, so
+/// the migrations run once. Each thread owns its connection and the `StorageContext` on it, runs
+/// the jobs of its queue one at a time in the order they were queued, and closes its
+/// connection at the end. No other thread touches a connection. Results go back through the
+/// `ServiceMailbox`, so every completion runs on the libwebsockets service thread, which never
+/// waits on storage: `perform` only appends to a queue. Dedicated threads (not a global
+/// dispatch queue) because storage calls block (SQLite's fsync and busy waits, a database
+/// server's round trips) and would otherwise hold the pool's few threads.
+///
+/// Ordering rule: a job runs on one `Lane` (one thread). Jobs on the same lane run in the order
+/// submitted, and their completions reach the service thread in that order; jobs on different
+/// lanes run at the same time, so only the store's transactions order them. `perform(orderedBy:)`
+/// picks the lane from a key (the game side passes the player's row id, so one player's game
+/// start, checkpoints, cancel and record keep their order); plain `perform` and
+/// `performAndWait` use the `serialLane`, so all of that work keeps the order it had with one
+/// thread. With one thread every lane is the same, and everything runs in submission order.
 public final class DatabaseWorker: Sendable {
+    /// One storage thread and its queue, as a job's destination.
+    public struct Lane: Hashable, Sendable {
+        /// 0 ..< `threadCount`.
+        public let index: Int
+    }
+
     /// Migrations the worker applied when it opened the database (empty when up to date).
     public let appliedMigrations: [AppliedMigration]
+    /// How many storage threads run (`ServerConfiguration.storageThreads`).
+    public let threadCount: Int
 
     private let mailbox: ServiceMailbox
-    private let queue = StorageJobQueue()
-    private let thread = Mutex<ThreadHandle?>(nil)
+    /// One per thread, by lane index.
+    private let queues: [StorageJobQueue]
+    private let threads = Mutex<[ThreadHandle]>([])
 
     /// `pthread_t` is an integer on Linux and a pointer on Darwin; either way it is joined or
     /// detached once, under the lock.
@@ -42,51 +63,106 @@ public final class DatabaseWorker: Sendable {
         let thread: pthread_t
     }
 
-    /// Starts the storage thread, which opens the store the configuration names through
-    /// `StorageFactory` (creating a missing file and its folders) and applies its migrations.
-    /// Returns once that is done; throws what went wrong (the thread has then ended).
+    /// Starts the storage threads, the first of which opens the store the configuration names
+    /// through `StorageFactory` (creating a missing file and its folders) and applies its
+    /// migrations; then the others open theirs, one after another. Returns once all are open;
+    /// throws what went wrong (every thread started has then ended).
     ///
     /// - Parameter clock: what `StorageContext.now` reads; tests move time with it.
     public init(configuration: ServerConfiguration, mailbox: ServiceMailbox,
                 clock: @escaping @Sendable () -> Date = { Date() }) throws {
         self.mailbox = mailbox
-        let body = StorageThread(configuration: configuration, clock: clock, queue: queue)
-        let retained = Unmanaged.passRetained(body).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { argument in
-            Unmanaged<StorageThread>.fromOpaque(argument!).takeRetainedValue().run()
-            return nil
-        }, retained)
-        guard created == 0 else {
-            Unmanaged<StorageThread>.fromOpaque(retained).release()
-            throw DatabaseWorkerError.threadFailed
-        }
-        body.startupDone.wait()
-        switch body.startupResult.withLock({ $0 })! {
-        case .failure(let error):
-            pthread_join(thread, nil)
+        let count = max(1, configuration.storageThreads)
+        let queues = (0..<count).map { _ in StorageJobQueue() }
+        var started: [ThreadHandle] = []
+        var applied: [AppliedMigration] = []
+        do {
+            for index in 0..<count {
+                let body = StorageThread(configuration: configuration, clock: clock, queue: queues[index],
+                                         name: index == 0 ? "rr-storage" : "rr-storage-\(index)", migrates: index == 0)
+                let retained = Unmanaged.passRetained(body).toOpaque()
+                var thread = pthread_t()
+                let created = pthread_create(&thread, nil, { argument in
+                    Unmanaged<StorageThread>.fromOpaque(argument!).takeRetainedValue().run()
+                    return nil
+                }, retained)
+                guard created == 0 else {
+                    Unmanaged<StorageThread>.fromOpaque(retained).release()
+                    throw DatabaseWorkerError.threadFailed
+                }
+                body.startupDone.wait()
+                switch body.startupResult.withLock({ $0 })! {
+                case .failure(let error):
+                    pthread_join(thread, nil)
+                    throw error
+                case .success(let migrations):
+                    if index == 0 { applied = migrations }
+                }
+                started.append(ThreadHandle(thread: thread))
+            }
+        } catch {
+            // The threads already open end after their (empty) queues; none has had work.
+            for queue in queues { queue.close() }
+            for handle in started { pthread_join(handle.thread, nil) }
             throw error
-        case .success(let applied):
-            appliedMigrations = applied
         }
-        self.thread.withLock { $0 = ThreadHandle(thread: thread) }
+        self.queues = queues
+        threadCount = count
+        appliedMigrations = applied
+        threads.withLock { $0 = started }
     }
 
     deinit {
-        // Forgotten without shutdown(): let the thread finish the queue and end on its own.
-        queue.close()
-        if let handle = thread.withLock({ $0 }) { pthread_detach(handle.thread) }
+        // Forgotten without shutdown(): let the threads finish their queues and end on their own.
+        for queue in queues { queue.close() }
+        for handle in threads.withLock({ $0 }) { pthread_detach(handle.thread) }
     }
 
-    /// Runs `work` on the storage thread, after everything submitted before it, and then
+    /// Every lane, by index: a job split by lane (`CheckpointWriter`) goes through these.
+    public var lanes: [Lane] {
+        (0..<threadCount).map(Lane.init(index:))
+    }
+
+    /// The lane of work with no key of its own: the API, sign-ins, start-up. Such work keeps
+    /// its order with one thread or many.
+    public var serialLane: Lane {
+        Lane(index: 0)
+    }
+
+    /// The lane every job with this key runs on. Player row ids count up from 1, so taking
+    /// them modulo the thread count spreads players evenly.
+    public func lane(orderedBy key: Int64) -> Lane {
+        Lane(index: Int(UInt64(bitPattern: key) % UInt64(threadCount)))
+    }
+
+    /// Runs `work` on the serial lane, after everything submitted to it before, and then
     /// `completion` with its result on the service thread. Any thread; never blocks.
     /// After `shutdown()`, `completion` gets `DatabaseWorkerError.shutDown`.
     public func perform<T: Sendable>(
         _ work: @escaping @Sendable (StorageContext) throws -> T,
         then completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
+        perform(on: serialLane, work, then: completion)
+    }
+
+    /// Like `perform`, on the lane of `key`: after every job submitted before with the same
+    /// key, never at the same time as one of them.
+    public func perform<T: Sendable>(
+        orderedBy key: Int64,
+        _ work: @escaping @Sendable (StorageContext) throws -> T,
+        then completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        perform(on: lane(orderedBy: key), work, then: completion)
+    }
+
+    /// Like `perform`, on `lane`.
+    public func perform<T: Sendable>(
+        on lane: Lane,
+        _ work: @escaping @Sendable (StorageContext) throws -> T,
+        then completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
         let mailbox = self.mailbox
-        let accepted = queue.append { storage in
+        let accepted = queues[lane.index].append { storage in
             let result = Result { try work(storage) }
             mailbox.post { completion(result) }
         }
@@ -95,12 +171,12 @@ public final class DatabaseWorker: Sendable {
         }
     }
 
-    /// Runs `work` on the storage thread, after everything submitted before it, and waits for
+    /// Runs `work` on the serial lane, after everything submitted to it before, and waits for
     /// its result. Start-up only (`GameServer.init` on the main thread, before the server
-    /// listens): the service thread must never wait on SQLite, so it uses `perform`.
+    /// listens): the service thread must never wait on storage, so it uses `perform`.
     public func performAndWait<T: Sendable>(_ work: @escaping @Sendable (StorageContext) throws -> T) throws -> T {
         let answer = WaitedAnswer<T>()
-        let accepted = queue.append { storage in
+        let accepted = queues[serialLane.index].append { storage in
             answer.result = Result { try work(storage) }
             answer.done.signal()
         }
@@ -109,25 +185,27 @@ public final class DatabaseWorker: Sendable {
         return try answer.result!.get()
     }
 
-    /// Jobs waiting for the storage thread (not counting the one running): for /metrics.
+    /// Jobs waiting for a storage thread (not counting those running), all threads together:
+    /// `retrorapid_database_queue_depth` on /metrics.
     public var queueDepth: Int {
-        queue.depth
+        queues.reduce(0) { $0 + $1.depth }
     }
 
-    /// Runs every job already queued (their completions are posted), closes the database and
-    /// joins the thread. Work submitted afterwards fails with `.shutDown`. Safe to call more
-    /// than once and from several threads (each returns once the thread has ended); never from
-    /// the storage thread itself.
+    /// Runs every job already queued on every thread (their completions are posted), closes
+    /// every connection and joins every thread. Work submitted afterwards fails with
+    /// `.shutDown`. Safe to call more than once and from several threads (each returns once
+    /// every thread has ended); never from a storage thread itself.
     public func shutdown() {
-        queue.close()
-        // Taking the handle out makes exactly one caller join; the others wait for the queue
-        // to report the thread's end.
-        if let handle = thread.withLock({ state -> ThreadHandle? in defer { state = nil }; return state }) {
+        for queue in queues { queue.close() }
+        // Taking the handles out makes exactly one caller join; the others wait for the queues
+        // to report their threads' end.
+        let handles = threads.withLock { state -> [ThreadHandle] in defer { state = [] }; return state }
+        for handle in handles {
             precondition(pthread_equal(handle.thread, pthread_self()) == 0,
-                         "DatabaseWorker.shutdown() called from the storage thread")
-            pthread_join(handle.thread, nil)
+                         "DatabaseWorker.shutdown() called from a storage thread")
         }
-        queue.waitUntilFinished()
+        for handle in handles { pthread_join(handle.thread, nil) }
+        for queue in queues { queue.waitUntilFinished() }
     }
 }
 
@@ -138,7 +216,7 @@ private final class WaitedAnswer<T: Sendable>: @unchecked Sendable {
     var result: Result<T, any Error>?
 }
 
-/// The jobs waiting for the storage thread. Any thread appends; the storage thread takes.
+/// The jobs waiting for one storage thread. Any thread appends; that storage thread takes.
 private final class StorageJobQueue: Sendable {
     typealias Job = @Sendable (StorageContext) -> Void
 
@@ -210,27 +288,34 @@ private final class StorageJobQueue: Sendable {
     }
 }
 
-/// What the storage thread runs: open and migrate, report, serve jobs until closed, close.
+/// What a storage thread runs: open (and, on the first thread, migrate), report, serve jobs
+/// until closed, close.
 private final class StorageThread: Sendable {
     let configuration: ServerConfiguration
     let clock: @Sendable () -> Date
     let queue: StorageJobQueue
+    let name: String
+    /// Only the first thread migrates; the others open the store once it is up to date.
+    let migrates: Bool
     let startupDone = DispatchSemaphore(value: 0)
     let startupResult = Mutex<Result<[AppliedMigration], any Error>?>(nil)
 
-    init(configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date, queue: StorageJobQueue) {
+    init(configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date, queue: StorageJobQueue,
+         name: String, migrates: Bool) {
         self.configuration = configuration
         self.clock = clock
         self.queue = queue
+        self.name = name
+        self.migrates = migrates
     }
 
     func run() {
         defer { queue.markFinished() }
-        nameCurrentThread("rr-storage")
+        nameCurrentThread(name)
         let storage: StorageContext
         do {
             let connection = try StorageFactory.open(configuration, ifMissing: .create)
-            let applied = try connection.migrate()
+            let applied = migrates ? try connection.migrate() : []
             storage = StorageContext(connection: connection, configuration: configuration, clock: clock)
             startupResult.withLock { $0 = .success(applied) }
             startupDone.signal()

@@ -7,13 +7,14 @@ import Foundation
 import RetroRapidDomain
 import RetroRapidSupport
 
-/// The server's one connection to the store and a repository for each concept, as the
-/// storage thread's work sees them. It names no backend: `StorageFactory` opened the connection.
+/// One storage thread's connection to the store and a repository for each concept, as that
+/// thread's work sees them. It names no backend: `StorageFactory` opened the connection.
 ///
-/// Threading rule: a `StorageContext` lives and dies on the `DatabaseWorker`'s thread. It is
-/// deliberately not `Sendable` (nor is a `StorageConnection`), so the compiler keeps it from
-/// leaking into another thread's closure; `DatabaseWorker.perform` hands it only to work
-/// running there, and every accessor checks that it is.
+/// Threading rule: a `StorageContext` lives and dies on one of the `DatabaseWorker`'s threads,
+/// which made it; each thread has its own. It is deliberately not `Sendable` (nor is a
+/// `StorageConnection`), so the compiler keeps it from leaking into another thread's closure;
+/// `DatabaseWorker.perform` hands it only to work running on its thread, and every accessor
+/// checks that it is.
 @dynamicMemberLookup
 public final class StorageContext {
     public let connection: any StorageConnection
@@ -48,7 +49,8 @@ public final class StorageContext {
         return clock()
     }
 
-    /// Traps when called off the storage thread: a `Database` used from two threads at once is
+    /// Traps when called off the thread that made this context (another storage thread
+    /// included): a `Database` used from two threads at once is
     /// undefined behaviour (SQLite's NOMUTEX mode, say), so this must fail loudly, not sometimes.
     public func assertOnStorageThread() {
         precondition(pthread_equal(thread, pthread_self()) != 0,

@@ -42,6 +42,8 @@ final class ConnectionSignIn: @unchecked Sendable {
         let connectionID = connection.id
         let rateLimits = self.rateLimits
         let cluster = host.handoff != nil
+        // The serial lane (no key), with the API's device revocations: a sign-in that ran before
+        // a revocation is answered before its event, which then closes the connection.
         worker.perform({ storage -> (AuthenticatedDevice, QuotaStatus?, RunningGameRecord?) in
             let now = storage.now
             let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)

@@ -1,0 +1,214 @@
+import Dispatch
+import Foundation
+import RetroRapidDomain
+import RetroRapidRules
+
+/// `retrorapid bench-storage --postgres-url URL`'s measurements on PostgreSQL, beside
+/// SQLite's (`SQLiteStorageBench`, whose figures these mirror): in a database of its own made on
+/// that server and dropped afterwards (never the configured one).
+///
+/// 1. Finished games per second: `GameRepository.record`, each call its own transaction as the
+///    server does, with `synchronous_commit=on` (the default: a commit that returned is on
+///    the server's disk) and then `off` for comparison.
+/// 2. A board of `scores` best scores on Fast / all time, filled by the server itself
+///    (`generate_series`), the trigger keeping `score_counts` as the game path does.
+/// 3. Latency over `queries` random queries: top 20, a page at a random depth, around-me with
+///    5 neighbours, `record` on the full board.
+/// 4. Checkpoints of `runningGames` running games once a simulated second for 120 s, and
+///    their recovery.
+///
+/// One connection, from this process, over the URL given: over loopback on one machine that
+/// is the round trip a node next to its database pays.
+public enum PostgresStorageBench {
+    public typealias PlayedGame = (seed: UInt64, level: SpeedLevel, log: InputLog, score: Int, steps: Int)
+
+    static let boardNow = Date(timeIntervalSince1970: 1_768_478_400)  // 2026-01-15T12:00:00Z
+
+    public static func run(adminURL: String, scores: Int, games: Int, queries: Int, runningGames: Int, migrations: URL,
+                           pool: [PlayedGame], report: (String) -> Void) throws {
+        let admin = try PostgresConnection(conninfo: adminURL)
+        let name = "retrorapid_bench_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        try admin.executeScript("CREATE DATABASE \(name)")
+        defer { try? admin.executeScript("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        guard var components = URLComponents(string: adminURL) else {
+            throw PostgresError(sqlState: "", message: "--postgres-url is not a URL")
+        }
+        components.path = "/" + name
+        let url = components.string!
+        let db = try PostgresConnection(conninfo: url)
+        try PostgresMigrator(connection: db, directory: migrations).migrate()
+        let version = try db.execute("SHOW server_version").first?.string(at: 0) ?? "?"
+        report("folder=postgresql database=\(name) postgresql=\(version)")
+
+        var random = SystemRandomNumberGenerator()
+        let players = try addPlayers(db, count: 1000, prefix: "g")
+        for synchronous in ["on", "off"] {
+            try db.execute("SELECT set_config('synchronous_commit', $1, false)", [synchronous])
+            let result = try recordGames(db, count: games, players: players, pool: pool, random: &random)
+            report("record synchronous_commit=\(synchronous) \(result)")
+        }
+        try db.execute("SELECT set_config('synchronous_commit', 'on', false)")
+
+        let fillStart = now()
+        let boardPlayers = try fillBoard(db, scores: scores)
+        let fillSeconds = seconds(since: fillStart)
+        let bytes = try db.execute("SELECT pg_database_size(current_database())").first?.int(at: 0) ?? 0
+        report("fill scores=\(scores) seconds=\(String(format: "%.1f", fillSeconds)) rows_per_second=\(Int(Double(scores) / fillSeconds)) database_mb=\(bytes / 1_000_000)")
+
+        let boards = PostgresLeaderboardRepository(connection: db)
+        _ = try boards.top(level: .fast, period: .allTime, limit: 20, now: boardNow)
+        var top: [UInt64] = []
+        for _ in 0..<queries {
+            let start = now()
+            let page = try boards.top(level: .fast, period: .allTime, limit: 20, now: boardNow)
+            top.append(now() - start)
+            precondition(page.entries.count == 20)
+        }
+        report("top20_first_page \(latency(top))")
+
+        var around: [UInt64] = []
+        var deep: [UInt64] = []
+        var ranks: [Int] = []
+        for _ in 0..<queries {
+            let player = boardPlayers.randomElement(using: &random)!
+            var start = now()
+            let mine = try boards.aroundMe(playerID: player, level: .fast, period: .allTime, neighbours: 5, now: boardNow)
+            around.append(now() - start)
+            guard let mine else { preconditionFailure("player \(player) has no score on the filled board") }
+            ranks.append(mine.me.rank)
+            guard let cursor = mine.nextCursor else { continue }
+            start = now()
+            let page = try boards.top(level: .fast, period: .allTime, limit: 20, after: cursor, now: boardNow)
+            deep.append(now() - start)
+            precondition(!page.entries.isEmpty)
+        }
+        ranks.sort()
+        report("around_me_5 \(latency(around)) rank_median=\(ranks[ranks.count / 2])")
+        report("top20_page_at_random_depth \(latency(deep))")
+
+        let onBoard = try recordGames(db, count: min(games, 2000), players: boardPlayers, pool: pool, random: &random, level: .fast)
+        report("record_on_full_board synchronous_commit=on \(onBoard)")
+
+        if runningGames > 0 {
+            for line in try checkpoints(db, games: runningGames, pool: pool) { report(line) }
+        }
+    }
+
+    static func addPlayers(_ db: PostgresConnection, count: Int, prefix: String) throws -> [Int64] {
+        try db.execute("""
+            INSERT INTO players (public_id, display_name, created_at)
+            SELECT $1 || g, 'Racer ' || g, '2026-01-01T00:00:00Z' FROM generate_series(1, $2::bigint) g
+            RETURNING id
+            """, [prefix, count]).map { $0.int64(at: 0) }
+    }
+
+    static func recordGames(_ db: PostgresConnection, count: Int, players: [Int64], pool: [PlayedGame],
+                            random: inout SystemRandomNumberGenerator, level: SpeedLevel? = nil) throws -> String {
+        let repository = PostgresGameRepository(connection: db)
+        var latencies: [UInt64] = []
+        latencies.reserveCapacity(count)
+        let start = now()
+        for index in 0..<count {
+            let played = pool.randomElement(using: &random)!
+            let ended = boardNow.addingTimeInterval(Double(index % 3600))
+            let game = NewGame(
+                playerID: players.randomElement(using: &random)!, level: level ?? played.level, seed: played.seed,
+                inputLog: played.log, score: played.score, steps: played.steps, endReason: .crash,
+                startedAt: ended.addingTimeInterval(-60), endedAt: ended, durationMilliseconds: 60_000)
+            let before = now()
+            try repository.record(game)
+            latencies.append(now() - before)
+        }
+        let total = seconds(since: start)
+        return "games=\(count) seconds=\(String(format: "%.2f", total)) games_per_second=\(Int(Double(count) / total)) \(latency(latencies))"
+    }
+
+    /// Players and one best score each on the Fast all-time board with the games they point at,
+    /// made by the server in one statement; scores roughly exponential (mean 400) as SQLite's
+    /// fill, achievement times spread over the year before `boardNow`.
+    static func fillBoard(_ db: PostgresConnection, scores: Int) throws -> [Int64] {
+        let players = try addPlayers(db, count: scores, prefix: "b")
+        try db.execute("""
+            WITH scored AS (
+                SELECT id, floor(-ln(1 - random()) * 400)::bigint AS score,
+                       to_char(timestamp '2025-01-15 12:00:00' + random() * interval '365 days', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS at
+                FROM players WHERE public_id LIKE 'b%'
+            ), stored AS (
+                INSERT INTO games (player_id, level, seed, rules_version, input_log, score, steps, end_reason,
+                                   practice, started_at, ended_at, duration_ms)
+                SELECT id, 'fast', 1, 1, (score + 6) || ':', score, score + 6, 'crash', false, at, at, 60000 FROM scored
+                RETURNING id, player_id, score, started_at
+            )
+            INSERT INTO best_scores (level, period, period_key, player_id, score, achieved_at, game_id)
+            SELECT 'fast', 'all', 'all', player_id, score, started_at, id FROM stored
+            """)
+        try db.executeScript("ANALYZE")
+        return players
+    }
+
+    /// What keeping `games` running games recoverable costs: as `SQLiteCheckpointBench`.
+    static func checkpoints(_ db: PostgresConnection, games: Int, pool: [PlayedGame]) throws -> [String] {
+        let simulatedSeconds = 120
+        let stepsPerSecond = 2
+        let start = boardNow
+        let repository = PostgresRunningGameRepository(connection: db, dailyFreePlays: 5)
+        let players = try addPlayers(db, count: 1000, prefix: "c")
+        try db.execute("""
+            INSERT INTO unlimited_entitlements (player_id, source, reference, granted_at)
+            SELECT id, 'operator', 'bench', '2026-01-01T00:00:00Z' FROM players WHERE public_id LIKE 'c%'
+            """)
+        var running: [(id: String, game: PlayedGame, offset: Int, steps: Int, moves: Int)] = []
+        for index in 0..<games {
+            let game = pool[index % pool.count]
+            let id = String(format: "%016llx", UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
+            try repository.begin(RunningGameStart(publicID: id, playerID: players[index % players.count], level: game.level,
+                                                  seed: game.seed, practice: false, startedAt: start))
+            let room = max(0, game.log.steps - simulatedSeconds * stepsPerSecond)
+            running.append((id, game, Int.random(in: 0...room), -1, 0))
+        }
+        var plain: [UInt64] = []
+        var compacting: [UInt64] = []
+        var rows = 0
+        for second in 1...simulatedSeconds {
+            let compact = second % 60 == 0
+            var batch: [GameCheckpoint] = []
+            for index in running.indices {
+                let game = running[index]
+                let steps = min(game.game.log.steps, game.offset + second * stepsPerSecond)
+                let moves = game.game.log.moves.prefix { $0.afterStep < steps }.count
+                guard compact || steps != game.steps else { continue }
+                let before = compact ? 0 : game.moves
+                batch.append(GameCheckpoint(publicID: game.id, steps: steps, movesBefore: before,
+                                            moves: Array(game.game.log.moves[before..<moves]), durationMilliseconds: second * 1000))
+                running[index].steps = steps
+                running[index].moves = moves
+            }
+            rows += batch.count
+            let began = now()
+            try repository.checkpoint(batch, compacting: compact, now: start.addingTimeInterval(Double(second)))
+            let took = now() - began
+            if compact { compacting.append(took) } else { plain.append(took) }
+        }
+        let left = try db.execute("SELECT count(*) FROM game_checkpoints").first?.int(at: 0) ?? 0
+        let began = now()
+        let recovered = try repository.recoverAll(now: start.addingTimeInterval(Double(simulatedSeconds + 60)))
+        let recovery = seconds(since: began)
+        return [
+            "checkpoint running_games=\(games) rows_per_second=\(rows / simulatedSeconds) \(latency(plain))",
+            "checkpoint_compacting \(latency(compacting)) rows_left=\(left)",
+            "recover_after_crash games=\(recovered.count) seconds=\(String(format: "%.2f", recovery))",
+        ]
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    static func seconds(since start: UInt64) -> Double { Double(now() - start) / 1e9 }
+
+    static func latency(_ nanoseconds: [UInt64]) -> String {
+        guard !nanoseconds.isEmpty else { return "queries=0" }
+        let sorted = nanoseconds.sorted()
+        func ms(_ value: UInt64) -> String { String(format: "%.3f", Double(value) / 1e6) }
+        let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
+        return "n=\(sorted.count) median_ms=\(ms(sorted[sorted.count / 2])) p99_ms=\(ms(p99)) max_ms=\(ms(sorted.last!))"
+    }
+}

@@ -19,11 +19,13 @@ import Testing
 /// its game only to the node that takes it from the last checkpoint once its lease has lapsed.
 @Suite("Games moving between cluster nodes", .serialized)
 struct ClusterGameHandoffTests {
-    /// A node on `network`, on `databasePath` if given (else its own new file).
-    private func node(_ id: String, on network: TestClusterNetwork, databasePath: String? = nil, clock: MovableClock? = nil,
-                      configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> RunningGameServer {
+    /// A node on `network`, on `databasePath` if given (else its own new file), or on the
+    /// PostgreSQL database `postgres`.
+    private func node(_ id: String, on network: TestClusterNetwork, databasePath: String? = nil, postgres: TestPostgresDatabase? = nil,
+                      clock: MovableClock? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> RunningGameServer {
         try RunningGameServer { options in
             if let databasePath { options.configuration.databasePath = databasePath }
+            if let postgres { options.configuration.databaseURL = try! DatabaseURL(parsing: postgres.url) }
             options.configuration.checkpointIntervalMilliseconds = 200
             configure(&options.configuration)
             options.clusterBus = network.bus(id)
@@ -100,6 +102,52 @@ struct ClusterGameHandoffTests {
         #expect(try a.count("running_games") == 0 && a.count("game_holders") == 0)
         #expect(a.logs.records.contains { $0.message == "game handed to another node" })
         #expect(b.logs.records.contains { $0.message == "game taken over from its checkpoint" })
+    }
+
+    @Test(.enabled(if: TestPostgresDatabase.adminURL != nil, "needs RETRORAPID_TEST_POSTGRES_URL"))
+    func onPostgreSQLAGameMovesToTheOtherNodeAndADeadNodesGameIsTakenAfterItsLease() throws {
+        let database = try TestPostgresDatabase()
+        let network = TestClusterNetwork()
+        let a = try node("a", on: network, postgres: database)
+        let clock = MovableClock()
+        let b = try node("b", on: network, postgres: database, clock: clock)
+        let c = try node("c", on: network, postgres: database)
+        defer { c.server.stop(); b.server.stop(); a.server.stop() }
+        let ada = try a.createPlayer("Ada")
+        let bob = try a.createPlayer("Bob")
+
+        // Ada's game moves from A to C when she comes back through C.
+        let first = try TestGameSocket(port: a.port)
+        try signIn(first, token: ada.token)
+        let (adaGame, adaStep, _) = try startAndPause(first)
+        first.close()
+        let onC = try TestGameSocket(port: c.port)
+        try signIn(onC, token: ada.token)
+        try onC.send(["type": "resume"])
+        #expect((try onC.next("snapshot")["game"] as? [String: Any])?["step"] as? Int == adaStep)
+        #expect(try onC.next("gameOver", timeout: 30)["saved"] as? Bool == true)
+
+        // Bob's game is on A when A dies; B takes it once A's lease has lapsed by B's clock.
+        let bobOnA = try TestGameSocket(port: a.port)
+        try signIn(bobOnA, token: bob.token)
+        let (bobGame, bobStep, _) = try startAndPause(bobOnA)
+        #expect(try eventually(5) {
+            try database.rows("SELECT max(steps) FROM game_checkpoints WHERE public_id = '\(bobGame)'") == [["\(bobStep)"]]
+        })
+        a.server.worker.shutdown()
+        network.cut("a")
+        bobOnA.close()
+        clock.advance(by: ClusterLease.lease + 2)
+        let onB = try TestGameSocket(port: b.port)
+        try signIn(onB, token: bob.token)
+        try onB.send(["type": "resume"])
+        #expect((try onB.next("snapshot", timeout: 10)["game"] as? [String: Any])?["step"] as? Int == bobStep)
+        try onB.send(["type": "quit"])
+        #expect(try onB.next("gameOver")["saved"] as? Bool == true)
+
+        let stored = try database.rows("SELECT public_id, end_reason FROM games ORDER BY public_id")
+        #expect(stored.sorted { $0[0] < $1[0] } == [[adaGame, "crash"], [bobGame, "abandoned"]].sorted { $0[0] < $1[0] })
+        #expect(try database.rows("SELECT count(*) FROM running_games") == [["0"]])
     }
 
     @Test func quitThroughTheOtherNodeEndsTheGameThereAndStoresItOnce() throws {
@@ -255,6 +303,50 @@ struct ClusterGameHandoffTests {
         let stored = try storedGames(b, gameID)
         #expect(stored.first?.reason == "server_crash" && stored.first?.steps == step && stored.first?.refunded == true)
         #expect(try b.count("plays") == 0 && b.count("running_games") == 0)
+    }
+}
+
+// MARK: - A PostgreSQL database for a test
+
+/// A new database on the test server (RETRORAPID_TEST_POSTGRES_URL), made and read with `psql`
+/// (this target does not link libpq), dropped when the test is done.
+final class TestPostgresDatabase {
+    static var adminURL: String? { ProcessInfo.processInfo.environment["RETRORAPID_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+
+    let url: String
+    private let name: String
+
+    init() throws {
+        guard let admin = Self.adminURL, var components = URLComponents(string: admin) else {
+            throw TestHTTPError("RETRORAPID_TEST_POSTGRES_URL is not set")
+        }
+        name = "rr_cluster_" + UUID().uuidString.prefix(8).lowercased()
+        components.path = "/" + name
+        url = components.string!
+        _ = try Self.psql(admin, "CREATE DATABASE \(name)")
+    }
+
+    deinit {
+        if let admin = Self.adminURL { _ = try? Self.psql(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+    }
+
+    /// The rows of `query`, each a list of its columns as text.
+    func rows(_ query: String) throws -> [[String]] {
+        try Self.psql(url, query).split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+    }
+
+    private static func psql(_ url: String, _ query: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        process.arguments = [url, "-qAt", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", query]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = Pipe()
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestHTTPError("psql failed on: \(query)") }
+        return String(decoding: data, as: UTF8.self)
     }
 }
 

@@ -11,7 +11,9 @@ import RetroRapidDomain
 ///   and reports the holder. A node's own claim of its new game inserts the row.
 /// - One game per player: `game_holders.player_id UNIQUE`. Two games of one player claimed at
 ///   once on two nodes: one insert commits, the other fails with a unique violation and is
-///   answered ``GameClaim/playerHasAnotherGame(gameID:)``.
+///   answered ``GameClaim/playerHasAnotherGame(gameID:)``. (A racer for the same game can meet
+///   the winner's uncommitted row on that index too, before ON CONFLICT sees it on game_id: it
+///   tries again, and then sees the winner's row as any later claim does.)
 /// - A join is one upsert whose `WHERE instance = mine OR seen_at < stale` is re-checked under
 ///   the row lock the same way, so two processes starting with one node id cannot both win.
 /// - Release, heartbeat and leave are single-row UPDATEs/DELETEs guarded by the node id (and
@@ -53,35 +55,47 @@ public struct PostgresClusterRepository: ClusterRepository {
     }
 
     public func claim(gameID: String, nodeID: String, now: Date, lease: TimeInterval) throws -> GameClaim {
-        do {
-            return try connection.transaction { db in
-                guard let player = try db.execute("SELECT player_id FROM running_games WHERE public_id = $1", [gameID]).first else {
-                    return .notRunning
-                }
-                let playerID = player.int64(at: 0)
-                if let other = try db.execute("SELECT game_id FROM game_holders WHERE player_id = $1 AND game_id <> $2",
-                                              [playerID, gameID]).first {
-                    return .playerHasAnotherGame(gameID: other.string(at: 0))
-                }
-                let claimed = try db.execute("""
-                    INSERT INTO game_holders (game_id, player_id, node_id, released, since) VALUES ($1, $2, $3, false, $4)
-                    ON CONFLICT (game_id) DO UPDATE SET node_id = excluded.node_id, released = false, since = excluded.since
-                    WHERE game_holders.node_id = excluded.node_id OR game_holders.released
-                       OR NOT EXISTS (SELECT 1 FROM cluster_nodes n WHERE n.node_id = game_holders.node_id AND n.seen_at >= $5)
-                    """, [gameID, playerID, nodeID, UTCCivilTime.text(now), Self.staleBefore(now, lease)])
-                if claimed.affectedRows == 1 { return .claimed }
-                guard let holder = try Self.holder(gameID, now: now, lease: lease, in: db) else { return .notRunning }
-                return .held(holder)
+        // ON CONFLICT settles a race on game_id only: a racer whose insert meets another's
+        // uncommitted row on player_id's unique index fails instead, so it tries again once
+        // that row is committed, and then takes the ON CONFLICT path (or sees the other game).
+        for attempt in 1...3 {
+            do {
+                return try claimOnce(gameID: gameID, nodeID: nodeID, now: now, lease: lease)
+            } catch let error as PostgresError where error.isUniqueViolation && attempt < 3 {
+                continue
+            } catch let error as PostgresError where error.isUniqueViolation {
+                // Another game of the player was claimed at the same moment (player_id UNIQUE).
+                let other = try connection.execute("""
+                    SELECT h.game_id FROM game_holders h JOIN running_games r ON r.player_id = h.player_id
+                    WHERE r.public_id = $1 AND h.game_id <> $1
+                    """, [gameID]).first?.string(at: 0)
+                return other.map { .playerHasAnotherGame(gameID: $0) } ?? .notRunning
+            } catch let error as PostgresError where error.isForeignKeyViolation {
+                return .notRunning  // the game was stored (its row deleted) between the read and the insert
             }
-        } catch let error as PostgresError where error.isUniqueViolation {
-            // Another game of the player was claimed at the same moment (player_id UNIQUE).
-            let other = try connection.execute("""
-                SELECT h.game_id FROM game_holders h JOIN running_games r ON r.player_id = h.player_id
-                WHERE r.public_id = $1 AND h.game_id <> $1
-                """, [gameID]).first?.string(at: 0)
-            return other.map { .playerHasAnotherGame(gameID: $0) } ?? .notRunning
-        } catch let error as PostgresError where error.sqlState == "23503" {
-            return .notRunning  // the game was stored (its row deleted) between the read and the insert
+        }
+        return .notRunning  // not reached: the last attempt returns or throws
+    }
+
+    private func claimOnce(gameID: String, nodeID: String, now: Date, lease: TimeInterval) throws -> GameClaim {
+        try connection.transaction { db in
+            guard let player = try db.execute("SELECT player_id FROM running_games WHERE public_id = $1", [gameID]).first else {
+                return .notRunning
+            }
+            let playerID = player.int64(at: 0)
+            if let other = try db.execute("SELECT game_id FROM game_holders WHERE player_id = $1 AND game_id <> $2",
+                                          [playerID, gameID]).first {
+                return .playerHasAnotherGame(gameID: other.string(at: 0))
+            }
+            let claimed = try db.execute("""
+                INSERT INTO game_holders (game_id, player_id, node_id, released, since) VALUES ($1, $2, $3, false, $4)
+                ON CONFLICT (game_id) DO UPDATE SET node_id = excluded.node_id, released = false, since = excluded.since
+                WHERE game_holders.node_id = excluded.node_id OR game_holders.released
+                   OR NOT EXISTS (SELECT 1 FROM cluster_nodes n WHERE n.node_id = game_holders.node_id AND n.seen_at >= $5)
+                """, [gameID, playerID, nodeID, UTCCivilTime.text(now), Self.staleBefore(now, lease)])
+            if claimed.affectedRows == 1 { return .claimed }
+            guard let holder = try Self.holder(gameID, now: now, lease: lease, in: db) else { return .notRunning }
+            return .held(holder)
         }
     }
 

@@ -14,11 +14,14 @@ public struct StorageRepositories {
     public let games: any GameRepository
     public let runningGames: any RunningGameRepository
     public let leaderboards: any LeaderboardRepository
+    /// Who holds each running game in a cluster of nodes (unused by a single node).
+    public let cluster: any ClusterRepository
 
     public init(players: any PlayerRepository, linkCodes: any LinkCodeRepository, quota: any QuotaRepository,
                 entitlements: any EntitlementRepository, codes: any CodeRepository, orders: any OrderRepository,
                 paymentEvents: any PaymentEventRepository, settings: any SettingsRepository, games: any GameRepository,
-                runningGames: any RunningGameRepository, leaderboards: any LeaderboardRepository) {
+                runningGames: any RunningGameRepository, leaderboards: any LeaderboardRepository,
+                cluster: any ClusterRepository) {
         self.players = players
         self.linkCodes = linkCodes
         self.quota = quota
@@ -30,6 +33,7 @@ public struct StorageRepositories {
         self.games = games
         self.runningGames = runningGames
         self.leaderboards = leaderboards
+        self.cluster = cluster
     }
 }
 

@@ -29,7 +29,8 @@ public final class PostgresStorage: StorageConnection {
             settings: PostgresSettingsRepository(connection: connection),
             games: PostgresGameRepository(connection: connection),
             runningGames: PostgresRunningGameRepository(connection: connection, dailyFreePlays: settings.dailyFreePlays),
-            leaderboards: PostgresLeaderboardRepository(connection: connection))
+            leaderboards: PostgresLeaderboardRepository(connection: connection),
+            cluster: PostgresClusterRepository(connection: connection))
     }
 
     @discardableResult

@@ -41,6 +41,16 @@ public struct Game: Sendable {
         state = GameState(seed: seed, level: level)
     }
 
+    /// The game `log` describes, rebuilt by replaying it (`Replay`), paused, its log going on
+    /// from `log`: how a game moves to another server (a game is a pure function of seed,
+    /// level and input log).
+    public init(resuming log: InputLog, seed: UInt64, level: SpeedLevel, rulesVersion: Int = GameRules.version) throws(Replay.Failure) {
+        self.seed = seed
+        state = try Replay.run(seed: seed, level: level, log: log, rulesVersion: rulesVersion)
+        self.log = log
+        isPaused = !state.isOver
+    }
+
     /// A game from a scene built with `GameState`'s scene initialiser (tests).
     init(seed: UInt64, state: GameState) {
         self.seed = seed

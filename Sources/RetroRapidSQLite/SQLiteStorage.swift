@@ -27,7 +27,8 @@ public final class SQLiteStorage: StorageConnection {
             settings: SQLiteSettingsRepository(database: database),
             games: SQLiteGameRepository(database: database),
             runningGames: SQLiteRunningGameRepository(database: database, dailyFreePlays: settings.dailyFreePlays),
-            leaderboards: SQLiteLeaderboardRepository(database: database))
+            leaderboards: SQLiteLeaderboardRepository(database: database),
+            cluster: SQLiteClusterRepository(database: database))
     }
 
     @discardableResult

@@ -28,7 +28,9 @@ public final class GameServer: Sendable {
         /// What the rate limits take as now; tests move it.
         public var rateLimitClock: @Sendable () -> ContinuousClock.Instant = { .now }
         /// The bus to the other nodes sharing the database (`ClusterBusFactory`), not yet
-        /// started; nil for a node on its own (SQLite).
+        /// started: set, the server is a node (settings pushed across, games claimed, moved and
+        /// swept through `ClusterRepository` and `GameHandoff`); nil, it is the only one and
+        /// behaves as it always has.
         public var clusterBus: (any ClusterBus)?
 
         public init(configuration: ServerConfiguration) {
@@ -82,13 +84,15 @@ public final class GameServer: Sendable {
         let rateLimits = RateLimits(options.limits, metrics: metrics, clock: options.rateLimitClock)
         cluster = ClusterRelay(bus: options.clusterBus, mailbox: mailbox, worker: worker, events: events,
                                metrics: metrics, logger: logger)
+        let membership = options.clusterBus.map(ClusterMembership.init(bus:))
         let context = ServerComponentContext(configuration: configuration, worker: worker, mailbox: mailbox,
                                              metrics: metrics, events: events, logger: logger,
-                                             clientAddresses: clientAddresses, rateLimits: rateLimits, cluster: cluster)
+                                             clientAddresses: clientAddresses, rateLimits: rateLimits, cluster: cluster,
+                                             membership: membership)
         components = makeComponents(context)
         // Before the server listens: no player can start a game while the last run's are ended.
         do {
-            try GameRecovery.run(worker: worker, metrics: metrics, logger: logger)
+            try GameRecovery.run(worker: worker, metrics: metrics, logger: logger, cluster: membership)
         } catch {
             worker.shutdown()
             throw error

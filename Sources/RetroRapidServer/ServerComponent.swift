@@ -16,6 +16,9 @@ struct ServerComponentContext: Sendable {
     /// The other nodes of a cluster: publish to them, subscribe to what they say (inert on a
     /// single node).
     let cluster: ClusterRelay
+    /// What makes this server a node (its name, this process): set in cluster mode, nil on a
+    /// single node.
+    var membership: ClusterMembership? = nil
 }
 
 /// A part of the server that lives next to the HTTP API on the same service thread: the

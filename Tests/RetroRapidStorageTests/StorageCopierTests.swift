@@ -25,7 +25,7 @@ struct StorageCopierTests {
                 let tables = try sqliteTables(sqlite.database)
                 var inserted = 0
                 #expect(Set(report.tables.map(\.name)) == Set(tables))
-                #expect(report.appliedTargetMigrations == ["0001_initial"])
+                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes"])
                 for table in tables {
                     let expected = try sqliteRows(sqlite.database, table)
                     // The fixture reaches every table, so a table added later fails here until it does.
@@ -209,7 +209,7 @@ struct StorageCopierTests {
                 // Not even migrated: the target has no table at all.
                 #expect(try postgresDump(target.connection) == [])
             }
-            #expect(try sqlite.pendingMigrations().count == 3)
+            #expect(try sqlite.pendingMigrations().count == 4)
         }
     }
 
@@ -372,6 +372,10 @@ struct StorageCopierTests {
         let (running, _) = RunningPlay.dodge(seed: 7, level: .fast, steps: 20)
         try repositories.runningGames.checkpoint([GameCheckpoint(publicID: "00000000000000b1", log: running, durationMilliseconds: 9000)],
                                                  now: t0.addingTimeInterval(610))
+        // A node of a cluster holding one of them (migration 0007).
+        try repositories.cluster.join(nodeID: "node-a", instance: "i-1", now: t0.addingTimeInterval(620), lease: ClusterLease.lease)
+        #expect(try repositories.cluster.claim(gameID: "00000000000000b1", nodeID: "node-a", now: t0.addingTimeInterval(621),
+                                               lease: ClusterLease.lease) == .claimed)
 
         // A game stored before games kept their public id (migration 0005): public_id NULL.
         try sqlite.database.prepare("""
@@ -467,7 +471,7 @@ struct StorageCopierTests {
             SELECT table_name FROM information_schema.tables
             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'
             """).map { $0.string(at: 0) }
-        #expect(tables.count == 15)
+        #expect(tables.count == 17)
         for table in tables {
             #expect(try pg.execute("SELECT count(*) FROM \(table)").first?.int(at: 0) == 0, "\(table) holds rows after a failed copy")
         }

@@ -52,6 +52,21 @@ final class CheckpointWriter: @unchecked Sendable {
         self.logger = logger
     }
 
+    /// One game's whole log, written at once outside the periodic round, then `after` in the
+    /// same storage job: how a game handed to another node leaves it everything it needs
+    /// (`GameHandoff`). On the player's lane after any periodic checkpoint of the game already
+    /// handed over, so its row is the game's last; the session is gone from the host by then,
+    /// so the next round skips it.
+    func writeWhole<T: Sendable>(_ log: GameCheckpoint, playerID: Int64,
+                                 then after: @escaping @Sendable (StorageContext) throws -> T,
+                                 completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        precondition(log.movesBefore == 0, "a whole log starts at its first move")
+        worker.perform(orderedBy: playerID, { storage in
+            try storage.runningGames.checkpoint([log], compacting: false, now: storage.now)
+            return try after(storage)
+        }, then: completion)
+    }
+
     /// What one storage thread writes of a checkpoint.
     private struct Share {
         var games: [GameCheckpoint] = []

@@ -7,12 +7,31 @@ import RetroRapidSupport
 /// (`RunningGameRepository.recoverAll` has the rules). A graceful stop stores every game
 /// itself, deleting their rows, so after one there is nothing here to do.
 ///
+/// In a cluster the games left running may be other nodes', still running: none is ended here.
+/// The node joins (`ClusterRepository.join`, refused while another live process has its id)
+/// and releases the games its last run held, so their players get them back, paused at their
+/// last checkpoint, through whichever node they reconnect to; the ones nobody takes back
+/// within the disconnect grace are stored as `server_crash` by the sweep (`GameHandoff`).
+///
 /// Threading rule: called once by `GameServer.init` on the main thread, before the server
 /// listens (so before any player can start a game); the work runs on the storage thread and
 /// the main thread waits for it, which only start-up may do.
 enum GameRecovery {
     @discardableResult
-    static func run(worker: DatabaseWorker, metrics: Metrics, logger: Logger) throws -> [RecoveredGame] {
+    static func run(worker: DatabaseWorker, metrics: Metrics, logger: Logger,
+                    cluster: ClusterMembership? = nil) throws -> [RecoveredGame] {
+        if let cluster {
+            let (nodeID, instance) = (cluster.nodeID, cluster.instance)
+            let released = try worker.performAndWait { storage in
+                try storage.cluster.join(nodeID: nodeID, instance: instance, now: storage.now, lease: ClusterLease.lease)
+                return try storage.cluster.releaseAll(nodeID: nodeID, now: storage.now)
+            }
+            if released > 0 {
+                logger.notice("let go of the games this node's last run held; their players get them back on any node", metadata: [
+                    "cluster.node": nodeID, "games.released": String(released)])
+            }
+            return []
+        }
         let recovered = try worker.performAndWait { storage in
             try storage.runningGames.recoverAll(now: storage.now)
         }

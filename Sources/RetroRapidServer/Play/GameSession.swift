@@ -88,6 +88,26 @@ final class GameSession {
         runningSince = now
     }
 
+    /// A game that moved here from another node, rebuilt from its checkpointed log (`game`,
+    /// paused): it waits for its player until `deadline`, as after a dropped connection. The
+    /// log it was rebuilt from is in the database already, so its next checkpoint appends.
+    init(id: Int, gameID: String, playerID: Int64, resuming game: Game, practice: Bool, graceLimitMilliseconds: Int,
+         startedAt: Date, playedMilliseconds: Int, now: Int64, deadline: Int64) {
+        self.id = id
+        self.gameID = gameID
+        self.playerID = playerID
+        self.practice = practice
+        self.startedAt = startedAt
+        self.graceLimitMilliseconds = graceLimitMilliseconds
+        self.game = game
+        phase = .paused(.disconnected(deadline: deadline))
+        lastStepAt = now
+        nextStepAt = now + Int64(game.state.stepInterval) * 1000
+        playedMicroseconds = Int64(max(0, playedMilliseconds)) * 1000
+        runningSince = nil
+        checkpointed = LogSize(steps: game.log.steps, moves: game.log.moves.count)
+    }
+
     /// When `tick` must next be called: the next step, the end of a held crash's grace, or
     /// the end of a dropped connection's wait. Nil when nothing is due (paused, or over).
     var wakeAt: Int64? {

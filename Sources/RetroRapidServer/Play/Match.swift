@@ -34,6 +34,13 @@ final class Match {
             graceLimitMilliseconds: graceLimitMilliseconds, startedAt: startedAt, now: now)
     }
 
+    /// A match around a session built elsewhere (a game rebuilt from another node's checkpoint).
+    init(id: Int, seed: UInt64, session: GameSession) {
+        self.id = id
+        self.seed = seed
+        self.session = session
+    }
+
     /// When the match next needs a tick: a solo match starts at once, so its session's.
     var wakeAt: Int64? { session.wakeAt }
 

@@ -37,6 +37,8 @@ final class MatchHost: @unchecked Sendable {
     static let shutdownTimerID = -1
     /// The scheduler id of the checkpoint timer.
     static let checkpointTimerID = -2
+    /// The scheduler id of the cluster's timer (heartbeat, sweep, handoffs waiting).
+    static let clusterTimerID = -3
     /// How long the shutdown waits for clients to take their last messages and close.
     static let shutdownFlushMicroseconds: Int64 = 2_000_000
 
@@ -50,6 +52,9 @@ final class MatchHost: @unchecked Sendable {
     /// Set by `beginShutdown`: no new game starts or resumes.
     private(set) var shuttingDown = false
     private var shutdown: ShutdownProgress?
+    /// In cluster mode (a bus to other nodes): who holds each game, and moving games between
+    /// nodes (`GameHandoff`). Nil on a single node, where everything here stays as it was.
+    var handoff: GameHandoff?
 
     private struct ShutdownProgress {
         var completion: @Sendable (GameShutdownSummary) -> Void
@@ -80,6 +85,7 @@ final class MatchHost: @unchecked Sendable {
         scheduler.attach(context: context)
         watchdog.attach(context: context)
         scheduler.schedule(Self.checkpointTimerID, at: MonotonicClock.now() + checkpoints.interval)
+        if handoff != nil { scheduler.schedule(Self.clusterTimerID, at: MonotonicClock.now() + GameHandoff.tickMicroseconds) }
     }
 
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
@@ -131,7 +137,7 @@ final class MatchHost: @unchecked Sendable {
         }
         let gameID = Match.newGameID()
         let seed = Match.newSeed()
-        if practice {
+        if practice && handoff == nil {
             // Practice consumes no play and scores nothing: no need to wait for the database.
             let match = startMatch(gameID: gameID, playerID: identity.playerID, level: level, seed: seed, practice: true)
             recorder.recordPracticeStart(match)
@@ -142,19 +148,24 @@ final class MatchHost: @unchecked Sendable {
         startingPlayers.insert(identity.playerID)
         let connectionID = connection.id
         let playerID = identity.playerID
+        let nodeID = handoff?.nodeID
         // Keyed by the player, as every job of a game's life is (GameRecorder, CheckpointWriter):
         // its start, checkpoints, cancel and record run in this order on one storage thread.
         worker.perform(orderedBy: playerID, { storage in
+            let start = RunningGameStart(
+                publicID: gameID, playerID: playerID, level: level, seed: seed, practice: practice, startedAt: storage.now)
+            // In a cluster the game is also claimed for this node (one game per player, cluster-wide).
+            if let nodeID { return try GameHandoff.beginClaimed(start, nodeID: nodeID, storage: storage) }
             // The play and the game's running_games row, in one transaction.
-            try storage.runningGames.begin(RunningGameStart(
-                publicID: gameID, playerID: playerID, level: level, seed: seed, practice: false, startedAt: storage.now))
+            return try storage.runningGames.begin(start)
         }, then: { [self] result in
-            startAnswered(result, gameID: gameID, playerID: playerID, level: level, seed: seed, connectionID: connectionID)
+            startAnswered(result, gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice,
+                          connectionID: connectionID)
         })
     }
 
     private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64,
-                               level: SpeedLevel, seed: UInt64, connectionID: Int) {
+                               level: SpeedLevel, seed: UInt64, practice: Bool = false, connectionID: Int) {
         defer {
             // The shutdown may have been waiting for this start (after its cancel is queued).
             if shuttingDown { closeOnceStored() }
@@ -169,7 +180,7 @@ final class MatchHost: @unchecked Sendable {
                 if let connection { refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start")) }
                 return
             }
-            let match = startMatch(gameID: gameID, playerID: playerID, level: level, seed: seed, practice: false)
+            let match = startMatch(gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice)
             guard let connection, connection.closing == nil else {
                 // The play is spent and the player gone: the game waits for them, paused,
                 // like any game whose connection dropped.
@@ -181,6 +192,12 @@ final class MatchHost: @unchecked Sendable {
             attach(match, to: connection)
             send(.started(match.session.snapshot, quota: quota), to: connection)
             refreshIdleTimeout(connection)
+        case .failure(let error as GameElsewhereError):
+            if let connection {
+                refuse(connection, ProtocolError(.gameInProgress,
+                    "Game \(error.gameID) is waiting for you: send resume to go on with it, or quit to end it, before starting another.",
+                    inReplyTo: "start"))
+            }
         case .failure(let error as QuotaExhaustedError):
             if let connection {
                 connections.refuse(connection, ProtocolError(.noPlaysLeft, error.storeError.message, inReplyTo: "start"),
@@ -250,11 +267,18 @@ final class MatchHost: @unchecked Sendable {
             return
         }
         guard let match = matchByPlayer[identity.playerID], !match.session.isOver else {
+            // In a cluster the game may be held by another node, or left by a dead one: fetched here.
+            if let handoff, !shuttingDown { return handoff.fetch(.resume, for: identity, on: connection) }
             return refuse(connection, ProtocolError(.noGame, "You have no game to resume; send start for a new one.", inReplyTo: "resume"))
         }
         if shuttingDown {
             return refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; your game is being saved.", inReplyTo: "resume"))
         }
+        resume(match, on: connection, now: now)
+    }
+
+    /// Moves the player's game to `connection` and resumes it: `snapshot`, then `resumed`.
+    func resume(_ match: Match, on connection: WebSocketConnection, now: Int64) {
         let session = match.session
         takeOver(match, on: connection)
         send(.snapshot(session.snapshot), to: connection)
@@ -272,12 +296,20 @@ final class MatchHost: @unchecked Sendable {
     func quit(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection, now: Int64) {
         if connection.sessionID == nil, let match = matchByPlayer[identity.playerID], !match.session.isOver {
             takeOver(match, on: connection)
+        } else if connection.sessionID == nil, let handoff, !shuttingDown, connection.lastEndedGameID == nil {
+            // In a cluster the game may be held by another node: fetched here, then ended.
+            return handoff.fetch(.quit, for: identity, on: connection)
         }
+        quitGame(on: connection, now: now)
+    }
+
+    /// Ends the connection's game as abandoned (or says it has none).
+    func quitGame(on connection: WebSocketConnection, now: Int64) {
         withGame(of: connection, replyingTo: "quit") { session in .success(session.end(.abandoned, now: now)) }
     }
 
     /// Moves the player's game to `connection`; the connection that had it gets `detached`.
-    private func takeOver(_ match: Match, on connection: WebSocketConnection) {
+    func takeOver(_ match: Match, on connection: WebSocketConnection) {
         if let previous = match.playerConnection, previous !== connection {
             previous.sessionID = nil
             match.detach(previous)
@@ -327,6 +359,12 @@ final class MatchHost: @unchecked Sendable {
     private func timerDue(_ id: Int, now: Int64) {
         if id == Self.shutdownTimerID {
             completeShutdown()
+            return
+        }
+        if id == Self.clusterTimerID {
+            guard let handoff, shutdown == nil else { return }
+            scheduler.schedule(Self.clusterTimerID, at: now + GameHandoff.tickMicroseconds)
+            handoff.tick(now: now)
             return
         }
         if id == Self.checkpointTimerID {
@@ -382,6 +420,80 @@ final class MatchHost: @unchecked Sendable {
             refreshIdleTimeout(connection)
         }
         recorder.save(session, replyingTo: connection?.id)
+    }
+
+    // MARK: - Games moving between nodes (cluster mode, `GameHandoff`)
+
+    /// Makes a game rebuilt from its checkpoint (another node held it) one of this node's
+    /// matches, paused and waiting for its player as after a dropped connection. Nil when the
+    /// player already has a game here; a rebuilt game that had already crashed is stored as
+    /// the crash it is (and nil).
+    func adopt(gameID: String, playerID: Int64, game: Game, practice: Bool, startedAt: Date,
+               playedMilliseconds: Int) -> Match? {
+        guard matchByPlayer[playerID].map({ $0.session.isOver }) ?? true else { return nil }
+        lastID += 1
+        let now = MonotonicClock.now()
+        let session = GameSession(
+            id: lastID, gameID: gameID, playerID: playerID, resuming: game, practice: practice,
+            graceLimitMilliseconds: limits.latencyGraceMilliseconds, startedAt: startedAt,
+            playedMilliseconds: playedMilliseconds, now: now,
+            deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+        let match = Match(id: lastID, seed: game.seed, session: session)
+        matches[match.id] = match
+        matchByPlayer[playerID] = match
+        metrics.gamesRunning.set(Double(matches.count))
+        if game.state.isOver {
+            deliver(session.end(.crash, now: now), of: match)
+            return nil
+        }
+        reschedule(match)
+        logger.info("game taken over from its checkpoint", metadata: [
+            "game.id": gameID, "game.steps": String(game.log.steps)])
+        return match
+    }
+
+    /// Lets go of the player's game `gameID` for another node: its connection, if any, is told
+    /// the game moved (`detached`), it stops where it is and leaves this node's matches without
+    /// being stored. Returns it with its whole log, for the checkpoint the other node rebuilds
+    /// it from; nil when it is not here, or is ending (a held crash: this node stores it).
+    func letGo(gameID: String, playerID: Int64) -> (match: Match, log: GameCheckpoint)? {
+        guard let match = matchByPlayer[playerID], match.session.gameID == gameID, !match.session.isOver else { return nil }
+        if case .crashHeld = match.session.phase { return nil }
+        let now = MonotonicClock.now()
+        if let connection = match.playerConnection {
+            connection.sessionID = nil
+            match.detach(connection)
+            send(.detached(gameID: gameID), to: connection)
+            refreshIdleTimeout(connection)
+        }
+        match.session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+        guard let (log, _) = match.session.checkpoint(now: now, full: true) else { return nil }
+        scheduler.cancel(match.id)
+        matches[match.id] = nil
+        matchByPlayer[playerID] = nil
+        metrics.gamesRunning.set(Double(matches.count))
+        return (match, log)
+    }
+
+    /// The ids of the games this node runs now (for the heartbeat's check of what it holds).
+    var runningGameIDs: Set<String> {
+        Set(matches.values.lazy.filter { !$0.session.isOver }.map(\.session.gameID))
+    }
+
+    /// Drops a game another node took (this node's heartbeat had lapsed): its connection is told
+    /// the game moved, and nothing is stored here; the other node has it now.
+    func drop(gameID: String) {
+        guard let match = matches.values.first(where: { $0.session.gameID == gameID }) else { return }
+        _ = letGo(gameID: gameID, playerID: match.session.playerID)
+    }
+
+    /// A game `letGo` gave up whose release could not be written: it stays here, waiting.
+    func keep(_ match: Match) {
+        guard matchByPlayer[match.session.playerID] == nil else { return }
+        matches[match.id] = match
+        matchByPlayer[match.session.playerID] = match
+        metrics.gamesRunning.set(Double(matches.count))
+        reschedule(match)
     }
 
     // MARK: - Shutdown

@@ -1,4 +1,5 @@
 import RetroRapidDomain
+import RetroRapidRules
 import RetroRapidSupport
 
 /// Signs a game connection in: `hello`'s token goes to the storage thread (device sign-in,
@@ -40,29 +41,32 @@ final class ConnectionSignIn: @unchecked Sendable {
         connection.state = .authenticating
         let connectionID = connection.id
         let rateLimits = self.rateLimits
+        let cluster = host.handoff != nil
         // The serial lane (no key), with the API's device revocations: a sign-in that ran before
         // a revocation is answered before its event, which then closes the connection.
-        worker.perform({ storage -> (AuthenticatedDevice, QuotaStatus?) in
+        worker.perform({ storage -> (AuthenticatedDevice, QuotaStatus?, RunningGameRecord?) in
             let now = storage.now
             let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)
             let quota = try? storage.quota.status(playerID: device.player.id, now: now)
-            return (device, quota)
+            // In a cluster the player's waiting game may be on another node: the database knows.
+            let elsewhere = cluster ? try? storage.runningGames.running(playerID: device.player.id).first : nil
+            return (device, quota, elsewhere)
         }, then: { [self] result in
             helloAnswered(result, client: client, connectionID: connectionID)
         })
     }
 
-    private func helloAnswered(_ result: Result<(AuthenticatedDevice, QuotaStatus?), any Error>, client: String?,
-                               connectionID: Int) {
+    private func helloAnswered(_ result: Result<(AuthenticatedDevice, QuotaStatus?, RunningGameRecord?), any Error>,
+                               client: String?, connectionID: Int) {
         defer { metrics.flush() }
         guard let connection = connections[connectionID] else { return }  // gone meanwhile
         switch result {
-        case .success(let (device, quota)):
+        case .success(let (device, quota, elsewhere)):
             let identity = WebSocketConnection.Identity(
                 playerID: device.player.id, deviceID: device.deviceID,
                 publicID: device.player.publicID, displayName: device.player.displayName)
             connections.signedIn(connection, as: identity)
-            let resumable = host.game(of: identity.playerID)?.snapshot
+            let resumable = host.game(of: identity.playerID)?.snapshot ?? elsewhere.flatMap(Self.waitingSnapshot)
             connections.send(.welcome(.init(playerID: identity.publicID, displayName: identity.displayName, quota: quota,
                                             resumable: resumable, limits: limits)), to: connection)
             host.refreshIdleTimeout(connection)
@@ -82,6 +86,17 @@ final class ConnectionSignIn: @unchecked Sendable {
             connections.refuse(connection, ProtocolError(.unavailable, "The server could not check your token just now; connect again shortly.",
                 inReplyTo: "hello", close: .init(code: ProtocolError.Close.tryAgainLater, reason: "try again later")))
         }
+    }
+
+    /// The picture of a game running on another node (or left by a dead one) as its last
+    /// checkpoint has it, paused: what `resume` here brings back (`GameHandoff`).
+    static func waitingSnapshot(_ record: RunningGameRecord) -> ServerMessage.GameSnapshot? {
+        guard let log = try? InputLog(encoded: record.inputLog),
+              let game = try? Game(resuming: log, seed: record.seed, level: record.level, rulesVersion: record.rulesVersion),
+              !game.state.isOver
+        else { return nil }
+        return GameSession(id: 0, gameID: record.publicID, playerID: record.playerID, resuming: game, practice: record.practice,
+                           graceLimitMilliseconds: 0, startedAt: record.startedAt, playedMilliseconds: 0, now: 0, deadline: 0).snapshot
     }
 
     /// `too_many_failed_sign_ins` with the seconds to wait, and close 4429 (like HTTP 429).

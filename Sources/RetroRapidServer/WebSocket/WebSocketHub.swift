@@ -69,6 +69,13 @@ public final class WebSocketHub: @unchecked Sendable {
         host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: metrics, logger: logger)
         signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
                                   rateLimits: rateLimits, metrics: metrics, logger: logger)
+        if let membership = context.membership {
+            host.handoff = GameHandoff(cluster: membership, relay: context.cluster, host: host, worker: worker,
+                                       connections: connections, limits: limits, logger: logger)
+            // The relay owns the bus (started and stopped by GameServer) and hands every message
+            // from another node to its observers on the service thread.
+            context.cluster.subscribe { [unowned self] envelope in self.clusterMessage(envelope) }
+        }
         let events = context.events
         events.subscribeToSettingsChanges { [unowned self] playerID, deviceID, settings in
             self.pushSettings(playerID: playerID, settings: settings, exceptDevice: deviceID)
@@ -125,6 +132,18 @@ public final class WebSocketHub: @unchecked Sendable {
         host.attach(context: context)
     }
 
+    /// A message from another node (bus thread → `ClusterRelay` → mailbox → here, the service
+    /// thread).
+    func clusterMessage(_ envelope: ClusterEnvelope) {
+        assertOnServiceThread()
+        switch envelope.message {
+        case .releaseGame, .gameReleased:
+            host.handoff?.received(envelope)
+        case .settingsChanged, .deviceRevoked:
+            break  // ClusterRelay turns these into local PlayerEvents itself
+        }
+    }
+
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
     func protocolDestroyed() {
         host.detach()
@@ -137,7 +156,12 @@ public final class WebSocketHub: @unchecked Sendable {
 
     func beginShutdown(reason: GameEndReason, completion: @escaping @Sendable (GameShutdownSummary) -> Void) {
         assertOnServiceThread()
-        host.beginShutdown(reason: reason, completion: completion)
+        guard let handoff = host.handoff else { return host.beginShutdown(reason: reason, completion: completion) }
+        host.beginShutdown(reason: reason) { summary in
+            // Every game is stored: this node's row goes (GameServer stops the bus after).
+            handoff.leave()
+            completion(summary)
+        }
     }
 
     // MARK: - Connections

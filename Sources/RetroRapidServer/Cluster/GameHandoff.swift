@@ -1,0 +1,421 @@
+import Foundation
+import RetroRapidDomain
+import RetroRapidLWS
+import RetroRapidRules
+import RetroRapidSupport
+
+/// This node's part in a cluster's games (docs/ARCHITECTURE.md, "Where a game lives"): every
+/// game it starts is claimed for it in `game_holders` (`ClusterRepository`); a player's game
+/// held by another node is fetched here when they resume or quit it on this node; a game asked
+/// for by another node is let go; the node's heartbeat; and the sweep that stores the games
+/// nobody took back in time.
+///
+/// Fetching a game held by node A, for a player on this node (B):
+/// 1. B claims it (one conditional write). It succeeds at once if nobody holds it, A released
+///    it, or A's heartbeat is older than the lease (A died).
+/// 2. Otherwise B publishes `releaseGame` to A. A checkpoints the game's whole log, drops it from
+///    memory (its connection, if any, gets `detached`), marks it released and publishes
+///    `gameReleased`; B then claims it. If A does not answer within `releaseWaitMicroseconds`
+///    (SIGKILL), B retries until A's lease has lapsed and claims it anyway, from the last
+///    checkpoint A wrote.
+/// 3. B rebuilds the game from seed, level and log (`Game(resuming:)`) and offers it paused with
+///    a `snapshot`, exactly as a resume after a dropped connection (docs/PROTOCOL.md), or ends it
+///    for a `quit`.
+/// The bus only hints; every decision is the database's claim, so a lost message costs time
+/// (the lease), never a game, and two nodes never both run one.
+///
+/// Threading rule: owned by the `MatchHost` on the libwebsockets service thread: its timer
+/// (`MatchHost.clusterTimerID`) calls `tick`, the bus's messages arrive through the mailbox
+/// (`WebSocketHub.clusterMessage`), and the worker's completions come back there.
+final class GameHandoff: @unchecked Sendable {
+    // @unchecked: the mutable state is confined to the service thread (see above), where the
+    // worker's completions and the bus's messages run.
+
+    /// How often `tick` runs: the waits below are checked at this grain.
+    static let tickMicroseconds: Int64 = 250_000
+    /// How long a fetch waits for the holder's `gameReleased` before it waits for the lease.
+    static let releaseWaitMicroseconds: Int64 = 2_000_000
+    /// How often the sweep looks for games nobody holds.
+    static let sweepMicroseconds: Int64 = 5_000_000
+
+    let nodeID: String
+    /// This process's random name: a second process started with the same node id is refused.
+    let instance: String
+    /// Where this node's messages go (counted by kind there).
+    let relay: ClusterRelay
+    let worker: DatabaseWorker
+    let connections: ConnectionRegistry
+    let limits: WebSocketLimits
+    let logger: Logger
+    unowned let host: MatchHost
+
+    /// What the node asks for, per player: at most one fetch at a time.
+    private var fetches: [Int64: Fetch] = [:]
+    /// Games let go of whose release is being written, by id (kept here if it fails).
+    private var leaving: [String: Match] = [:]
+    private var nextHeartbeat: Int64 = 0
+    private var heartbeatInFlight = false
+    private var nextSweep: Int64 = 0
+    private var sweepInFlight = false
+
+    enum Purpose {
+        case resume, quit
+    }
+
+    private struct Fetch {
+        var purpose: Purpose
+        var identity: WebSocketConnection.Identity
+        var connectionID: Int
+        /// When `releaseGame` went out (nil: not asked yet).
+        var askedAt: Int64?
+        var retryAt: Int64
+        var giveUpAt: Int64
+        var inFlight = false
+    }
+
+    /// What the database said about the player's game.
+    private enum FetchAnswer: Sendable {
+        case none
+        case claimed(RunningGameRecord)
+        case held(GameHolder)
+        case elsewhere(gameID: String)
+    }
+
+    init(cluster: ClusterMembership, relay: ClusterRelay, host: MatchHost, worker: DatabaseWorker,
+         connections: ConnectionRegistry, limits: WebSocketLimits, logger: Logger) {
+        nodeID = cluster.nodeID
+        instance = cluster.instance
+        self.relay = relay
+        self.host = host
+        self.worker = worker
+        self.connections = connections
+        self.limits = limits
+        self.logger = logger
+    }
+
+    // MARK: - Starting (storage thread)
+
+    /// A game's start in a cluster, on the storage thread: refused while the player has a
+    /// running game anywhere; else begun (its play taken) and claimed for `nodeID`. A claim
+    /// lost to a game of the player's started at the same moment on another node gives the
+    /// play back and refuses too, so a player never runs two games.
+    /// - Throws: `GameElsewhereError`, and what `RunningGameRepository.begin` throws.
+    static func beginClaimed(_ start: RunningGameStart, nodeID: String, storage: StorageContext) throws -> QuotaStatus? {
+        if let running = try storage.runningGames.running(playerID: start.playerID).first {
+            throw GameElsewhereError(gameID: running.publicID)
+        }
+        let quota = try storage.runningGames.begin(start)
+        switch try storage.cluster.claim(gameID: start.publicID, nodeID: nodeID, now: storage.now, lease: ClusterLease.lease) {
+        case .claimed:
+            return quota
+        case .playerHasAnotherGame(let other):
+            try storage.runningGames.cancel(publicID: start.publicID)
+            throw GameElsewhereError(gameID: other)
+        case .held, .notRunning:
+            // Not reached for a game begun just now; give it back rather than run it unheld.
+            try storage.runningGames.cancel(publicID: start.publicID)
+            throw GameElsewhereError(gameID: start.publicID)
+        }
+    }
+
+    // MARK: - Fetching a game held elsewhere
+
+    /// The player has no game on this node and asked to resume or quit: find theirs in the
+    /// database and bring it here (see the type's comment). The answer goes to `connection`.
+    func fetch(_ purpose: Purpose, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
+        let type = purpose == .resume ? "resume" : "quit"
+        guard fetches[identity.playerID] == nil else {
+            return connections.refuse(connection, ProtocolError(.unavailable,
+                "Your game is on its way from another server; try again in a moment.", inReplyTo: type))
+        }
+        let now = MonotonicClock.now()
+        // The lease, one heartbeat for the second-granular times, and the release's wait.
+        let patience = Int64((ClusterLease.lease + ClusterLease.heartbeat) * 1_000_000) + Self.releaseWaitMicroseconds
+        fetches[identity.playerID] = Fetch(purpose: purpose, identity: identity, connectionID: connection.id,
+                                           retryAt: now, giveUpAt: now + patience)
+        attempt(identity.playerID)
+    }
+
+    private func attempt(_ playerID: Int64) {
+        guard var fetch = fetches[playerID], !fetch.inFlight else { return }
+        fetch.inFlight = true
+        fetches[playerID] = fetch
+        let nodeID = self.nodeID
+        // On the player's lane, with the rest of their game's jobs (start, checkpoints, record).
+        worker.perform(orderedBy: playerID, { storage -> FetchAnswer in
+            guard let game = try storage.runningGames.running(playerID: playerID).first else { return .none }
+            switch try storage.cluster.claim(gameID: game.publicID, nodeID: nodeID, now: storage.now, lease: ClusterLease.lease) {
+            case .claimed:
+                // Read again after the claim: the holder's last checkpoint came before its release.
+                return try storage.runningGames.running(publicID: game.publicID).map(FetchAnswer.claimed) ?? .none
+            case .held(let holder): return .held(holder)
+            case .notRunning: return .none
+            case .playerHasAnotherGame(let other): return .elsewhere(gameID: other)
+            }
+        }, then: { [self] result in
+            answered(result, playerID: playerID)
+        })
+    }
+
+    private func answered(_ result: Result<FetchAnswer, any Error>, playerID: Int64) {
+        guard var fetch = fetches[playerID] else { return }
+        fetch.inFlight = false
+        let now = MonotonicClock.now()
+        let connection = connections[fetch.connectionID].flatMap { $0.closing == nil ? $0 : nil }
+        let type = fetch.purpose == .resume ? "resume" : "quit"
+        switch result {
+        case .success(.claimed(let record)):
+            fetches[playerID] = nil
+            takeOver(record, for: fetch, on: connection, now: now)
+        case .success(.none):
+            fetches[playerID] = nil
+            guard let connection else { return }
+            if fetch.purpose == .resume {
+                connections.refuse(connection, ProtocolError(.noGame, "You have no game to resume; send start for a new one.", inReplyTo: type))
+            } else {
+                host.quitGame(on: connection, now: now)  // says there is no game, as on a single node
+            }
+        case .success(.held(let holder)):
+            guard connection != nil, now < fetch.giveUpAt else { return giveUp(fetch, on: connection) }
+            if fetch.askedAt == nil {
+                relay.publish(.releaseGame(gameID: holder.gameID, playerID: playerID, owner: holder.nodeID))
+                fetch.askedAt = now
+                fetch.retryAt = now + Self.releaseWaitMicroseconds
+                logger.info("asked another node for a player's game", metadata: [
+                    "game.id": holder.gameID, "cluster.holder": holder.nodeID])
+            } else {
+                // The holder did not answer: its lease decides (it ends at most a lease after its last heartbeat).
+                fetch.retryAt = now + Int64(ClusterLease.heartbeat * 1_000_000) / 2
+            }
+            fetches[playerID] = fetch
+        case .success(.elsewhere):
+            guard connection != nil, now < fetch.giveUpAt else { return giveUp(fetch, on: connection) }
+            fetch.retryAt = now + Int64(ClusterLease.heartbeat * 1_000_000) / 2
+            fetches[playerID] = fetch
+        case .failure(let error):
+            fetches[playerID] = nil
+            logger.error("could not fetch a player's game", metadata: ["player.row": String(playerID), "error": "\(error)"])
+            if let connection {
+                connections.refuse(connection, ProtocolError(.unavailable, "Your game could not be fetched just now; try again.", inReplyTo: type))
+            }
+        }
+    }
+
+    private func giveUp(_ fetch: Fetch, on connection: WebSocketConnection?) {
+        fetches[fetch.identity.playerID] = nil
+        guard let connection else { return }
+        connections.refuse(connection, ProtocolError(.unavailable,
+            "Your game is held by another server that does not let go of it; try again in a few seconds.",
+            inReplyTo: fetch.purpose == .resume ? "resume" : "quit"))
+    }
+
+    /// The claim is this node's: rebuild the game and hand it to the player (or end it).
+    private func takeOver(_ record: RunningGameRecord, for fetch: Fetch, on connection: WebSocketConnection?, now: Int64) {
+        let game: Game
+        do {
+            game = try Game(resuming: InputLog(encoded: record.inputLog), seed: record.seed, level: record.level,
+                            rulesVersion: record.rulesVersion)
+        } catch {
+            // Unreadable checkpoints: let go again, so the sweep stores what can be read of it.
+            logger.error("a game taken over cannot be rebuilt from its checkpoints", metadata: [
+                "game.id": record.publicID, "error": "\(error)"])
+            release(record.publicID, playerID: record.playerID)
+            if let connection {
+                connections.refuse(connection, ProtocolError(.unavailable, "Your game could not be rebuilt; it will be saved as it stood.",
+                                                             inReplyTo: fetch.purpose == .resume ? "resume" : "quit"))
+            }
+            return
+        }
+        guard let match = host.adopt(gameID: record.publicID, playerID: record.playerID, game: game, practice: record.practice,
+                                     startedAt: record.startedAt, playedMilliseconds: record.durationMilliseconds) else {
+            // A game of the player's runs here already, or this one had crashed at its last
+            // checkpoint (and is being stored as that crash).
+            guard let connection else { return }
+            if host.game(of: record.playerID) != nil { return host.resume(for: fetch.identity, on: connection, now: now) }
+            connections.refuse(connection, ProtocolError(.gameOver, "Game \(record.publicID) is over; start a new one.",
+                                                         inReplyTo: fetch.purpose == .resume ? "resume" : "quit"))
+            return
+        }
+        // The player's connection may have gone meanwhile: the game then waits here, paused.
+        guard let connection else { return }
+        switch fetch.purpose {
+        case .resume:
+            host.resume(match, on: connection, now: now)
+        case .quit:
+            host.takeOver(match, on: connection)
+            host.quitGame(on: connection, now: now)
+        }
+    }
+
+    // MARK: - Letting go of a game another node asks for
+
+    /// The bus's messages, on the service thread (`WebSocketHub.clusterMessage`).
+    func received(_ envelope: ClusterEnvelope) {
+        switch envelope.message {
+        case .releaseGame(let gameID, let playerID, let owner) where owner == nodeID:
+            letGo(gameID, playerID: playerID, to: envelope.sender)
+        case .gameReleased(_, let playerID):
+            guard var fetch = fetches[playerID] else { return }
+            fetch.retryAt = MonotonicClock.now()
+            fetches[playerID] = fetch
+            attempt(playerID)
+        default:
+            break
+        }
+    }
+
+    /// Checkpoints the game's whole log, marks it released and says so; its connection here,
+    /// if any, is told the game moved. A game that is ending here (a held crash) stays: this
+    /// node stores it, and the asking node then finds it gone.
+    private func letGo(_ gameID: String, playerID: Int64, to asker: String) {
+        guard let (match, log) = host.letGo(gameID: gameID, playerID: playerID) else {
+            // Not running here (this process never had it, or it ended): release the row in
+            // case it names this node, so the asker need not wait for the lease.
+            if host.game(of: playerID)?.gameID != gameID { release(gameID, playerID: playerID) }
+            return
+        }
+        let nodeID = self.nodeID
+        leaving[gameID] = match
+        host.checkpoints.writeWhole(log, playerID: playerID, then: { storage in
+            try storage.cluster.release(gameID: gameID, nodeID: nodeID, now: storage.now)
+        }, completion: { [self] result in
+            let match = leaving.removeValue(forKey: gameID)
+            switch result {
+            case .success:
+                relay.publish(.gameReleased(gameID: gameID, playerID: playerID))
+                logger.info("game handed to another node", metadata: [
+                    "game.id": gameID, "game.steps": String(log.steps), "cluster.to": asker])
+            case .failure(let error):
+                logger.error("could not hand a game to another node; it stays here", metadata: [
+                    "game.id": gameID, "error": "\(error)"])
+                if let match { host.keep(match) }
+            }
+        })
+    }
+
+    /// Marks the game released if this node holds it, and says so.
+    private func release(_ gameID: String, playerID: Int64) {
+        let nodeID = self.nodeID
+        worker.perform(orderedBy: playerID, { storage in
+            try storage.cluster.release(gameID: gameID, nodeID: nodeID, now: storage.now)
+        }, then: { [self] result in
+            if case .success(true) = result { relay.publish(.gameReleased(gameID: gameID, playerID: playerID)) }
+        })
+    }
+
+    // MARK: - Heartbeat, sweep, waits
+
+    /// Every `tickMicroseconds`: the fetches whose wait is over, the heartbeat, the sweep.
+    func tick(now: Int64) {
+        for (playerID, fetch) in fetches where !fetch.inFlight && fetch.retryAt <= now {
+            attempt(playerID)
+        }
+        if !heartbeatInFlight && now >= nextHeartbeat {
+            heartbeatInFlight = true
+            nextHeartbeat = now + Int64(ClusterLease.heartbeat * 1_000_000)
+            let (nodeID, instance) = (self.nodeID, self.instance)
+            // Only games running now are checked: each was claimed before it began here.
+            let running = host.runningGameIDs
+            worker.perform({ storage -> (Bool, Set<String>) in
+                let mine = try storage.cluster.heartbeat(nodeID: nodeID, instance: instance, now: storage.now)
+                return (mine, try storage.cluster.heldGames(nodeID: nodeID))
+            }, then: { [self] result in
+                heartbeatInFlight = false
+                switch result {
+                case .success(let (true, held)):
+                    // A game another node took while this one's heartbeat had lapsed (a stalled
+                    // node, not a dead one) runs there now: it must not run on here too.
+                    for gameID in running.subtracting(held) {
+                        logger.warning("a game this node ran was taken by another node (this node's heartbeat had lapsed); dropped here",
+                                       metadata: ["game.id": gameID])
+                        host.drop(gameID: gameID)
+                    }
+                case .success((false, _)):
+                    logger.critical("another process has taken this node's id (this one was taken for dead); its games may run twice",
+                                    metadata: ["cluster.node": nodeID])
+                case .failure(let error):
+                    logger.error("could not write this node's heartbeat", metadata: ["error": "\(error)"])
+                }
+            })
+        }
+        if !sweepInFlight && now >= nextSweep {
+            sweepInFlight = true
+            nextSweep = now + Self.sweepMicroseconds
+            sweep()
+        }
+    }
+
+    /// Stores the games no live node has held for the disconnect grace (their holder died, or
+    /// let go of them, and their player did not come back), as a restart stores a crashed
+    /// node's: `server_crash`, play given back. Each is claimed first, so one node stores it,
+    /// on its player's lane; one this node runs or is fetching is left alone (a claim by the
+    /// holder itself succeeds, so the sweep must not take it from its own fetch).
+    private func sweep() {
+        let grace = TimeInterval(limits.disconnectGraceSeconds)
+        worker.perform({ storage in
+            try storage.cluster.orphans(now: storage.now, lease: ClusterLease.lease, grace: grace)
+        }, then: { [self] result in
+            sweepInFlight = false
+            switch result {
+            case .success(let orphans):
+                for orphan in orphans where fetches[orphan.playerID] == nil && host.game(of: orphan.playerID)?.gameID != orphan.gameID {
+                    store(orphan.gameID, playerID: orphan.playerID)
+                }
+            case .failure(let error):
+                logger.error("could not look for the games nobody holds", metadata: ["error": "\(error)"])
+            }
+        })
+    }
+
+    private func store(_ gameID: String, playerID: Int64) {
+        let nodeID = self.nodeID
+        worker.perform(orderedBy: playerID, { storage -> RecordedGame? in
+            guard case .claimed = try storage.cluster.claim(gameID: gameID, nodeID: nodeID, now: storage.now,
+                                                           lease: ClusterLease.lease) else { return nil }
+            return try Self.storeAsServerCrash(gameID, storage: storage)
+        }, then: { [self] result in
+            switch result {
+            case .success(let recorded?):
+                let game = recorded.game
+                logger.info("game nobody took back saved", metadata: [
+                    "game.id": game.displayID, "game.score": String(game.score), "game.steps": String(game.steps),
+                    "game.end": game.endReason.rawValue, "game.play_refunded": String(game.playRefunded)])
+            case .success(nil):
+                break  // taken meanwhile
+            case .failure(let error):
+                logger.error("could not save a game nobody took back", metadata: ["game.id": gameID, "error": "\(error)"])
+            }
+        })
+    }
+
+    /// Ends a running game this node claimed from its checkpoints and stores it, by the rules
+    /// `RunningGameRepository.recoverAll` applies at a single node's start (`RunningGameRecovery`):
+    /// re-simulated, `server_crash` (or the `crash` its checkpoint already shows), its free
+    /// play given back.
+    /// The play is given back before the game is stored, so a node dying in between leaves a
+    /// game the next sweep stores the same way (giving back twice is a no-op).
+    static func storeAsServerCrash(_ gameID: String, storage: StorageContext) throws -> RecordedGame? {
+        guard let row = try storage.runningGames.running(publicID: gameID) else { return nil }
+        let recovery = RunningGameRecovery(row, problem: nil)
+        if recovery.givesBackPlay { try storage.cluster.refundPlay(playerID: row.playerID, gameID: gameID) }
+        return try storage.games.record(recovery.game(playRefunded: recovery.givesBackPlay))
+    }
+
+    // MARK: - Start and stop
+
+    /// At a graceful stop, after every game was stored: this node's row goes, so its id is
+    /// free at once for its next start.
+    func leave() {
+        let (nodeID, instance) = (self.nodeID, self.instance)
+        worker.perform({ storage in try storage.cluster.leave(nodeID: nodeID, instance: instance) }, then: { [self] result in
+            if case .failure(let error) = result {
+                logger.warning("could not remove this node's row; its id is free once its lease ends", metadata: ["error": "\(error)"])
+            }
+        })
+    }
+}
+
+/// A start refused because the player's game `gameID` runs (or waits) on some node.
+struct GameElsewhereError: Error, Sendable {
+    let gameID: String
+}

@@ -71,8 +71,10 @@ class Player:
         self.started_at = None
 
 
-async def play_through_a(node, player, stop):
-    """Plays games one after another, following the safe-lane cue, until the connection drops."""
+async def play_through_a(node, player, stop, dodging=True):
+    """Plays games one after another until the connection drops: following the safe-lane cue
+    (`dodging`, a game that lasts), or never moving (a game that crashes within seconds, so
+    scores are acknowledged all through the run)."""
     client = await GameClient.signed_in(node, player.token)
     try:
         while True:
@@ -83,7 +85,7 @@ async def play_through_a(node, player, stop):
                 message = await client.recv(timeout=15)
                 if message["type"] == "step":
                     player.steps.append((time.monotonic(), message["step"], message["score"]))
-                    direction = nearest_safe_move(message)
+                    direction = nearest_safe_move(message) if dodging else None
                     if direction:
                         goal = min(message["safeLanes"], key=lambda lane: abs(lane - message["lane"]))
                         for _ in range(abs(goal - message["lane"])):
@@ -136,8 +138,11 @@ def test_a_killed_node_loses_no_acknowledged_score_and_its_games_come_back_throu
 
         async def load_then_kill():
             stops = [asyncio.Event() for _ in players]
-            tasks = [asyncio.create_task(play_through_a(a, p, s)) for p, s in zip(players, stops)]
-            await asyncio.sleep(6)  # long enough for games to end and start again, and to checkpoint
+            # Half the players never move (their games crash and start again: scores acknowledged
+            # all through the run), half dodge (their games are running when A dies).
+            tasks = [asyncio.create_task(play_through_a(a, p, s, dodging=index % 2 == 0))
+                     for index, (p, s) in enumerate(zip(players, stops))]
+            await asyncio.sleep(10)  # long enough for games to end and start again, and to checkpoint
             a.process.send_signal(signal.SIGKILL)
             await asyncio.gather(*tasks)
 

@@ -9,7 +9,10 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO, start_server
+from postgres_databases import backend
 from ws_client import GameClient, create_player, nearest_safe_move, run
 
 BINARY = str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
@@ -39,6 +42,8 @@ async def play_until(client, score):
                 await client.send(type="move", direction=direction, step=message["step"])
 
 
+@pytest.mark.skipif(backend() == "postgres", reason="on PostgreSQL a server is a cluster node: a restart gives the game "
+                    "back instead of storing it (test_a_node_restarted_after_sigkill_offers_its_game_back)")
 def test_a_game_cut_by_sigkill_is_saved_as_server_crash_at_restart_and_its_play_refunded(tmp_path):
     folder = tmp_path / "server"
     first = start_server(folder, *CHECKPOINT)
@@ -136,3 +141,52 @@ def test_a_game_cut_by_sigkill_is_saved_as_server_crash_at_restart_and_its_play_
         assert ends == [(game_id, "server_crash"), (second_game, "shutdown")] and running == 0
     finally:
         third.stop()
+
+
+@pytest.mark.skipif(backend() != "postgres", reason="cluster mode: a server on PostgreSQL")
+def test_a_node_restarted_after_sigkill_offers_its_game_back(tmp_path):
+    """On PostgreSQL every server is a node of a cluster (docs/OPERATIONS.md, "What happens when
+    a node dies"): restarted at once after SIGKILL, it waits out its dead predecessor's
+    heartbeat instead of refusing to start, and offers the player the game, paused at its last
+    checkpoint, instead of storing it."""
+    folder = tmp_path / "server"
+    first = start_server(folder, *CHECKPOINT)
+    token = create_player(first, "Crash Test")
+
+    async def before_the_crash():
+        client = await GameClient.signed_in(first, token)
+        started = await client.start("rapid")
+        last = await play_until(client, 3)
+        await client.send(type="pause")
+        while (message := await client.recv(timeout=5))["type"] != "paused":
+            if message["type"] == "step":
+                last = message
+        return started, last
+
+    started, last = run(before_the_crash())
+    game_id = started["game"]["gameId"]
+    time.sleep(1.0)  # five checkpoint intervals
+    first.process.send_signal(signal.SIGKILL)
+    assert first.process.wait(timeout=10) == -signal.SIGKILL
+
+    began = time.monotonic()
+    second = start_server(folder, *CHECKPOINT)
+    try:
+        assert time.monotonic() - began < 15, "the restart waited longer than the lease"
+        assert "waiting for its heartbeat to lapse" in second.log()
+
+        async def after_the_restart():
+            client = await GameClient.signed_in(second, token)
+            resumable = client.welcome["resumable"]
+            await client.send(type="resume")
+            answer, _ = await client.until(lambda m: m["type"] in ("snapshot", "error"), timeout=30)
+            await client.close()
+            return resumable, answer
+
+        resumable, answer = run(after_the_restart())
+        assert resumable is not None and resumable["gameId"] == game_id
+        assert answer["type"] == "snapshot", answer
+        assert answer["game"]["gameId"] == game_id and answer["game"]["step"] == last["step"]
+        assert second.query("SELECT count(*) FROM games") == [(0,)]
+    finally:
+        second.stop()

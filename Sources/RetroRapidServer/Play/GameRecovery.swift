@@ -1,3 +1,4 @@
+import Foundation
 import RetroRapidDomain
 import RetroRapidSupport
 
@@ -21,11 +22,8 @@ enum GameRecovery {
     static func run(worker: DatabaseWorker, metrics: Metrics, logger: Logger,
                     cluster: ClusterMembership? = nil) throws -> [RecoveredGame] {
         if let cluster {
-            let (nodeID, instance) = (cluster.nodeID, cluster.instance)
-            let released = try worker.performAndWait { storage in
-                try storage.cluster.join(nodeID: nodeID, instance: instance, now: storage.now, lease: ClusterLease.lease)
-                return try storage.cluster.releaseAll(nodeID: nodeID, now: storage.now)
-            }
+            let nodeID = cluster.nodeID
+            let released = try joinWaitingOutADeadPredecessor(cluster, worker: worker, logger: logger)
             if released > 0 {
                 logger.notice("let go of the games this node's last run held; their players get them back on any node", metadata: [
                     "cluster.node": nodeID, "games.released": String(released)])
@@ -56,5 +54,33 @@ enum GameRecovery {
         logger.notice("saved the games the last run left running (it did not stop cleanly)", metadata: [
             "games.recovered": String(recovered.count), "plays.refunded": String(refunded)])
         return recovered
+    }
+
+    /// Joins the cluster as this node and lets go of the games its last run held.
+    ///
+    /// A process that died (SIGKILL, a crash: the case a service manager restarts it for) leaves
+    /// its heartbeat fresh for up to the lease, so the first refusal is waited out once, until
+    /// that heartbeat is older than the lease. A refusal after that wait is another live process
+    /// with this node id (its heartbeat moved on), and stands.
+    private static func joinWaitingOutADeadPredecessor(_ cluster: ClusterMembership, worker: DatabaseWorker,
+                                                       logger: Logger) throws -> Int {
+        let (nodeID, instance) = (cluster.nodeID, cluster.instance)
+        var waited = false
+        while true {
+            do {
+                return try worker.performAndWait { storage in
+                    try storage.cluster.join(nodeID: nodeID, instance: instance, now: storage.now, lease: ClusterLease.lease)
+                    return try storage.cluster.releaseAll(nodeID: nodeID, now: storage.now)
+                }
+            } catch let inUse as ClusterNodeInUseError {
+                guard !waited else { throw inUse }
+                waited = true
+                // Whole seconds are stored: one more second covers the rounding.
+                let wait = min(ClusterLease.lease + 1, max(0.5, inUse.seenAt.timeIntervalSinceNow + ClusterLease.lease + 1))
+                logger.notice("another process was node \(nodeID) moments ago; waiting for its heartbeat to lapse (it died, or is still running and this start will be refused)", metadata: [
+                    "cluster.node": nodeID, "cluster.seen_at": UTCCivilTime.text(inUse.seenAt), "wait.seconds": String(format: "%.1f", wait)])
+                Thread.sleep(forTimeInterval: wait)
+            }
+        }
     }
 }

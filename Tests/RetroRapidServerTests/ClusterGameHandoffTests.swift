@@ -21,14 +21,14 @@ import Testing
 struct ClusterGameHandoffTests {
     /// A node on `network`, on `databasePath` if given (else its own new file), or on the
     /// PostgreSQL database `postgres`.
-    private func node(_ id: String, on network: TestClusterNetwork, databasePath: String? = nil, postgres: TestPostgresDatabase? = nil,
+    private func node(_ id: String, on network: InProcessClusterNetwork, databasePath: String? = nil, postgres: TestPostgresDatabase? = nil,
                       clock: MovableClock? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> RunningGameServer {
         try RunningGameServer { options in
             if let databasePath { options.configuration.databasePath = databasePath }
             if let postgres { options.configuration.databaseURL = try! DatabaseURL(parsing: postgres.url) }
             options.configuration.checkpointIntervalMilliseconds = 200
             configure(&options.configuration)
-            options.clusterBus = network.bus(id)
+            options.clusterBus = network.bus(nodeID: id)
             if let clock { options.clock = { clock.now } }
         }
     }
@@ -72,7 +72,7 @@ struct ClusterGameHandoffTests {
     }
 
     @Test func aGameLeftOnOneNodeIsResumedThroughTheOtherPausedWhereItStoodAndStoredOnce() throws {
-        let network = TestClusterNetwork()
+        let network = InProcessClusterNetwork()
         let a = try node("a", on: network)
         let b = try node("b", on: network, databasePath: a.databasePath)
         defer { b.server.stop(); a.server.stop() }
@@ -107,7 +107,7 @@ struct ClusterGameHandoffTests {
     @Test(.enabled(if: TestPostgresDatabase.adminURL != nil, "needs RETRORAPID_TEST_POSTGRES_URL"))
     func onPostgreSQLAGameMovesToTheOtherNodeAndADeadNodesGameIsTakenAfterItsLease() throws {
         let database = try TestPostgresDatabase()
-        let network = TestClusterNetwork()
+        let network = InProcessClusterNetwork()
         let a = try node("a", on: network, postgres: database)
         let clock = MovableClock()
         let b = try node("b", on: network, postgres: database, clock: clock)
@@ -135,7 +135,7 @@ struct ClusterGameHandoffTests {
             try database.rows("SELECT max(steps) FROM game_checkpoints WHERE public_id = '\(bobGame)'") == [["\(bobStep)"]]
         })
         a.server.worker.shutdown()
-        network.cut("a")
+        network.cut(nodeID: "a")
         bobOnA.close()
         clock.advance(by: ClusterLease.lease + 2)
         let onB = try TestGameSocket(port: b.port)
@@ -151,7 +151,7 @@ struct ClusterGameHandoffTests {
     }
 
     @Test func quitThroughTheOtherNodeEndsTheGameThereAndStoresItOnce() throws {
-        let network = TestClusterNetwork()
+        let network = InProcessClusterNetwork()
         let a = try node("a", on: network)
         let b = try node("b", on: network, databasePath: a.databasePath)
         defer { b.server.stop(); a.server.stop() }
@@ -178,7 +178,7 @@ struct ClusterGameHandoffTests {
     }
 
     @Test func aStartOnTheOtherNodeWhileTheGameRunsGetsTheOneGameAnswerAndAResumeTakesItOver() throws {
-        let network = TestClusterNetwork()
+        let network = InProcessClusterNetwork()
         let a = try node("a", on: network)
         let player = try a.createPlayer("Ada")
         let first = try TestGameSocket(port: a.port)
@@ -208,7 +208,7 @@ struct ClusterGameHandoffTests {
     }
 
     @Test func aSecondProcessWithALiveNodesIDIsRefusedAtStart() throws {
-        let network = TestClusterNetwork()
+        let network = InProcessClusterNetwork()
         let a = try node("a", on: network)
         defer { a.server.stop() }
         let refused = #expect(throws: ClusterNodeInUseError.self) {
@@ -218,7 +218,7 @@ struct ClusterGameHandoffTests {
     }
 
     @Test func aDeadNodesGameIsTakenFromItsLastCheckpointOnceItsLeaseHasLapsed() throws {
-        let network = TestClusterNetwork()
+        let network = InProcessClusterNetwork()
         let a = try node("a", on: network)
         let clock = MovableClock()
         let b = try node("b", on: network, databasePath: a.databasePath, clock: clock)
@@ -234,7 +234,7 @@ struct ClusterGameHandoffTests {
         })
         // A dies: nothing it does reaches the database or the other node any more.
         a.server.worker.shutdown()
-        network.cut("a")
+        network.cut(nodeID: "a")
         first.close()
 
         let second = try TestGameSocket(port: b.port)
@@ -254,7 +254,7 @@ struct ClusterGameHandoffTests {
     }
 
     @Test func aStalledNodeWhoseGameWasTakenDropsItAndNeverStoresIt() throws {
-        let network = TestClusterNetwork()
+        let network = InProcessClusterNetwork()
         let a = try node("a", on: network)
         let clock = MovableClock()
         let b = try node("b", on: network, databasePath: a.databasePath, clock: clock)
@@ -264,7 +264,7 @@ struct ClusterGameHandoffTests {
         try signIn(first, token: player.token)
         let (gameID, _, _) = try startAndPause(first)
         // A is alive but cut off from the bus, and B's clock says A's lease has lapsed.
-        network.cut("a")
+        network.cut(nodeID: "a")
         clock.advance(by: ClusterLease.lease + 2)
         let second = try TestGameSocket(port: b.port)
         try signIn(second, token: player.token)
@@ -281,7 +281,7 @@ struct ClusterGameHandoffTests {
     }
 
     @Test func aDeadNodesGameNobodyTakesBackIsStoredAsServerCrashWithItsPlayGivenBack() throws {
-        let network = TestClusterNetwork()
+        let network = InProcessClusterNetwork()
         let a = try node("a", on: network)
         let player = try a.createPlayer("Ada")
         let first = try TestGameSocket(port: a.port)
@@ -292,7 +292,7 @@ struct ClusterGameHandoffTests {
         })
         #expect(try a.count("plays") == 1)
         a.server.worker.shutdown()
-        network.cut("a")
+        network.cut(nodeID: "a")
         first.close()
         // B comes up later, past A's lease and the disconnect grace, and its sweep finds the game.
         let clock = MovableClock()
@@ -347,64 +347,6 @@ final class TestPostgresDatabase {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestHTTPError("psql failed on: \(query)") }
         return String(decoding: data, as: UTF8.self)
-    }
-}
-
-// MARK: - An in-process bus
-
-/// Nodes' buses in one process: what one publishes reaches every other node started on the
-/// network, on a queue of the receiver's own (as `PostgresClusterBus` delivers on its thread).
-/// `cut` makes a node deaf and mute, as a dead one is.
-final class TestClusterNetwork: Sendable {
-    private let buses = Mutex<[String: TestClusterBus]>([:])
-    private let cutNodes = Mutex<Set<String>>([])
-
-    func bus(_ nodeID: String) -> TestClusterBus {
-        let bus = TestClusterBus(nodeID: nodeID, network: self)
-        buses.withLock { $0[nodeID] = bus }
-        return bus
-    }
-
-    func cut(_ nodeID: String) {
-        cutNodes.withLock { _ = $0.insert(nodeID) }
-    }
-
-    fileprivate func deliver(_ message: ClusterMessage, from sender: String) {
-        guard !cutNodes.withLock({ $0.contains(sender) }) else { return }
-        let receivers = buses.withLock { Array($0.values) }
-        for bus in receivers where bus.nodeID != sender && !cutNodes.withLock({ $0.contains(bus.nodeID) }) {
-            bus.receive(ClusterEnvelope(sender: sender, message: message))
-        }
-    }
-}
-
-final class TestClusterBus: ClusterBus {
-    let nodeID: String
-    private let network: TestClusterNetwork
-    private let queue = DispatchQueue(label: "test-cluster-bus")
-    private let receiver = Mutex<(@Sendable (ClusterEnvelope) -> Void)?>(nil)
-
-    init(nodeID: String, network: TestClusterNetwork) {
-        self.nodeID = nodeID
-        self.network = network
-    }
-
-    func start(_ receive: @escaping @Sendable (ClusterEnvelope) -> Void) throws {
-        receiver.withLock { $0 = receive }
-    }
-
-    func publish(_ message: ClusterMessage) {
-        let (network, nodeID) = (self.network, self.nodeID)
-        queue.async { network.deliver(message, from: nodeID) }
-    }
-
-    func stop() {
-        receiver.withLock { $0 = nil }
-    }
-
-    fileprivate func receive(_ envelope: ClusterEnvelope) {
-        guard let receive = receiver.withLock({ $0 }) else { return }
-        queue.async { receive(envelope) }
     }
 }
 

@@ -21,6 +21,14 @@ final class InProcessClusterNetwork: Sendable {
         InProcessClusterBus(nodeID: nodeID, network: self)
     }
 
+    /// Cuts off every started bus of node `nodeID` (`isConnected = false`), as the bus of a
+    /// node that died is: nothing it publishes leaves it, nothing reaches it.
+    func cut(nodeID: String) {
+        for member in members.withLock({ $0 }) where member.nodeID == nodeID {
+            member.isConnected = false
+        }
+    }
+
     fileprivate func join(_ bus: InProcessClusterBus) {
         members.withLock { $0.append(bus) }
     }

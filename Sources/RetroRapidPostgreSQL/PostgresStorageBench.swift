@@ -160,58 +160,18 @@ public enum PostgresStorageBench {
         return players
     }
 
-    /// What keeping `games` running games recoverable costs: as `SQLiteCheckpointBench`.
+    /// What keeping `games` running games recoverable costs (`CheckpointBenchmark`), for players
+    /// with unlimited play made here.
     static func checkpoints(_ db: PostgresConnection, games: Int, pool: [PlayedGame]) throws -> [String] {
-        let simulatedSeconds = 120
-        let stepsPerSecond = 2
-        let start = boardNow
         let repository = PostgresRunningGameRepository(connection: db, dailyFreePlays: 5)
         let players = try addPlayers(db, count: 1000, prefix: "c")
         try db.execute("""
             INSERT INTO unlimited_entitlements (player_id, source, reference, granted_at)
             SELECT id, 'operator', 'bench', '2026-01-01T00:00:00Z' FROM players WHERE public_id LIKE 'c%'
             """)
-        var running: [(id: String, game: PlayedGame, offset: Int, steps: Int, moves: Int)] = []
-        for index in 0..<games {
-            let game = pool[index % pool.count]
-            let id = String(format: "%016llx", UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
-            try repository.begin(RunningGameStart(publicID: id, playerID: players[index % players.count], level: game.level,
-                                                  seed: game.seed, practice: false, startedAt: start))
-            let room = max(0, game.log.steps - simulatedSeconds * stepsPerSecond)
-            running.append((id, game, Int.random(in: 0...room), -1, 0))
-        }
-        var plain: [UInt64] = []
-        var compacting: [UInt64] = []
-        var rows = 0
-        for second in 1...simulatedSeconds {
-            let compact = second % 60 == 0
-            var batch: [GameCheckpoint] = []
-            for index in running.indices {
-                let game = running[index]
-                let steps = min(game.game.log.steps, game.offset + second * stepsPerSecond)
-                let moves = game.game.log.moves.prefix { $0.afterStep < steps }.count
-                guard compact || steps != game.steps else { continue }
-                let before = compact ? 0 : game.moves
-                batch.append(GameCheckpoint(publicID: game.id, steps: steps, movesBefore: before,
-                                            moves: Array(game.game.log.moves[before..<moves]), durationMilliseconds: second * 1000))
-                running[index].steps = steps
-                running[index].moves = moves
-            }
-            rows += batch.count
-            let began = now()
-            try repository.checkpoint(batch, compacting: compact, now: start.addingTimeInterval(Double(second)))
-            let took = now() - began
-            if compact { compacting.append(took) } else { plain.append(took) }
-        }
-        let left = try db.execute("SELECT count(*) FROM game_checkpoints").first?.int(at: 0) ?? 0
-        let began = now()
-        let recovered = try repository.recoverAll(now: start.addingTimeInterval(Double(simulatedSeconds + 60)))
-        let recovery = seconds(since: began)
-        return [
-            "checkpoint running_games=\(games) rows_per_second=\(rows / simulatedSeconds) \(latency(plain))",
-            "checkpoint_compacting \(latency(compacting)) rows_left=\(left)",
-            "recover_after_crash games=\(recovered.count) seconds=\(String(format: "%.2f", recovery))",
-        ]
+        return try CheckpointBenchmark.run(
+            repository, players: players, games: games, pool: pool.map { ($0.seed, $0.level, $0.log) },
+            checkpointRows: { try db.execute("SELECT count(*) FROM game_checkpoints").first?.int(at: 0) ?? 0 })
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }

@@ -267,6 +267,6 @@ extension NewGame {
         guard self.durationMilliseconds >= 0, Int64(self.durationMilliseconds) <= (end - start + 1) * 1000 else {
             throw StoreError(.invalid, "must be from 0 to the time between start and end, got \(self.durationMilliseconds) ms", field: "durationMilliseconds")
         }
-        try self.road.validate(practice: self.practice, startedAt: self.startedAt)
+        try self.road.validate(practice: self.practice, startedAt: self.startedAt, lenientAtMidnight: true)
     }
 }

@@ -37,7 +37,7 @@ public enum GameRoad: Sendable, Hashable {
     }
 
     /// The refusals every backend gives about a game's road, for a game started at `startedAt`.
-    package func validate(practice: Bool, startedAt: Date) throws(StoreError) {
+    package func validate(practice: Bool, startedAt: Date, lenientAtMidnight: Bool = false) throws(StoreError) {
         switch self {
         case .random: return
         case .ghost:
@@ -45,7 +45,10 @@ public enum GameRoad: Sendable, Hashable {
                 throw StoreError(.invalid, "a ghost race is practice: its road is a stored game's, so it cannot score", field: "road")
             }
         case .daily(let day):
-            guard day == UTCDay(containing: startedAt) else {
+            // The day it starts; or the day before, for a game whose road was fetched just
+            // before midnight and whose clock started just after.
+            let started = UTCDay(containing: startedAt)
+            guard day == started || (lenientAtMidnight && day.number == started.number - 1) else {
                 throw StoreError(.invalid, "a daily game runs on the road of the day it starts (\(UTCDay(containing: startedAt))), not \(day)", field: "road")
             }
         }

@@ -114,6 +114,9 @@ public final class GameServer: Sendable {
         CommerceRoutes.add(to: &router, api)
         SiteRoutes.add(to: &router, accessibilityContact: configuration.accessibilityContact)
         LeaderboardRoutes.add(to: &router, api)
+        DailyRoutes.add(to: &router, api)
+        GameRoutes.add(to: &router, api)
+        RaceRoutes.add(to: &router, api)
         for component in components { component.addRoutes(to: &router) }
         router.observer = Self.requestObserver(metrics: metrics, logger: logger, clientAddresses: clientAddresses)
         routes = router.routes

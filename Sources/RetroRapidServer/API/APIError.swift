@@ -36,6 +36,8 @@ public struct APIError: Error, Sendable, Equatable {
             self = .rateLimited(error.message, retryAfter: error.retryAfter)
         case let error as QuotaExhaustedError:
             self.init(status: 403, code: "no_plays_left", message: error.storeError.message, field: error.storeError.field)
+        case let error as DailyRoadPlayedError:
+            self.init(status: 409, code: "daily_played", message: error.storeError.message, field: error.storeError.field)
         case let error as StoreError where error.isRefusal:
             self.init(error)
         case let error as DatabaseWorkerError where error == .shutDown:

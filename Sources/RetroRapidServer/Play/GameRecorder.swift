@@ -100,6 +100,7 @@ final class GameRecorder: @unchecked Sendable {
         case .success(let (recorded, quota)):
             summary.saved = true
             summary.standings = recorded.standings
+            summary.daily = recorded.daily
             summary.quota = quota
             tally?.saved += 1
             logger.info("game saved", metadata: [

@@ -19,6 +19,9 @@ final class GameSession {
     let practice: Bool
     /// Wall-clock start, for the stored game.
     let startedAt: Date
+    /// Which road it runs on: set by its starter (the daily road's start, a ghost race) before
+    /// the first message; shown in snapshots and stored with the game.
+    var road: GameRoad = .random
     private(set) var game: Game
     private(set) var phase: Phase
 
@@ -135,7 +138,7 @@ final class GameSession {
         return ServerMessage.GameSnapshot(
             gameID: gameID, level: state.level, practice: practice, step: state.step, road: state.road,
             lane: state.lane, score: state.score, interval: state.stepInterval, speedStage: state.speedStage,
-            safeLanes: state.isOver ? .none : state.safeLanes, paused: paused)
+            safeLanes: state.isOver ? .none : state.safeLanes, paused: paused, roadKind: road)
     }
 
     // MARK: - Time
@@ -383,6 +386,6 @@ final class GameSession {
             publicID: gameID, playerID: playerID, level: game.state.level, seed: game.seed, inputLog: game.log,
             score: game.state.score, steps: game.state.step, endReason: reason, practice: practice,
             startedAt: startedAt, endedAt: endedAt,
-            durationMilliseconds: min(Int(playedMicroseconds / 1000), wall))
+            durationMilliseconds: min(Int(playedMicroseconds / 1000), wall), road: road)
     }
 }

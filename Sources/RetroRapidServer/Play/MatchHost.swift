@@ -167,7 +167,10 @@ final class MatchHost: @unchecked Sendable {
 
     // MARK: - start
 
-    func start(level: SpeedLevel, practice: Bool, for identity: WebSocketConnection.Identity,
+    /// `road` `.daily`: the game runs on the day's road of the level, whose seed the storage job
+    /// finds (or makes, the first time anyone asks) before the game begins, practice included;
+    /// a scored one takes the player's one attempt of the day in the play's transaction.
+    func start(level: SpeedLevel, practice: Bool, road: ClientMessage.StartRoad = .random, for identity: WebSocketConnection.Identity,
                on connection: WebSocketConnection) {
         if shuttingDown {
             return refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start"))
@@ -183,7 +186,8 @@ final class MatchHost: @unchecked Sendable {
         }
         let gameID = Match.newGameID()
         let seed = Match.newSeed()
-        if practice && handoff == nil {
+        let daily = road == .daily
+        if practice && handoff == nil && !daily {
             // Practice consumes no play and scores nothing: no need to wait for the database.
             let placed = startMatch(gameID: gameID, playerID: identity.playerID, level: level, seed: seed, practice: true)
             placed.seat.playerName = identity.displayName
@@ -199,21 +203,34 @@ final class MatchHost: @unchecked Sendable {
         let nodeID = handoff?.nodeID
         // Keyed by the player, as every job of a game's life is (GameRecorder, CheckpointWriter):
         // its start, checkpoints, cancel and record run in this order on one storage thread.
-        worker.perform(orderedBy: playerID, { storage in
-            let start = RunningGameStart(
-                publicID: gameID, playerID: playerID, level: level, seed: seed, practice: practice, startedAt: storage.now)
+        worker.perform(orderedBy: playerID, { storage -> (QuotaStatus?, UInt64, GameRoad) in
+            let now = storage.now
+            var start = RunningGameStart(publicID: gameID, playerID: playerID, level: level, seed: seed, practice: practice, startedAt: now)
+            if daily {
+                // The day's road, the same on every node: made at random by whoever asks first.
+                let day = UTCDay(containing: now)
+                start.seed = try storage.dailyRoads.seed(level: level, day: day, now: now)
+                start.road = .daily(day)
+            }
             // In a cluster the game is also claimed for this node (one game per player, cluster-wide).
-            if let nodeID { return try GameHandoff.beginClaimed(start, nodeID: nodeID, storage: storage) }
-            // The play and the game's running_games row, in one transaction.
-            return try storage.runningGames.begin(start)
+            if let nodeID { return (try GameHandoff.beginClaimed(start, nodeID: nodeID, storage: storage), start.seed, start.road) }
+            // The play (and a daily attempt) and the game's running_games row, in one transaction.
+            return (try storage.runningGames.begin(start), start.seed, start.road)
         }, then: { [self] result in
-            startAnswered(result, gameID: gameID, playerID: playerID, playerName: playerName, level: level, seed: seed,
-                          practice: practice, connectionID: connectionID)
+            switch result {
+            case .success(let (quota, seed, road)):
+                startAnswered(.success(quota), gameID: gameID, playerID: playerID, playerName: playerName, level: level,
+                              seed: seed, practice: practice, road: road, connectionID: connectionID)
+            case .failure(let error):
+                startAnswered(.failure(error), gameID: gameID, playerID: playerID, playerName: playerName, level: level,
+                              seed: seed, practice: practice, connectionID: connectionID)
+            }
         })
     }
 
     private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64, playerName: String,
-                               level: SpeedLevel, seed: UInt64, practice: Bool = false, connectionID: Int) {
+                               level: SpeedLevel, seed: UInt64, practice: Bool = false, road: GameRoad = .random,
+                               connectionID: Int) {
         defer {
             // The shutdown may have been waiting for this start (after its cancel is queued).
             if shuttingDown { closeOnceStored() }
@@ -230,6 +247,7 @@ final class MatchHost: @unchecked Sendable {
             }
             let placed = startMatch(gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice)
             placed.seat.playerName = playerName
+            placed.session.road = road
             guard let connection, connection.closing == nil else {
                 // The play is spent and the player gone: the game waits for them, paused,
                 // like any game whose connection dropped.
@@ -251,6 +269,12 @@ final class MatchHost: @unchecked Sendable {
             if let connection {
                 connections.refuse(connection, ProtocolError(.noPlaysLeft, error.storeError.message, inReplyTo: "start"),
                                    quota: error.status)
+            }
+        case .failure(let error as DailyRoadPlayedError):
+            if let connection {
+                var refusal = ProtocolError(.dailyPlayed, error.storeError.message, inReplyTo: "start")
+                refusal.resetsAt = error.resetsAt
+                refuse(connection, refusal)
             }
         case .failure(let error):
             logger.error("could not start a game", metadata: ["player.row": String(playerID), "error": "\(error)"])
@@ -543,7 +567,7 @@ final class MatchHost: @unchecked Sendable {
     /// player already has a game here; a rebuilt game that had already crashed is stored as
     /// the crash it is (and nil).
     func adopt(gameID: String, playerID: Int64, playerName: String?, game: Game, practice: Bool, startedAt: Date,
-               playedMilliseconds: Int) -> PlayerSeat? {
+               playedMilliseconds: Int, road: GameRoad = .random) -> PlayerSeat? {
         guard matchByPlayer[playerID].map({ $0.session.isOver }) ?? true else { return nil }
         let id = nextID()
         let now = MonotonicClock.now()
@@ -552,6 +576,7 @@ final class MatchHost: @unchecked Sendable {
             graceLimitMilliseconds: limits.latencyGraceMilliseconds, startedAt: startedAt,
             playedMilliseconds: playedMilliseconds, now: now,
             deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+        session.road = road  // a daily game stays one on the node that takes it over
         let match = Match(id: id, seed: game.seed, session: session, startsAt: now)
         let placed = PlayerSeat(match: match, seat: match.seats[0])
         placed.seat.playerName = playerName

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A refusal sent to a WebSocket client as `{"type":"error","code":…,"message":…}`.
 ///
 /// Every refusal changes nothing on the server (docs/PROTOCOL.md): the error names what was wrong and
@@ -28,6 +30,9 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         /// A move that names a step the game has not reached (or a negative one).
         static let stepOutOfRange = Code(rawValue: "step_out_of_range")
         static let noPlaysLeft = Code(rawValue: "no_plays_left")
+        /// A scored start on today's daily road after the player's one attempt (`resetsAt` says
+        /// when the next road comes); practice on it is still free.
+        static let dailyPlayed = Code(rawValue: "daily_played")
         static let rateLimited = Code(rawValue: "rate_limited")
         static let shuttingDown = Code(rawValue: "shutting_down")
         /// The database failed; the request may be tried again.
@@ -99,6 +104,8 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The node that has what was asked for (`*_elsewhere` in cluster mode): the client
     /// reconnects to `/ws?node=` it and asks again.
     var node: String?
+    /// When what was refused becomes possible again (`resetsAt`: the next daily road).
+    var resetsAt: Date?
 
     init(_ code: Code, _ message: String, inReplyTo: String? = nil, close: Close? = nil) {
         self.code = code

@@ -6,8 +6,9 @@ import RetroRapidRules
 enum ClientMessage: Equatable, Sendable {
     /// Must be the first message. The token never goes in a URL (logs and proxies keep URLs).
     case hello(token: String, client: String?)
-    /// Starts a game; `practice` games consume no play and score nothing.
-    case start(level: SpeedLevel, practice: Bool)
+    /// Starts a game; `practice` games consume no play and score nothing. `road` is a random
+    /// road of its own, or the day's shared road of the level (docs/PROTOCOL.md "The daily road").
+    case start(level: SpeedLevel, practice: Bool, road: StartRoad = .random)
     /// A lane change, made by a player who had seen step `step` (the grace rule's input).
     case move(direction: Direction, seenStep: Int)
     case pause
@@ -24,6 +25,12 @@ enum ClientMessage: Equatable, Sendable {
     enum WatchTarget: Equatable, Sendable {
         case game(String)
         case room(code: String, seat: Int?)
+    }
+
+    /// The road a `start` asks for.
+    enum StartRoad: String, Sendable {
+        case random
+        case daily
     }
 
     /// The `type` names, for error messages and metrics.
@@ -67,6 +74,7 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
     package var gameId: String?
     package var room: String?
     package var seat: Int?
+    package var road: String?
     /// Known fields that held the wrong kind of value (left nil above). Only a type that uses
     /// one refuses the message: the others ignore it like any field they do not use.
     package var wrongFields: Fields = []
@@ -86,6 +94,7 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         package static let gameId = Fields(rawValue: 1 << 7)
         package static let room = Fields(rawValue: 1 << 8)
         package static let seat = Fields(rawValue: 1 << 9)
+        package static let road = Fields(rawValue: 1 << 10)
     }
 
     /// One field as the wire has it.
@@ -140,6 +149,7 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         Field(flag: .client, name: "client", usedBy: "hello", slot: .string(\.client), maximumLength: 128),
         Field(flag: .level, name: "level", usedBy: "start", slot: .string(\.level), required: "one of \(levelList)"),
         Field(flag: .practice, name: "practice", usedBy: "start", slot: .bool(\.practice)),
+        Field(flag: .road, name: "road", usedBy: "start", slot: .string(\.road), required: #""random" or "daily""#),
         Field(flag: .direction, name: "direction", usedBy: "move", slot: .string(\.direction), required: #""left" or "right""#),
         Field(flag: .step, name: "step", usedBy: "move", slot: .integer(\.step),
               required: "the number of the last step message the player saw"),
@@ -244,7 +254,10 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         try checkKinds(Self.fieldsUsed[type] ?? [], inReplyTo: type)
         switch type {
         case "hello": return .hello(token: try required(token, .token, by: type), client: limited(client, .client))
-        case "start": return .start(level: try choice(level, .level, by: type), practice: practice ?? false)
+        case "start":
+            let level: SpeedLevel = try choice(level, .level, by: type)
+            let chosen: ClientMessage.StartRoad = road == nil ? .random : try choice(road, .road, by: type)
+            return .start(level: level, practice: practice ?? false, road: chosen)
         case "move": return .move(direction: try choice(direction, .direction, by: type), seenStep: try required(step, .step, by: type))
         case "pause": return .pause
         case "resume": return .resume

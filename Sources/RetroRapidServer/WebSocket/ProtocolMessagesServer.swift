@@ -81,6 +81,8 @@ enum ServerMessage: Equatable, Sendable {
         var speedStage: Int
         var safeLanes: LaneSet
         var paused: Bool
+        /// Which road it runs on (`road`, and `day` for a daily one).
+        var roadKind: GameRoad = .random
     }
 
     struct GameResult: Equatable, Sendable {
@@ -94,6 +96,8 @@ enum ServerMessage: Equatable, Sendable {
         /// Today, this week and all time for the game's level; empty for practice or unsaved.
         var standings: [LeaderboardStanding]
         var quota: QuotaStatus?
+        /// A scored daily game's place on its day's board.
+        var daily: DailyStanding? = nil
     }
 
     /// The `type` field of each message.
@@ -203,6 +207,7 @@ enum ServerMessage: Equatable, Sendable {
             if let inReplyTo = error.inReplyTo { w.key("inReplyTo"); w.string(inReplyTo) }
             if let retryAfter = error.retryAfter { w.key("retryAfter"); w.int(retryAfter) }
             if let node = error.node { w.key("node"); w.string(node) }
+            if let resetsAt = error.resetsAt, quota == nil { w.key("resetsAt"); w.string(Self.timestamp(resetsAt)) }
             if let quota {
                 w.key("quota"); Self.write(quota, into: &w)
                 w.key("resetsAt"); w.string(Self.timestamp(quota.resetsAt))
@@ -245,6 +250,8 @@ enum ServerMessage: Equatable, Sendable {
         w.key("speedStage"); w.int(game.speedStage)
         w.key("safeLanes"); write(game.safeLanes, into: &w)
         w.key("paused"); w.bool(game.paused)
+        w.key("road"); w.string(game.roadKind.name)
+        if let day = game.roadKind.day { w.key("day"); w.string(day.text) }
         w.endObject()
     }
 
@@ -273,6 +280,16 @@ enum ServerMessage: Equatable, Sendable {
         }
         w.endObject()
         w.key("quota"); write(result.quota, into: &w)
+        w.key("daily")
+        if let daily = result.daily {
+            w.beginObject()
+            w.key("day"); w.string(daily.day.text)
+            w.key("best"); w.int(daily.best)
+            w.key("rank"); w.int(daily.rank)
+            w.endObject()
+        } else {
+            w.null()
+        }
     }
 
     private static func periodKey(_ period: LeaderboardPeriod) -> StaticString {

@@ -283,8 +283,8 @@ public final class WebSocketHub: @unchecked Sendable {
             refuse(connection, helloFirst(on: connection, type: message.typeName))
         case (.ready, .hello):
             refuse(connection, ProtocolError(.alreadyAuthenticated, "This connection has already said hello.", inReplyTo: "hello"))
-        case (.ready(let identity), .start(let level, let practice)):
-            host.start(level: level, practice: practice, for: identity, on: connection)
+        case (.ready(let identity), .start(let level, let practice, let road)):
+            host.start(level: level, practice: practice, road: road, for: identity, on: connection)
         case (.ready, .move(let direction, let seenStep)):
             host.withGame(of: connection, replyingTo: "move") { session in
                 session.move(direction, seenStep: seenStep, now: now)

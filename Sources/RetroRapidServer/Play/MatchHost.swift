@@ -55,6 +55,11 @@ final class MatchHost: @unchecked Sendable {
     /// In cluster mode (a bus to other nodes): who holds each game, and moving games between
     /// nodes (`GameHandoff`). Nil on a single node, where everything here stays as it was.
     var handoff: GameHandoff?
+    /// Race rooms (`RoomHost`): told when a match ends, before its game is saved.
+    var onMatchFinished: (Match, GameEndReason) -> Void = { _, _ in }
+    /// Race rooms: whether a message of this type (`move`, `pause`…) on this match must wait
+    /// (its start deadline has not come); the refusal to send then.
+    var refusalBeforeStart: (Match, String, Int64) -> ProtocolError? = { _, _, _ in nil }
 
     private struct ShutdownProgress {
         var completion: @Sendable (GameShutdownSummary) -> Void
@@ -102,8 +107,22 @@ final class MatchHost: @unchecked Sendable {
         return session
     }
 
+    /// A running match by its id (race rooms keep their racers' match ids).
+    func match(id: Int) -> Match? { matches[id] }
+
+    /// Whether a game is being started for the player (its play on the storage thread).
+    func isStarting(_ playerID: Int64) -> Bool { startingPlayers.contains(playerID) }
+
+    /// A race's play is being consumed for the player (`RoomHost`): no other start meanwhile,
+    /// and a shutdown waits for it.
+    func beginStart(_ playerID: Int64) { startingPlayers.insert(playerID) }
+    func endStart(_ playerID: Int64) {
+        startingPlayers.remove(playerID)
+        if shuttingDown { closeOnceStored() }
+    }
+
     /// The match the connection plays, if any.
-    private func match(of connection: WebSocketConnection) -> Match? {
+    func match(of connection: WebSocketConnection) -> Match? {
         guard let id = connection.sessionID else { return nil }
         return matches[id]
     }
@@ -212,13 +231,15 @@ final class MatchHost: @unchecked Sendable {
         }
     }
 
-    /// A solo match, running from now. Its seed was chosen before: a ranked game's
+    /// A solo match, running from now (or from `startsAt`, a race's deadline: its first step
+    /// comes one interval after it). Its seed was chosen before: a ranked game's
     /// `running_games` row, written with the play it consumes, holds it.
-    private func startMatch(gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool) -> Match {
+    func startMatch(gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool,
+                    startsAt: Int64? = nil) -> Match {
         lastID += 1
         let match = Match(
             id: lastID, gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice,
-            graceLimitMilliseconds: limits.latencyGraceMilliseconds, startedAt: Date(), now: MonotonicClock.now())
+            graceLimitMilliseconds: limits.latencyGraceMilliseconds, startedAt: Date(), now: startsAt ?? MonotonicClock.now())
         matches[match.id] = match
         matchByPlayer[playerID] = match
         metrics.gamesRunning.set(Double(matches.count))
@@ -228,7 +249,7 @@ final class MatchHost: @unchecked Sendable {
         return match
     }
 
-    private func attach(_ match: Match, to connection: WebSocketConnection) {
+    func attach(_ match: Match, to connection: WebSocketConnection) {
         match.attach(connection)
         connection.sessionID = match.id
         connection.lastEndedGameID = nil
@@ -247,6 +268,9 @@ final class MatchHost: @unchecked Sendable {
                 refuse(connection, ProtocolError(.noGame, "No game is running on this connection; send start first.", inReplyTo: type))
             }
             return
+        }
+        if let refusal = refusalBeforeStart(match, type, MonotonicClock.now()) {
+            return refuse(connection, refusal.replying(to: type))
         }
         switch action(match.session) {
         case .success(let output):
@@ -347,7 +371,7 @@ final class MatchHost: @unchecked Sendable {
     // MARK: - Steps
 
     /// Sets the match's one timer entry to when it next needs a tick (or none).
-    private func reschedule(_ match: Match) {
+    func reschedule(_ match: Match) {
         if let wake = match.wakeAt {
             scheduler.schedule(match.id, at: wake)
         } else {
@@ -385,7 +409,7 @@ final class MatchHost: @unchecked Sendable {
 
     /// Sends what a match's session said to the match's receivers, then either hands the game
     /// to the recorder (it ended) or sets its next tick.
-    private func deliver(_ output: GameSession.Output, of match: Match) {
+    func deliver(_ output: GameSession.Output, of match: Match) {
         // Taken before sending: a send that drops a slow reader detaches it from the match.
         let connection = match.playerConnection
         match.fanOut(output.messages, through: connections)
@@ -414,6 +438,7 @@ final class MatchHost: @unchecked Sendable {
         if matchByPlayer[session.playerID] === match { matchByPlayer[session.playerID] = nil }
         metrics.gamesRunning.set(Double(matches.count))
         metrics.gamesEnded.increment(reason.rawValue)
+        onMatchFinished(match, reason)
         if let connection {
             connection.sessionID = nil
             connection.lastEndedGameID = session.gameID

@@ -292,10 +292,12 @@ public final class WebSocketHub: @unchecked Sendable {
         case (.ready(let identity), .start(let level, let practice)):
             host.start(level: level, practice: practice, for: identity, on: connection)
         case (.ready, .move(let direction, let seenStep)):
+            if let early = rooms.refusalBeforeStart(on: connection, type: "move", now: now) { return refuse(connection, early) }
             host.withGame(of: connection, replyingTo: "move") { session in
                 session.move(direction, seenStep: seenStep, now: now)
             }
         case (.ready, .pause):
+            if let early = rooms.refusalBeforeStart(on: connection, type: "pause", now: now) { return refuse(connection, early) }
             host.withGame(of: connection, replyingTo: "pause") { session in session.pause(now: now) }
         case (.ready(let identity), .resume):
             host.resume(for: identity, on: connection, now: now)

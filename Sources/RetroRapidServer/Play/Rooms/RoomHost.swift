@@ -36,7 +36,7 @@ final class RoomHost: @unchecked Sendable {
     /// lobby racers whose connection dropped.
     private var runs: [RoomCode: RoomRun] = [:]
     private var runByTimer: [Int: RoomCode] = [:]
-    /// The race each racer's match belongs to, by match id.
+    /// The room whose race each race match is, by match id.
     private var raceByMatch: [Int: RoomCode] = [:]
     private var lastTimerID = 0
     /// Races whose plays are being consumed, by room.
@@ -74,7 +74,8 @@ final class RoomHost: @unchecked Sendable {
             let playerID: Int64
             let name: String
             let gameID: String
-            var matchID: Int?
+            /// The racer's place in `Match.seats`.
+            let seatIndex: Int
             /// Set when their game ends: the reason stored in the race.
             var result: String?
             var score = 0
@@ -85,6 +86,8 @@ final class RoomHost: @unchecked Sendable {
         let startsAt: Int64
         let endsAt: Int64
         let startedAt: Date
+        /// The one match of every racer's game (a seat each), while it runs.
+        var match: Match?
         var entrants: [Entrant]
         var standings: RaceStandings
         var started = false
@@ -111,8 +114,6 @@ final class RoomHost: @unchecked Sendable {
         registry = RoomRegistry(maxRooms: configuration.maxRooms, random: random)
         queue = QuickRaceQueue(waitMicroseconds: Int64(configuration.quickRaceWaitSeconds) * 1_000_000)
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
-        host.onMatchFinished = { [unowned self] match, reason in self.matchFinished(match, reason: reason) }
-        host.refusalBeforeStart = { [unowned self] match, type, now in self.refusalBeforeStart(match, type: type, now: now) }
     }
 
     /// LWS_CALLBACK_PROTOCOL_INIT / DESTROY (through the hub).
@@ -193,8 +194,8 @@ final class RoomHost: @unchecked Sendable {
         if departure.wasRacing, let race = runs[room.code]?.race,
            let entrant = race.entrants.first(where: { $0.playerID == playerID }), entrant.result == nil {
             race.standings.setState(seat: entrant.seat, .left)
-            if let matchID = entrant.matchID, let match = host.match(id: matchID) {
-                host.deliver(match.session.end(.abandoned, now: MonotonicClock.now()), of: match)
+            if let match = race.match, let session = match.seats[entrant.seatIndex].session {
+                host.deliver(session.end(.abandoned, now: MonotonicClock.now()), of: match, seat: match.seats[entrant.seatIndex])
             }
         }
         logger.info("room left", metadata: ["room.code": room.code.text, "room.seat": String(departure.seat)])
@@ -323,30 +324,49 @@ final class RoomHost: @unchecked Sendable {
         var entrants: [Race.Entrant] = []
         var entries: [RaceStandings.Entry] = []
         var startedMessages: [(WebSocketConnection, ServerMessage)] = []
-        for racer in racers {
-            let gameID = gameIDs[racer.playerID]!
-            let match = host.startMatch(gameID: gameID, playerID: racer.playerID, level: room.level, seed: seed,
-                                        practice: room.practice, startsAt: startsAt)
-            if room.practice { host.recorder.recordPracticeStart(match) }
-            raceByMatch[match.id] = room.code
-            entrants.append(Race.Entrant(seat: racer.seat, playerID: racer.playerID, name: racer.name, gameID: gameID,
-                                         matchID: match.id))
-            let state = match.session.game.state
-            entries.append(.init(seat: racer.seat, name: racer.name, gameID: gameID, score: 0, lane: state.lane.rawValue,
-                                 step: 0, state: .racing))
-            var snapshot = match.session.snapshot
-            snapshot.race = room.code
+        // Every session starts at the deadline: its first step comes one interval after it.
+        let sessions = racers.map { racer in
+            GameSession(id: host.nextID(), gameID: gameIDs[racer.playerID]!, playerID: racer.playerID, level: room.level,
+                        seed: seed, practice: room.practice, graceLimitMilliseconds: host.limits.latencyGraceMilliseconds,
+                        startedAt: Date(), now: startsAt)
+        }
+        let match = Match(id: host.nextID(), kind: .race, seed: seed, startsAt: startsAt, drivers: sessions)
+        guard host.add(match) else {
+            // A racer started a game of their own meanwhile, or the server is stopping.
+            for session in sessions where !room.practice {
+                host.recorder.cancelStart(gameID: session.gameID, playerID: session.playerID)
+            }
+            room.cancelStart()
+            let why = ProtocolError(.notReady, "A racer has a game of their own running; every play was given back.",
+                                    inReplyTo: "startRace")
+            for racer in room.racers { if let connection = connectionOf(racer.playerID) { connections.refuse(connection, why) } }
+            return sendRoom(room)
+        }
+        let code = room.code
+        raceByMatch[match.id] = code
+        match.onSeatEnded = { [unowned self] seat, reason in self.seatEnded(seat, reason: reason, code: code) }
+        for (index, racer) in racers.enumerated() {
+            let seat = match.seats[index]
+            let session = sessions[index]
+            if room.practice { host.recorder.recordPracticeStart(session, seed: seed) }
+            entrants.append(Race.Entrant(seat: racer.seat, playerID: racer.playerID, name: racer.name,
+                                         gameID: session.gameID, seatIndex: index))
+            entries.append(.init(seat: racer.seat, name: racer.name, gameID: session.gameID, score: 0,
+                                 lane: session.game.state.lane.rawValue, step: 0, state: .racing))
+            var snapshot = session.snapshot
+            snapshot.race = code
             if let connection = connectionOf(racer.playerID), connection.closing == nil {
-                host.attach(match, to: connection)
+                host.attach(seat, of: match, to: connection)
                 startedMessages.append((connection, .started(snapshot, quota: quotas[racer.playerID] ?? nil)))
             } else {
-                match.session.detach(now: now, deadline: now + graceMicroseconds)
+                session.detach(now: now, deadline: now + graceMicroseconds)
             }
-            host.reschedule(match)
         }
+        host.reschedule(match)
         let race = Race(seed: seed, startsAt: startsAt, endsAt: endsAt, entrants: entrants,
                         standings: RaceStandings(entries: entries,
                                                  intervalMicroseconds: Int64(configuration.standingsIntervalMilliseconds) * 1000))
+        race.match = match
         run(of: room).race = race
         room.beginCountdown(seats: racers.map(\.seat))
         logger.info("race starting", metadata: ["room.code": room.code.text, "race.racers": String(racers.count),
@@ -354,25 +374,37 @@ final class RoomHost: @unchecked Sendable {
         // The room (counting down) first, then each racer's game, then the countdown.
         sendRoom(room)
         for (connection, started) in startedMessages { connections.send(started, to: connection) }
-        let countdown = ServerMessage.countdown(code: room.code, startsInMilliseconds: Int(countdownMicroseconds / 1000))
-        for racer in room.racers { if let connection = connectionOf(racer.playerID) { connections.send(countdown, to: connection) } }
+        send(.countdown(code: room.code, startsInMilliseconds: Int(countdownMicroseconds / 1000)), in: room)
         reschedule(room)
     }
 
-    /// A move or pause before the race's deadline is refused.
-    private func refusalBeforeStart(_ match: Match, type: String, now: Int64) -> ProtocolError? {
-        guard type == "move" || type == "pause", let code = raceByMatch[match.id],
+    /// A move or pause on a race game before the race's deadline is refused (`not_started`).
+    func refusalBeforeStart(on connection: WebSocketConnection, type: String, now: Int64) -> ProtocolError? {
+        guard let address = connection.seat, let code = raceByMatch[address.match],
               let race = runs[code]?.race, now < race.startsAt else { return nil }
-        return ProtocolError(.notStarted, "The race starts in \(max(1, (race.startsAt - now) / 1000)) ms; wait for the first step.")
+        return ProtocolError(.notStarted, "The race starts in \(max(1, (race.startsAt - now) / 1000)) ms; wait for the first step.",
+                             inReplyTo: type)
+    }
+
+    /// The race seat a watcher of room `typed` watches: `seat` (a room seat), or the first
+    /// racer's. Nil when no race of that room runs here.
+    func raceSeat(code typed: String, seat: Int?) -> (match: Match, seat: MatchSeat)? {
+        guard let code = RoomCode(reading: typed), let race = runs[code]?.race, let match = race.match else { return nil }
+        let entrant = seat.map { wanted in race.entrants.first { $0.seat == wanted } } ?? race.entrants.first
+        guard let entrant else { return nil }
+        return (match, match.seats[entrant.seatIndex])
     }
 
     // MARK: - A race running
 
     /// A racer's game ended (crash, quit, grace over, time limit, shutdown), before it is saved.
-    private func matchFinished(_ match: Match, reason: GameEndReason) {
-        guard let code = raceByMatch.removeValue(forKey: match.id), let race = runs[code]?.race,
-              let index = race.entrants.firstIndex(where: { $0.matchID == match.id }) else { return }
-        let state = match.session.game.state
+    private func seatEnded(_ seat: MatchSeat, reason: GameEndReason, code: RoomCode) {
+        guard let race = runs[code]?.race, let session = seat.session,
+              let index = race.entrants.firstIndex(where: { $0.seatIndex == seat.address.seat }) else { return }
+        if race.entrants.allSatisfy({ $0.result != nil || $0.seatIndex == seat.address.seat }) {
+            raceByMatch[seat.address.match] = nil
+        }
+        let state = session.game.state
         var entrant = race.entrants[index]
         let timeLimited = reason == .abandoned && MonotonicClock.now() >= race.endsAt
         entrant.result = timeLimited ? RaceStandings.RacerState.timeLimit.rawValue : reason.rawValue
@@ -409,8 +441,8 @@ final class RoomHost: @unchecked Sendable {
             if race.started, now >= race.endsAt, !race.isOver {
                 // The time limit: the racers still racing end, stored abandoned with their scores.
                 for entrant in race.entrants where entrant.result == nil {
-                    if let matchID = entrant.matchID, let match = host.match(id: matchID) {
-                        host.deliver(match.session.end(.abandoned, now: now), of: match)
+                    if let match = race.match, let session = match.seats[entrant.seatIndex].session, !session.isOver {
+                        host.deliver(session.end(.abandoned, now: now), of: match, seat: match.seats[entrant.seatIndex])
                     }
                 }
             }
@@ -431,8 +463,7 @@ final class RoomHost: @unchecked Sendable {
     /// due time): a few numbers per racer per interval, no hook on every step.
     private func poll(_ race: Race) {
         for entrant in race.entrants where entrant.result == nil {
-            guard let matchID = entrant.matchID, let match = host.match(id: matchID) else { continue }
-            let session = match.session
+            guard let session = race.match?.seats[entrant.seatIndex].session else { continue }
             let state = session.game.state
             let racerState: RaceStandings.RacerState = session.isDisconnected ? .away : (state.isOver ? .crashed : .racing)
             race.standings.update(seat: entrant.seat, score: state.score, lane: state.lane.rawValue, step: state.step,
@@ -567,7 +598,7 @@ final class RoomHost: @unchecked Sendable {
 
     /// The player took their race game back on `connection` (`resume`): their room follows.
     func resumed(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
-        guard let room = registry.room(of: identity.playerID), connection.sessionID != nil else { return }
+        guard let room = registry.room(of: identity.playerID), connection.seat != nil else { return }
         rebind(room, playerID: identity.playerID, to: connection)
         sendRoom(room)
     }
@@ -667,9 +698,16 @@ final class RoomHost: @unchecked Sendable {
         }
     }
 
-    /// A match-wide message to every racer in the room.
+    /// A match-wide message to every racer in the room and every watcher of its race, encoded
+    /// once. (A racer whose game ended no longer plays its seat, but still hears the race.)
     private func send(_ message: ServerMessage, in room: RaceRoom) {
-        for racer in room.racers { if let connection = connectionOf(racer.playerID) { connections.send(message, to: connection) } }
+        var receivers = room.racers.compactMap { connectionOf($0.playerID) }
+        if let match = runs[room.code]?.race?.match {
+            for seat in match.seats {
+                for watcher in seat.receivers where !receivers.contains(where: { $0 === watcher }) { receivers.append(watcher) }
+            }
+        }
+        connections.send(message, to: receivers)
     }
 
     private func refuse(_ connection: WebSocketConnection, _ error: ProtocolError) {

@@ -224,6 +224,14 @@ def test_four_racers_race_to_the_end_in_the_right_order_and_a_rematch_keeps_the_
         stored = server.query("SELECT score, end_reason, seed FROM games ORDER BY score DESC")
         assert [row[0] for row in stored] == scores and {row[1] for row in stored} == {"crash"}
         assert len({row[2] for row in stored}) == 1
+        # The race is stored with its finish order, beside the games.
+        assert race_over["raceId"]
+        entries = server.query(
+            "SELECT r.room_code, r.level, r.practice, e.place, e.seat, e.game_id, e.score, e.end_reason "
+            "FROM race_entries e JOIN races r ON r.id = e.race_id WHERE r.public_id = ? ORDER BY e.place",
+            (race_over["raceId"],))
+        assert entries == [(code, "cruise", 0, entry["place"], entry["seat"], entry["gameId"], entry["score"], "crash")
+                           for entry in race_over["results"]]
         # Back in the lobby: the same code, the next race, nobody ready.
         for client in clients:
             lobby = await room_of(client)
@@ -377,5 +385,34 @@ def test_a_quick_race_forms_a_room_from_the_queue(server_factory):
             await client.send(type="quit")
         for client in (ada, bo):
             await client.expect("raceOver")
+
+    run(scenario())
+
+
+def test_the_time_limit_ends_the_racers_still_racing(server_factory):
+    server = server_factory(*FAST, "--race-time-limit-seconds", "10")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo"]]
+
+    async def scenario():
+        ada, bo = [await GameClient.signed_in(server, token) for token in tokens]
+        room = await open_room(ada)
+        await join(bo, room["code"])
+        await bo.send(type="ready")
+        await settle([ada, bo])
+        await ada.send(type="startRace")
+        await ada.expect("started")
+        await bo.expect("started")
+        # Bo drops (his game waits through the 60 s grace); Ada quits at once.
+        await bo.drop()
+        await ada.send(type="quit")
+        over = await ada.expect("gameOver")
+        assert over["reason"] == "abandoned"
+        race_over = await ada.expect("raceOver", timeout=20)
+        by_seat = {entry["seat"]: entry for entry in race_over["results"]}
+        assert by_seat[0]["reason"] == "abandoned" and by_seat[1]["reason"] == "time_limit"
+        stored = server.query(
+            "SELECT e.seat, e.end_reason, g.end_reason FROM race_entries e JOIN games g ON g.public_id = e.game_id "
+            "ORDER BY e.seat")
+        assert stored == [(0, "abandoned", "abandoned"), (1, "time_limit", "abandoned")]
 
     run(scenario())

@@ -97,7 +97,8 @@ final class RoomHost: @unchecked Sendable {
             self.seed = seed
             self.startsAt = startsAt
             self.endsAt = endsAt
-            startedAt = Date()
+            // Wall-clock time of the start deadline, for the stored race.
+            startedAt = Date().addingTimeInterval(Double(startsAt - MonotonicClock.now()) / 1_000_000)
             self.entrants = entrants
             self.standings = standings
         }
@@ -486,6 +487,9 @@ final class RoomHost: @unchecked Sendable {
         }
     }
 
+    /// Stores the finish order (`RaceRepository`, one transaction), then answers `raceOver`. A
+    /// race that cannot be stored still ends for its racers: their games are saved already, and
+    /// `raceId` is null.
     private func recordRace(_ room: RaceRoom, race: Race) {
         let placed = race.standings.placed
         let results = placed.compactMap { entry -> RaceOutcome.Result? in
@@ -493,7 +497,28 @@ final class RoomHost: @unchecked Sendable {
             return RaceOutcome.Result(place: entry.place, seat: entry.seat, name: entry.name, gameID: entry.gameID,
                                       score: entry.score, reason: entrant.result ?? "abandoned")
         }
-        raceRecorded(room, race: race, outcome: RaceOutcome(code: room.code, raceID: nil, results: results))
+        let entries = results.compactMap { result -> NewRace.Entry? in
+            guard let entrant = race.entrants.first(where: { $0.seat == result.seat }) else { return nil }
+            return NewRace.Entry(place: result.place, seat: result.seat, playerID: entrant.playerID, gameID: result.gameID,
+                                 score: result.score, endReason: RaceEndReason(rawValue: result.reason) ?? .abandoned)
+        }
+        let newRace = NewRace(roomCode: room.code.text, level: room.level, practice: room.practice, seed: race.seed,
+                              startedAt: race.startedAt, endedAt: Date(), entries: entries)
+        let code = room.code
+        worker.perform({ storage in try storage.races.record(newRace).publicID }, then: { [self] result in
+            let raceID: String?
+            switch result {
+            case .success(let id): raceID = id
+            case .failure(let error):
+                raceID = nil
+                logger.error("could not store a race", metadata: ["room.code": code.text, "error": "\(error)"])
+            }
+            guard let room = registry.room(code), let race = runs[code]?.race else {
+                runs[code]?.race = nil
+                return
+            }
+            raceRecorded(room, race: race, outcome: RaceOutcome(code: code, raceID: raceID, results: results))
+        })
     }
 
     private func raceRecorded(_ room: RaceRoom, race: Race, outcome: RaceOutcome) {

@@ -9,15 +9,23 @@ enum RoomRoutes {
     static func add(to router: inout HTTPRouter, rooms: RoomHost, nodeID: String?) {
         router.add(.get, "/api/v1/rooms/{code}") { request, responder in
             let typed = request.pathParameters["code"] ?? ""
-            guard let room = rooms.publicView(typed) else {
-                return responder.respond(APIError(status: 404, code: ProtocolError.Code.roomNotFound.rawValue,
-                    message: "No room has the code '\(typed.prefix(16))'; check it and try again.", field: "code").response)
+            let notFound = APIError(status: 404, code: ProtocolError.Code.roomNotFound.rawValue,
+                                    message: "No room has the code '\(typed.prefix(16))'; check it and try again.", field: "code")
+            if let room = rooms.publicView(typed) { return respond(RoomJSON(room, node: nodeID), responder) }
+            // In a cluster another node may hold it: its place says which (the room itself is there).
+            guard let code = RoomCode(reading: typed), nodeID != nil else { return responder.respond(notFound.response) }
+            rooms.lookUpPlace(code) { node in
+                guard let node else { return responder.respond(notFound.response) }
+                respond(RoomJSON(elsewhere: code, node: node), responder)
             }
-            do {
-                responder.respond(try APIJSON.response(RoomJSON(room, node: nodeID)))
-            } catch {
-                responder.respond(APIError(status: 500, code: "internal", message: "The room could not be written.").response)
-            }
+        }
+    }
+
+    private static func respond(_ room: RoomJSON, _ responder: HTTPResponder) {
+        do {
+            responder.respond(try APIJSON.response(room))
+        } catch {
+            responder.respond(APIError(status: 500, code: "internal", message: "The room could not be written.").response)
         }
     }
 
@@ -28,16 +36,17 @@ enum RoomRoutes {
         var connected: Bool
     }
 
+    /// A room here in full; another node's as its code and node, the rest null.
     struct RoomJSON: Encodable {
         var code: String
         var link: String
-        var level: String
-        var seats: Int
-        var racers: [RacerJSON]
-        var state: String
-        var practice: Bool
-        var quick: Bool
-        var race: Int
+        var level: String?
+        var seats: Int?
+        var racers: [RacerJSON]?
+        var state: String?
+        var practice: Bool?
+        var quick: Bool?
+        var race: Int?
         /// The node that holds the room (cluster mode); nil on a single server.
         var node: String?
 
@@ -51,6 +60,12 @@ enum RoomRoutes {
             practice = room.practice
             quick = room.quick
             race = room.race
+            self.node = node
+        }
+
+        init(elsewhere code: RoomCode, node: String) {
+            self.code = code.text
+            link = "/race.html?room=\(code.text)"
             self.node = node
         }
 

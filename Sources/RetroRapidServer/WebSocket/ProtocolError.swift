@@ -106,6 +106,8 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     var close: Close?
     /// Whole seconds to wait before trying again, when a limit refused (`retryAfter`).
     var retryAfter: Int?
+    /// Cluster mode, the `*_elsewhere` refusals: the node to reconnect to (`/ws?node=…`).
+    var node: String?
 
     init(_ code: Code, _ message: String, inReplyTo: String? = nil, close: Close? = nil) {
         self.code = code

@@ -198,6 +198,7 @@ enum ServerMessage: Equatable, Sendable {
             w.key("message"); w.string(error.message)
             if let inReplyTo = error.inReplyTo { w.key("inReplyTo"); w.string(inReplyTo) }
             if let retryAfter = error.retryAfter { w.key("retryAfter"); w.int(retryAfter) }
+            if let node = error.node { w.key("node"); w.string(node) }
             if let quota {
                 w.key("quota"); Self.write(quota, into: &w)
                 w.key("resetsAt"); w.string(Self.timestamp(quota.resetsAt))

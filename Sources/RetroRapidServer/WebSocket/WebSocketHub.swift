@@ -142,7 +142,7 @@ public final class WebSocketHub: @unchecked Sendable {
     func clusterMessage(_ envelope: ClusterEnvelope) {
         assertOnServiceThread()
         switch envelope.message {
-        case .releaseGame, .gameReleased:
+        case .releaseGame, .gameReleased, .gameStays:
             host.handoff?.received(envelope)
         case .settingsChanged, .deviceRevoked:
             break  // ClusterRelay turns these into local PlayerEvents itself

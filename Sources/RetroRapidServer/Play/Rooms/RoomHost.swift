@@ -137,7 +137,7 @@ final class RoomHost: @unchecked Sendable {
             roomConnection[identity.playerID] = connection.id
             logger.info("room opened", metadata: ["room.code": room.code.text, "game.level": level.rawValue,
                                                    "room.seats": String(seats), "game.practice": String(practice)])
-            sendRoom(room)
+            place(room, attempts: 3)
         } catch let refusal as RoomRefusal {
             refuse(connection, refusal.error(inReplyTo: type))
         } catch {}
@@ -154,6 +154,20 @@ final class RoomHost: @unchecked Sendable {
         }
         if host.shuttingDown { return refuse(connection, shuttingDownError(type)) }
         if let refusal = refusalToEnter(identity, type: type, checkRoom: false) { return refuse(connection, refusal) }
+        // In a cluster a code not open here may be another node's room.
+        if let code = RoomCode(reading: typed), registry.room(code) == nil, nodeID != nil, registry.room(of: playerID) == nil {
+            let connectionID = connection.id
+            return lookUpPlace(code) { [self] node in
+                guard let connection = connections[connectionID] else { return }
+                var refusal = RoomRefusal.roomNotFound(typed).error(inReplyTo: type)
+                if let node {
+                    refusal = ProtocolError(.roomElsewhere, "Room \(code) is on server \(node): connect to it and join again.",
+                                            inReplyTo: type)
+                    refusal.node = node
+                }
+                refuse(connection, refusal)
+            }
+        }
         do {
             let (room, seat) = try registry.join(typed: typed, playerID: playerID, name: identity.displayName)
             roomConnection[playerID] = connection.id
@@ -634,6 +648,59 @@ final class RoomHost: @unchecked Sendable {
         room.setConnected(playerID: playerID, true)
     }
 
+    // MARK: - Rooms in a cluster
+
+    /// This node's name in a cluster; nil on a single server (no places written).
+    private var nodeID: String? { host.handoff?.nodeID }
+
+    /// Places the new room's code on this node (`room_places`), then sends its `room`. A code a
+    /// live node holds already is drawn again (the room is reopened under a new code, `attempts`
+    /// times); on a single server there is nothing to place.
+    private func place(_ room: RaceRoom, attempts: Int) {
+        guard let nodeID else { return sendRoom(room) }
+        let code = room.code
+        worker.perform({ storage in
+            try storage.roomPlaces.place(code: code.text, nodeID: nodeID, now: storage.now, lease: ClusterLease.lease)
+        }, then: { [self] result in
+            guard let room = registry.room(code) else { return }
+            switch result {
+            case .success(true):
+                sendRoom(room)
+            case .success(false) where attempts > 1:
+                guard let host = room.host, let connection = connectionOf(host.playerID) else { return }
+                _ = try? registry.leave(playerID: host.playerID)
+                closedRoom(room)
+                guard let again = try? registry.open(level: room.level, seats: room.seats, practice: room.practice,
+                                                     quick: room.quick, hostID: host.playerID, hostName: host.name) else { return }
+                opened(again)
+                roomConnection[host.playerID] = connection.id
+                place(again, attempts: attempts - 1)
+            case .success(false), .failure:
+                if case .failure(let error) = result {
+                    logger.error("could not place a room", metadata: ["room.code": code.text, "error": "\(error)"])
+                }
+                let receivers = room.racers.compactMap { connectionOf($0.playerID) }
+                for racer in room.racers { _ = try? registry.leave(playerID: racer.playerID) }
+                closedRoom(room)
+                for connection in receivers {
+                    connections.refuse(connection, ProtocolError(.unavailable,
+                        "The room could not be opened just now; nothing was used up. Try again.", inReplyTo: "openRoom"))
+                }
+            }
+        })
+    }
+
+    /// The node that holds `code`'s room, if another live node does (cluster mode).
+    func lookUpPlace(_ code: RoomCode, then answer: @escaping @Sendable (String?) -> Void) {
+        guard let nodeID else { return answer(nil) }
+        worker.perform({ storage in
+            try storage.roomPlaces.place(ofCode: code.text, now: storage.now, lease: ClusterLease.lease)?.nodeID
+        }, then: { result in
+            guard case .success(let node?) = result, node != nodeID else { return answer(nil) }
+            answer(node)
+        })
+    }
+
     // MARK: - Looking rooms up
 
     /// `GET /api/v1/rooms/{code}`: the room as anyone may see it.
@@ -674,6 +741,14 @@ final class RoomHost: @unchecked Sendable {
     }
 
     private func closedRoom(_ room: RaceRoom) {
+        if let nodeID {
+            let code = room.code.text
+            worker.perform({ storage in try storage.roomPlaces.remove(code: code, nodeID: nodeID) }, then: { [self] result in
+                if case .failure(let error) = result {
+                    logger.warning("could not remove a closed room's place", metadata: ["room.code": code, "error": "\(error)"])
+                }
+            })
+        }
         guard let run = runs.removeValue(forKey: room.code) else { return }
         runByTimer[run.timerID] = nil
         scheduler.cancel(run.timerID)

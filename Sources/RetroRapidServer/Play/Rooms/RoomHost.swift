@@ -130,7 +130,7 @@ final class RoomHost: @unchecked Sendable {
                   on connection: WebSocketConnection) {
         let type = "openRoom"
         if let refusal = refusalToEnter(identity, type: type) { return refuse(connection, refusal) }
-        do {
+        do throws(RoomRefusal) {
             let room = try registry.open(level: level, seats: seats, practice: practice, quick: false,
                                          hostID: identity.playerID, hostName: identity.displayName)
             opened(room)
@@ -138,9 +138,9 @@ final class RoomHost: @unchecked Sendable {
             logger.info("room opened", metadata: ["room.code": room.code.text, "game.level": level.rawValue,
                                                    "room.seats": String(seats), "game.practice": String(practice)])
             place(room, attempts: 3)
-        } catch let refusal as RoomRefusal {
+        } catch let refusal {
             refuse(connection, refusal.error(inReplyTo: type))
-        } catch {}
+        }
     }
 
     func joinRoom(code typed: String, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
@@ -168,27 +168,27 @@ final class RoomHost: @unchecked Sendable {
                 refuse(connection, refusal)
             }
         }
-        do {
+        do throws(RoomRefusal) {
             let (room, seat) = try registry.join(typed: typed, playerID: playerID, name: identity.displayName)
             roomConnection[playerID] = connection.id
             logger.info("room joined", metadata: ["room.code": room.code.text, "room.seat": String(seat)])
             sendRoom(room)
-        } catch let refusal as RoomRefusal {
+        } catch let refusal {
             refuse(connection, refusal.error(inReplyTo: type))
-        } catch {}
+        }
     }
 
     func ready(_ ready: Bool, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
         guard let room = registry.room(of: identity.playerID) else {
             return refuse(connection, RoomRefusal.notInRoom.error(inReplyTo: "ready"))
         }
-        do {
+        do throws(RoomRefusal) {
             try room.setReady(playerID: identity.playerID, ready)
             rebind(room, playerID: identity.playerID, to: connection)
             sendRoom(room)
-        } catch let refusal as RoomRefusal {
+        } catch let refusal {
             refuse(connection, refusal.error(inReplyTo: "ready"))
-        } catch {}
+        }
     }
 
     func leaveRoom(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
@@ -230,11 +230,11 @@ final class RoomHost: @unchecked Sendable {
         }
         if host.shuttingDown { return refuse(connection, shuttingDownError(type)) }
         let racers: [RaceRoom.Racer]
-        do {
+        do throws(RoomRefusal) {
             racers = try room.checkStart(by: identity.playerID)
-        } catch let refusal as RoomRefusal {
+        } catch let refusal {
             return refuse(connection, refusal.error(inReplyTo: type))
-        } catch { return }
+        }
         // A racer with a game of their own going cannot race too.
         if let busy = racers.first(where: { host.game(of: $0.playerID) != nil || host.isStarting($0.playerID) }) {
             return refuse(connection, ProtocolError(.notReady,
@@ -250,9 +250,12 @@ final class RoomHost: @unchecked Sendable {
         room.beginStart()
         let seed = Match.newSeed()
         let gameIDs = Dictionary(uniqueKeysWithValues: racers.map { ($0.playerID, Match.newGameID()) })
-        if room.practice {
+        // Practice consumes no play: on a single server nothing to wait for. In a cluster each
+        // game is still claimed for this node, as a practice `start` is.
+        if room.practice && host.handoff == nil {
             return launch(room, racers: racers, gameIDs: gameIDs, seed: seed, quotas: [:])
         }
+        let practice = room.practice
         starts[room.code] = StartProgress(racers: racers, gameIDs: gameIDs, seed: seed)
         let code = room.code
         let nodeID = host.handoff?.nodeID
@@ -265,7 +268,7 @@ final class RoomHost: @unchecked Sendable {
             host.beginStart(playerID)
             worker.perform(orderedBy: playerID, { storage in
                 let start = RunningGameStart(publicID: gameID, playerID: playerID, level: level, seed: seed,
-                                             practice: false, startedAt: storage.now)
+                                             practice: practice, startedAt: storage.now)
                 if let nodeID { return try GameHandoff.beginClaimed(start, nodeID: nodeID, storage: storage) }
                 return try storage.runningGames.begin(start)
             }, then: { [self] result in playAnswered(result, racer: racer, code: code) })
@@ -363,7 +366,7 @@ final class RoomHost: @unchecked Sendable {
         for (index, racer) in racers.enumerated() {
             let seat = match.seats[index]
             let session = sessions[index]
-            if room.practice { host.recorder.recordPracticeStart(session, seed: seed) }
+            if room.practice && host.handoff == nil { host.recorder.recordPracticeStart(session, seed: seed) }
             entrants.append(Race.Entrant(seat: racer.seat, playerID: racer.playerID, name: racer.name,
                                          gameID: session.gameID, seatIndex: index))
             entries.append(.init(seat: racer.seat, name: racer.name, gameID: session.gameID, score: 0,
@@ -541,6 +544,12 @@ final class RoomHost: @unchecked Sendable {
         logger.info("race over", metadata: ["room.code": room.code.text, "race.id": outcome.raceID ?? "-"])
         send(.raceOver(outcome), in: room)
         room.backToLobby()
+        // Racers who dropped during the race and have not come back get the lobby's grace.
+        let deadline = MonotonicClock.now() + graceMicroseconds
+        for racer in room.racers where connectionOf(racer.playerID) == nil {
+            room.setConnected(playerID: racer.playerID, false)
+            run(of: room).dropDeadlines[racer.playerID] = deadline
+        }
         sendRoom(room)
         reschedule(room)
     }
@@ -551,28 +560,28 @@ final class RoomHost: @unchecked Sendable {
         let type = "quickRace"
         if host.shuttingDown { return refuse(connection, shuttingDownError(type)) }
         if let refusal = refusalToEnter(identity, type: type) { return refuse(connection, refusal) }
-        do {
+        do throws(RoomRefusal) {
             let formed = try queue.join(playerID: identity.playerID, name: identity.displayName, level: level,
                                         now: MonotonicClock.now())
             queueConnection[identity.playerID] = connection.id
             if let formed { form(formed) } else { sendQueue(level) }
-        } catch let refusal as RoomRefusal {
+        } catch let refusal {
             refuse(connection, refusal.error(inReplyTo: type))
-        } catch {}
+        }
         rescheduleQueue()
     }
 
     func leaveQueue(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
-        do {
+        do throws(RoomRefusal) {
             let level = try queue.leave(playerID: identity.playerID)
             queueConnection[identity.playerID] = nil
             var view = QueueView(level: level, waiting: 0, startsInMilliseconds: nil)
             view.left = true
             connections.send(.queue(view), to: connection)
             sendQueue(level)
-        } catch let refusal as RoomRefusal {
+        } catch let refusal {
             refuse(connection, refusal.error(inReplyTo: "leaveQueue"))
-        } catch {}
+        }
         rescheduleQueue()
     }
 

@@ -304,16 +304,36 @@ def test_a_practice_room_consumes_no_play_and_a_racer_without_plays_sits_out(ser
         for client in (ada, cy):
             over = await client.expect("raceOver")
         assert {entry["name"] for entry in over["results"]} == {"Ada", "Cy"}
-        # Now only Ada has no play either: a start with fewer than 2 gives every play back.
-        await settle([ada, bo, cy])
-        await cy.send(type="ready")
+
+    run(scenario())
+
+
+def test_a_start_left_with_one_racer_gives_every_play_back(server_factory):
+    server = server_factory(*FAST, "--daily-free-plays", "1")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo"]]
+
+    async def scenario():
+        ada, bo = [await GameClient.signed_in(server, token) for token in tokens]
+        await bo.start("cruise")
+        await bo.send(type="quit")
+        await bo.expect("gameOver")
+        room = await open_room(ada)
+        await join(bo, room["code"])
         await bo.send(type="ready")
-        await settle([ada, bo, cy])
+        await settle([ada, bo])
         await ada.send(type="startRace")
-        await ada.expect_error("no_plays_left")
-        # Bo and Cy have none left either: nobody races, and the room is still in the lobby.
         await bo.expect_error("no_plays_left")
-        await settle([ada, bo, cy])
+        why = await ada.expect_error("not_ready")
+        assert "Bo" in why["message"] and "given back" in why["message"]
+        lobby = await room_of(ada)
+        assert lobby["state"] == "lobby" and lobby["race"] == 1
+        assert [r["ready"] for r in lobby["racers"]] == [False, False]
+        # Ada's play was taken and given back: she still has it.
+        for _ in range(50):
+            if plays_left(server, tokens[0]) == 1:
+                break
+            await asyncio.sleep(0.1)
+        assert plays_left(server, tokens[0]) == 1
         assert server.request("GET", f"/api/v1/rooms/{room['code']}").json()["state"] == "lobby"
 
     run(scenario())

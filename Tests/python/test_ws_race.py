@@ -436,3 +436,43 @@ def test_the_time_limit_ends_the_racers_still_racing(server_factory):
         assert stored == [(0, "abandoned", "abandoned"), (1, "time_limit", "abandoned")]
 
     run(scenario())
+
+
+def test_a_watcher_watches_a_racer_by_room_and_seat(server_factory):
+    server = server_factory("--race-countdown-seconds", "2", "--standings-interval-ms", "200")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo", "Eve"]]
+
+    async def scenario():
+        ada, bo, eve = [await GameClient.signed_in(server, token) for token in tokens]
+        room = await open_room(ada)
+        code = room["code"]
+        await eve.send(type="watch", room=code)
+        lobby_refusal = await eve.expect_error("game_not_found")
+        assert "lobby" in lobby_refusal["message"]
+        await eve.send(type="watch", room="ZZZZZZ")
+        await eve.expect_error("room_not_found")
+        await join(bo, code)
+        await bo.send(type="ready")
+        await settle([ada, bo])
+        await ada.send(type="startRace")
+        bo_game = (await bo.expect("started"))["game"]
+        await ada.expect("started")
+        await eve.send(type="watch", room=code.lower(), seat=1)
+        watching = await eve.expect("watching")
+        assert watching["room"] == code and watching["gameId"] == bo_game["gameId"]
+        assert watching["player"]["name"] == "Bo"
+        # The watcher gets the racer's frames and the race's standings.
+        await eve.expect("step", timeout=10)
+        standings = await eve.expect("standings", timeout=10)
+        assert standings["code"] == code and {r["name"] for r in standings["racers"]} == {"Ada", "Bo"}
+        # The room counts its watchers.
+        await ada.send(type="leaveRoom")
+        await ada.expect("roomLeft")
+        after = await room_of(bo)
+        while after["watchers"] != 1:
+            after = await room_of(bo)
+        await bo.send(type="quit")
+        ended = await eve.expect("watchEnded")
+        assert ended["gameId"] == bo_game["gameId"]
+
+    run(scenario())

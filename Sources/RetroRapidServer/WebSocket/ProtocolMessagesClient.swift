@@ -29,9 +29,17 @@ enum ClientMessage: Equatable, Sendable {
     /// Waits for a quick race at `level`.
     case quickRace(level: SpeedLevel)
     case leaveQueue
+    /// Watches a running game: by its id, or a race room's seat (the first racer's when nil).
+    case watch(WatchTarget)
+    case stopWatching
+
+    enum WatchTarget: Equatable, Sendable {
+        case game(String)
+        case room(code: String, seat: Int?)
+    }
 
     /// The `type` names, for error messages and metrics.
-    static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping",
+    static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping", "watch", "stopWatching",
                             "openRoom", "joinRoom", "ready", "startRace", "leaveRoom", "quickRace", "leaveQueue"]
 
     /// Reads one complete message. Every failure is a `ProtocolError` that names the field.
@@ -72,6 +80,9 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
     package var seats: Int?
     package var code: String?
     package var ready: Bool?
+    package var gameId: String?
+    package var room: String?
+    package var seat: Int?
     /// Known fields that held the wrong kind of value (left nil above). Only a type that uses
     /// one refuses the message: the others ignore it like any field they do not use.
     package var wrongFields: Fields = []
@@ -88,9 +99,12 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         package static let practice = Fields(rawValue: 1 << 4)
         package static let direction = Fields(rawValue: 1 << 5)
         package static let step = Fields(rawValue: 1 << 6)
-        package static let seats = Fields(rawValue: 1 << 7)
-        package static let code = Fields(rawValue: 1 << 8)
-        package static let ready = Fields(rawValue: 1 << 9)
+        package static let gameId = Fields(rawValue: 1 << 7)
+        package static let room = Fields(rawValue: 1 << 8)
+        package static let seat = Fields(rawValue: 1 << 9)
+        package static let seats = Fields(rawValue: 1 << 10)
+        package static let code = Fields(rawValue: 1 << 11)
+        package static let ready = Fields(rawValue: 1 << 12)
     }
 
     /// One field as the wire has it.
@@ -155,6 +169,9 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         Field(flag: .code, name: "code", usedBy: "joinRoom", slot: .string(\.code),
               required: "the room's invite code, such as K7QXM2", requiredNonEmpty: true),
         Field(flag: .ready, name: "ready", usedBy: "ready", slot: .bool(\.ready)),
+        Field(flag: .gameId, name: "gameId", usedBy: "watch", slot: .string(\.gameId), maximumLength: 64),
+        Field(flag: .room, name: "room", usedBy: "watch", slot: .string(\.room), maximumLength: 64),
+        Field(flag: .seat, name: "seat", usedBy: "watch", slot: .integer(\.seat)),
     ]
 
     /// The fields each type reads; every other field is ignored, whatever it holds.
@@ -272,8 +289,31 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         case "leaveRoom": return .leaveRoom
         case "quickRace": return .quickRace(level: try choice(level, .level, by: type))
         case "leaveQueue": return .leaveQueue
+        case "watch": return .watch(try watchTarget())
+        case "stopWatching": return .stopWatching
         default:
             throw ProtocolError(.unknownType, "\"\(type.prefix(40))\" is not a message type; use one of \(Self.typeList).")
+        }
+    }
+
+    /// `watch` names a game or a room (with a seat, or the first racer), never both.
+    private func watchTarget() throws(ProtocolError) -> ClientMessage.WatchTarget {
+        let gameId = limited(gameId, .gameId).flatMap { $0.isEmpty ? nil : $0 }
+        let room = limited(room, .room).flatMap { $0.isEmpty ? nil : $0 }
+        switch (gameId, room) {
+        case (let gameId?, nil):
+            return .game(gameId)
+        case (nil, let room?):
+            if let seat, seat < 0 {
+                throw ProtocolError(.badMessage, "\"seat\" is a racer's seat in the room: a whole number from 0.", inReplyTo: "watch")
+            }
+            return .room(code: room, seat: seat)
+        case (.some, .some):
+            throw ProtocolError(.badMessage, "watch takes a \"gameId\" or a \"room\", not both.", inReplyTo: "watch")
+        case (nil, nil):
+            throw ProtocolError(.badMessage,
+                "watch needs a \"gameId\" (a running game's id) or a \"room\" (a race room's code, with an optional \"seat\").",
+                inReplyTo: "watch")
         }
     }
 

@@ -43,11 +43,28 @@ enum ServerMessage: Equatable, Sendable {
     case standings(code: RoomCode, racers: [RaceStandings.Entry])
     case raceOver(RaceOutcome)
     case queue(QueueView)
+    /// The answer to `watch`: whose game, where it stands, and how many watch it now. The
+    /// frames of the seat follow.
+    case watching(Watching)
+    /// The watched game ended (its reason), or the watch did (`stopped`, `moved`).
+    case watchEnded(gameID: String, reason: String, score: Int)
+    /// To a game's player (and every racer of its match): how many watch it now.
+    case watchers(gameID: String, count: Int)
 
     enum PauseReason: String, Sendable {
         /// The player asked. (A game whose connection dropped is paused too, but nobody is
         /// there to tell; the snapshot on return says `paused`.)
         case player
+        /// The player's connection dropped: said to the game's watchers.
+        case disconnected
+    }
+
+    struct Watching: Equatable, Sendable {
+        var playerName: String?
+        /// The race room the game is a seat of, if any.
+        var room: String?
+        var game: GameSnapshot
+        var watchers: Int
     }
 
     struct Welcome: Equatable, Sendable {
@@ -115,6 +132,9 @@ enum ServerMessage: Equatable, Sendable {
         case .standings: "standings"
         case .raceOver: "raceOver"
         case .queue: "queue"
+        case .watching: "watching"
+        case .watchEnded: "watchEnded"
+        case .watchers: "watchers"
         }
     }
 
@@ -219,6 +239,24 @@ enum ServerMessage: Equatable, Sendable {
             RaceMessages.write(outcome, into: &w)
         case .queue(let queue):
             RaceMessages.write(queue, into: &w)
+        case .watching(let watching):
+            w.key("gameId"); w.string(watching.game.gameID)
+            w.key("player")
+            w.beginObject()
+            w.key("name")
+            if let name = watching.playerName { w.string(name) } else { w.null() }
+            w.endObject()
+            w.key("room")
+            if let room = watching.room { w.string(room) } else { w.null() }
+            w.key("game"); Self.write(watching.game, into: &w)
+            w.key("watchers"); w.int(watching.watchers)
+        case .watchEnded(let gameID, let reason, let score):
+            w.key("gameId"); w.string(gameID)
+            w.key("reason"); w.string(reason)
+            w.key("score"); w.int(score)
+        case .watchers(let gameID, let count):
+            w.key("gameId"); w.string(gameID)
+            w.key("count"); w.int(count)
         }
         w.endObject()
     }

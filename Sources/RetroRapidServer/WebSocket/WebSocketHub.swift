@@ -15,9 +15,10 @@ import RetroRapidSupport
 /// (docs/PROTOCOL.md, docs/ARCHITECTURE.md):
 ///
 /// - `ConnectionRegistry`: every open connection, its address and player indexes, sending;
-/// - `MatchHost`: every running match (`Match`), their step timer, checkpoints and the
+/// - `MatchHost`: every running match (`Match`, its seats), their step timer, checkpoints and the
 ///   watchdog on silent connections (`ConnectionWatchdog`);
 /// - `GameRecorder` (the host's): finished games saved, the shutdown's summary;
+/// - `WatchHost` (the host's): `watch` and `stopWatching`;
 /// - `ConnectionSignIn`: `hello` (a sign-in is the connection's, not a game's).
 ///
 /// Itself it holds only what decides where a message goes: the upgrade checks, the rate limit
@@ -320,6 +321,10 @@ public final class WebSocketHub: @unchecked Sendable {
             rooms.quickRace(level: level, for: identity, on: connection)
         case (.ready(let identity), .leaveQueue):
             rooms.leaveQueue(for: identity, on: connection)
+        case (.ready(let identity), .watch(let target)):
+            rooms.watch(target, for: identity, on: connection)
+        case (.ready, .stopWatching):
+            host.watching.stopWatching(on: connection)
         }
     }
 
@@ -392,6 +397,8 @@ extension ClientMessage {
         case .leaveRoom: "leaveRoom"
         case .quickRace: "quickRace"
         case .leaveQueue: "leaveQueue"
+        case .watch: "watch"
+        case .stopWatching: "stopWatching"
         }
     }
 }

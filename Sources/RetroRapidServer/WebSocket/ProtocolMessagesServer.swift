@@ -35,6 +35,19 @@ enum ServerMessage: Equatable, Sendable {
     case settings(document: [UInt8])
     case pong
     case error(ProtocolError, quota: QuotaStatus?)
+    // Replays and ghosts (docs/PROTOCOL.md, "Replays and ghosts").
+    /// Where a replay stands: after every control, and when it reaches the end.
+    case replayState(gameID: String, step: Int, playing: Bool, ended: Bool)
+    /// The stored run beside a ghost race's player, one per ghost step.
+    case ghost(step: Int, lane: Lane, score: Int, state: GhostState)
+
+    /// A ghost's `state`: still going, crashed, or its stored game ended without a crash (its
+    /// player quit or dropped; the ghost stops there).
+    enum GhostState: String, Sendable {
+        case racing
+        case crashed
+        case left
+    }
 
     enum PauseReason: String, Sendable {
         /// The player asked. (A game whose connection dropped is paused too, but nobody is
@@ -99,6 +112,8 @@ enum ServerMessage: Equatable, Sendable {
         case .settings: "settings"
         case .pong: "pong"
         case .error: "error"
+        case .replayState: "replayState"
+        case .ghost: "ghost"
         }
     }
 
@@ -187,6 +202,16 @@ enum ServerMessage: Equatable, Sendable {
                 w.key("resetsAt"); w.string(Self.timestamp(quota.resetsAt))
                 w.key("unlock"); w.string(WebSocketLimits.unlockPath)
             }
+        case .replayState(let gameID, let step, let playing, let ended):
+            w.key("gameId"); w.string(gameID)
+            w.key("step"); w.int(step)
+            w.key("playing"); w.bool(playing)
+            w.key("ended"); w.bool(ended)
+        case .ghost(let step, let lane, let score, let state):
+            w.key("step"); w.int(step)
+            w.key("lane"); w.int(lane.rawValue)
+            w.key("score"); w.int(score)
+            w.key("state"); w.string(state.rawValue)
         }
         w.endObject()
     }

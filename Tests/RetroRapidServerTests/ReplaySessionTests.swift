@@ -149,8 +149,9 @@ struct ReplaySessionTests {
             #expect(liveFrames.count == live.record.steps)
             #expect(replayFrames == liveFrames, "seed \(seed), \(bot)")
             #expect(played.stepTimes == live.stepTimes)
-            #expect(played.ended == live.record.endReason)
-            #expect(replay.isOver && replay.wakeAt == nil)
+            // Held at the end, not over: a seek still works, and its host keeps the seat.
+            #expect(played.ended == nil)
+            #expect(replay.ended && !replay.isOver && replay.wakeAt == nil)
             reasons.insert(live.record.endReason.rawValue)
             if let crash = live.messages.last, case .crash(let kind, _, _, _) = crash { reasons.insert(kind.rawValue) }
         }
@@ -370,6 +371,9 @@ struct ReplaySessionTests {
                 #expect(last.3 == .left)
             }
             #expect(played.ended == live.record.endReason)
+            // Over at its end, and it stays so (a ghost does not start again).
+            #expect(ghost.isOver && ghost.wakeAt == nil)
+            #expect(ghost.play(now: Self.start) == false && ghost.wakeAt == nil)
             endings.insert(last.3)
         }
         #expect(endings == [.crashed, .left])

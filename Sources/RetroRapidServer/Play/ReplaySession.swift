@@ -106,9 +106,9 @@ final class ReplaySession {
     /// playing; nil while paused or at the end.
     var wakeAt: Int64? { playing ? nextStepAt : nil }
 
-    /// At the end of the log. A replay seat is not dropped for that (a seek still works): its
-    /// match goes when its last watcher does.
-    var isOver: Bool { ended }
+    /// A ghost is over at the end of its log. A replay never is: at the end it is held (a seek
+    /// still works), and its match goes when its last watcher does (`ReplayHost`).
+    var isOver: Bool { mode == .ghost && ended }
 
     /// The picture at the current position, as `started` and `snapshot` carry it; `paused` is
     /// whether the replay is held.
@@ -127,7 +127,8 @@ final class ReplaySession {
     // MARK: - Time
 
     /// Does what is due at `now`: the moves the log has after the current step, then the next
-    /// step. `ended` is the stored game's end reason on the tick that plays the log out.
+    /// step. On the tick that plays the log out a replay adds its `replayState` (`ended`), and
+    /// a ghost's output says it ended (the stored game's reason), so its host ends the seat.
     func tick(now: Int64) -> GameSession.Output {
         guard playing, now >= nextStepAt else { return GameSession.Output() }
         var sink = GameEventMessages()
@@ -143,7 +144,7 @@ final class ReplaySession {
         guard isPlayedOut else { return GameSession.Output(messages: messages) }
         ended = true
         playing = false
-        if mode == .replay { messages.append(replayState) }
+        guard mode == .ghost else { return GameSession.Output(messages: messages + [replayState]) }
         return GameSession.Output(messages: messages, ended: endReason)
     }
 
@@ -184,12 +185,14 @@ final class ReplaySession {
     }
 
     /// Plays on from where it is, the next step a whole interval from now (as a resumed game).
-    /// At the end it starts again from step 0: what a player pressing play there expects.
-    /// Returns whether it went back to the start (then the client needs a `snapshot`).
+    /// At the end a replay starts again from step 0: what a player pressing play there
+    /// expects (a ghost that ended stays ended). Returns whether it went back to the start
+    /// (then the client needs a `snapshot`).
     @discardableResult
     func play(now: Int64) -> Bool {
         var restarted = false
         if ended {
+            guard mode == .replay else { return false }
             rewind(to: 0)
             restarted = true
         }
@@ -227,3 +230,5 @@ final class ReplaySession {
         if ended { playing = false }
     }
 }
+
+extension ReplaySession: MatchSeatDriver {}

@@ -20,6 +20,18 @@ enum ClientMessage: Equatable, Sendable {
     /// Watches a running game: by its id, or a race room's seat (the first racer's when nil).
     case watch(WatchTarget)
     case stopWatching
+    /// Replays a stored game (docs/PROTOCOL.md, "Replays and ghosts").
+    case replay(gameID: String)
+    /// Pauses, plays or seeks the connection's replay.
+    case replayControl(ReplayControl)
+    /// A practice game on a stored game's road, its run beside the player's as a ghost.
+    case raceGhost(gameID: String)
+
+    enum ReplayControl: Equatable, Sendable {
+        case pause
+        case play
+        case seek(step: Int)
+    }
 
     enum WatchTarget: Equatable, Sendable {
         case game(String)
@@ -27,7 +39,8 @@ enum ClientMessage: Equatable, Sendable {
     }
 
     /// The `type` names, for error messages and metrics.
-    static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping", "watch", "stopWatching"]
+    static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping", "watch", "stopWatching",
+                            "replay", "replayControl", "raceGhost"]
 
     /// Reads one complete message. Every failure is a `ProtocolError` that names the field.
     static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> ClientMessage {
@@ -67,6 +80,7 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
     package var gameId: String?
     package var room: String?
     package var seat: Int?
+    package var action: String?
     /// Known fields that held the wrong kind of value (left nil above). Only a type that uses
     /// one refuses the message: the others ignore it like any field they do not use.
     package var wrongFields: Fields = []
@@ -86,6 +100,8 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         package static let gameId = Fields(rawValue: 1 << 7)
         package static let room = Fields(rawValue: 1 << 8)
         package static let seat = Fields(rawValue: 1 << 9)
+        // Replays' own (high bits: clear of those other parts add).
+        package static let action = Fields(rawValue: 1 << 24)
     }
 
     /// One field as the wire has it.
@@ -146,12 +162,17 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         Field(flag: .gameId, name: "gameId", usedBy: "watch", slot: .string(\.gameId), maximumLength: 64),
         Field(flag: .room, name: "room", usedBy: "watch", slot: .string(\.room), maximumLength: 64),
         Field(flag: .seat, name: "seat", usedBy: "watch", slot: .integer(\.seat)),
+        Field(flag: .action, name: "action", usedBy: "replayControl", slot: .string(\.action),
+              required: #""pause", "play" or "seek""#),
     ]
 
     /// The fields each type reads; every other field is ignored, whatever it holds.
-    static let fieldsUsed: [String: Fields] = fields.reduce(into: [:]) { used, field in
+    static let fieldsUsed: [String: Fields] = fields.reduce(into: sharedUses) { used, field in
         if let type = field.usedBy { used[type, default: []].insert(field.flag) }
     }
+
+    /// Fields a type reads besides those whose `usedBy` it is (a field names one type).
+    static let sharedUses: [String: Fields] = ["replay": .gameId, "raceGhost": .gameId, "replayControl": .step]
 
     private static func field(_ flag: Fields) -> Field {
         fields.first { $0.flag == flag }!
@@ -252,8 +273,36 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         case "ping": return .ping
         case "watch": return .watch(try watchTarget())
         case "stopWatching": return .stopWatching
+        case "replay": return .replay(gameID: try storedGameID(by: type))
+        case "raceGhost": return .raceGhost(gameID: try storedGameID(by: type))
+        case "replayControl": return .replayControl(try replayControl())
         default:
             throw ProtocolError(.unknownType, "\"\(type.prefix(40))\" is not a message type; use one of \(Self.typeList).")
+        }
+    }
+
+    /// The stored game `replay` and `raceGhost` name.
+    private func storedGameID(by type: String) throws(ProtocolError) -> String {
+        guard let gameId = limited(gameId, .gameId), !gameId.isEmpty else {
+            throw ProtocolError(.badMessage, "\(type) needs a \"gameId\": the id of a stored game (a leaderboard row's, or one of yours).",
+                                inReplyTo: type)
+        }
+        return gameId
+    }
+
+    /// `replayControl`: pause, play, or seek to a step (which the replay checks is in range).
+    private func replayControl() throws(ProtocolError) -> ClientMessage.ReplayControl {
+        let type = "replayControl"
+        switch try required(action, .action, by: type) {
+        case "pause": return .pause
+        case "play": return .play
+        case "seek":
+            guard let step else {
+                throw ProtocolError(.badMessage, "A seek needs a \"step\": the step to go to, from 0 to the game's last.", inReplyTo: type)
+            }
+            return .seek(step: step)
+        case let other:
+            throw ProtocolError(.badMessage, "\"\(other.prefix(40))\" is not an action; use \"pause\", \"play\" or \"seek\".", inReplyTo: type)
         }
     }
 

@@ -43,6 +43,8 @@ enum ServerMessage: Equatable, Sendable {
     /// To a game's player (and every racer of its match): how many watch it now.
     case watchers(gameID: String, count: Int)
     // Replays and ghosts (docs/PROTOCOL.md, "Replays and ghosts").
+    /// The answer to `replay`: the stored game, its picture at step 0; its frames follow.
+    case replaying(Replaying)
     /// Where a replay stands: after every control, and when it reaches the end.
     case replayState(gameID: String, step: Int, playing: Bool, ended: Bool)
     /// The stored run beside a ghost race's player, one per ghost step.
@@ -72,6 +74,25 @@ enum ServerMessage: Equatable, Sendable {
         var watchers: Int
     }
 
+    struct Replaying: Equatable, Sendable {
+        var playerName: String?
+        var level: SpeedLevel
+        /// What the stored game ended with.
+        var score: Int
+        var steps: Int
+        var reason: GameEndReason
+        /// The picture where the replay starts (step 0).
+        var game: GameSnapshot
+        var playing: Bool
+    }
+
+    /// The stored run a ghost race's player races (in `started.game`).
+    struct GhostOf: Equatable, Sendable {
+        var gameID: String
+        var playerName: String?
+        var score: Int
+    }
+
     struct Welcome: Equatable, Sendable {
         var playerID: String
         var displayName: String
@@ -94,6 +115,8 @@ enum ServerMessage: Equatable, Sendable {
         var speedStage: Int
         var safeLanes: LaneSet
         var paused: Bool
+        /// A ghost race's stored run (nil for any other game).
+        var ghost: GhostOf? = nil
     }
 
     struct GameResult: Equatable, Sendable {
@@ -132,6 +155,7 @@ enum ServerMessage: Equatable, Sendable {
         case .watching: "watching"
         case .watchEnded: "watchEnded"
         case .watchers: "watchers"
+        case .replaying: "replaying"
         case .replayState: "replayState"
         case .ghost: "ghost"
         }
@@ -241,6 +265,20 @@ enum ServerMessage: Equatable, Sendable {
         case .watchers(let gameID, let count):
             w.key("gameId"); w.string(gameID)
             w.key("count"); w.int(count)
+        case .replaying(let replaying):
+            w.key("gameId"); w.string(replaying.game.gameID)
+            w.key("player")
+            w.beginObject()
+            w.key("name")
+            if let name = replaying.playerName { w.string(name) } else { w.null() }
+            w.endObject()
+            w.key("level"); w.string(replaying.level.rawValue)
+            w.key("score"); w.int(replaying.score)
+            w.key("steps"); w.int(replaying.steps)
+            w.key("reason"); w.string(replaying.reason.rawValue)
+            w.key("game"); Self.write(replaying.game, into: &w)
+            w.key("step"); w.int(replaying.game.step)
+            w.key("playing"); w.bool(replaying.playing)
         case .replayState(let gameID, let step, let playing, let ended):
             w.key("gameId"); w.string(gameID)
             w.key("step"); w.int(step)
@@ -270,6 +308,15 @@ enum ServerMessage: Equatable, Sendable {
         w.key("speedStage"); w.int(game.speedStage)
         w.key("safeLanes"); write(game.safeLanes, into: &w)
         w.key("paused"); w.bool(game.paused)
+        if let ghost = game.ghost {
+            w.key("ghost")
+            w.beginObject()
+            w.key("gameId"); w.string(ghost.gameID)
+            w.key("name")
+            if let name = ghost.playerName { w.string(name) } else { w.null() }
+            w.key("score"); w.int(ghost.score)
+            w.endObject()
+        }
         w.endObject()
     }
 

@@ -300,6 +300,12 @@ public final class WebSocketHub: @unchecked Sendable {
             host.watching.watch(target, for: identity, on: connection)
         case (.ready, .stopWatching):
             host.watching.stopWatching(on: connection)
+        case (.ready(let identity), .replay(let gameID)):
+            host.replays.replay(gameID: gameID, for: identity, on: connection)
+        case (.ready, .replayControl(let control)):
+            host.replays.control(control, on: connection, now: now)
+        case (.ready(let identity), .raceGhost(let gameID)):
+            host.replays.raceGhost(gameID: gameID, for: identity, on: connection)
         }
     }
 
@@ -362,6 +368,9 @@ extension ClientMessage {
         case .ping: "ping"
         case .watch: "watch"
         case .stopWatching: "stopWatching"
+        case .replay: "replay"
+        case .replayControl: "replayControl"
+        case .raceGhost: "raceGhost"
         }
     }
 }

@@ -96,8 +96,9 @@ let package = Package(
         // Fixtures the storage test targets share (folders, dates, games, a fresh PostgreSQL
         // database on the test server).
         .target(name: "RetroRapidStorageFixtures", dependencies: ["RetroRapidDomain", "RetroRapidRules", "RetroRapidPostgreSQL"], path: "Tests/RetroRapidStorageFixtures"),
-        // The server's tests also run the load generator against a real server.
-        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidRules", "RetroRapidSupport"]),
+        // The server's tests also run the load generator against a real server, and bots play the
+        // games whose replays they check.
+        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidBots", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidRules", "RetroRapidSupport"]),
         .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad"]),
         .testTarget(name: "RetroRapidFuzzTests", dependencies: ["RetroRapidFuzz"]),
     ]

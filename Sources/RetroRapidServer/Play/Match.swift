@@ -40,6 +40,9 @@ final class Match {
     var onSeatEnded: ((MatchSeat, GameEndReason) -> Void)?
     /// Called by the `MatchHost` once every seat is over and the match is gone from it.
     var onEnded: (() -> Void)?
+    /// Called by the `MatchHost` when a player seat's game paused (its player asked, or
+    /// dropped: true) or resumed (false), so a seat that keeps its pace (a ghost) can too.
+    var onPlayerPaused: ((MatchSeat, _ paused: Bool) -> Void)?
 
     /// A match of one seat per driver, in order (a player's `GameSession` makes a seat that
     /// player plays).

@@ -39,6 +39,8 @@ final class MatchHost: @unchecked Sendable {
     let watchdog: ConnectionWatchdog
     /// Connections watching seats (`watch`, `stopWatching`, the `watchers` counts).
     private(set) var watching: WatchHost!
+    /// Replays of stored games and ghost races (`replay`, `replayControl`, `raceGhost`).
+    private(set) var replays: ReplayHost!
     let worker: DatabaseWorker
     let metrics: WebSocketMetrics
     let logger: Logger
@@ -100,6 +102,8 @@ final class MatchHost: @unchecked Sendable {
         watchdog = ConnectionWatchdog(limits: limits, connections: connections, metrics: metrics, logger: logger)
         watching = WatchHost(limits: limits, connections: connections, worker: worker, logger: logger, host: self)
         watching.schedule = { [unowned self] at in self.scheduler.schedule(Self.watchersTimerID, at: at) }
+        replays = ReplayHost(limits: limits, connections: connections, worker: worker, logger: logger, host: self)
+        watching.watcherLeft = { [unowned self] match, seat in self.replays.watcherLeft(seat, of: match) }
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
         scheduler.afterDue = { [unowned self] in self.metrics.flush() }
         recorder.onAllSaved = { [unowned self] in self.closeOnceStored() }
@@ -353,6 +357,15 @@ final class MatchHost: @unchecked Sendable {
         refreshIdleTimeout(connection)
     }
 
+    /// Forgets a match nobody plays (a replay nobody watches any more, a ghost race whose
+    /// player's game ended): its timer goes and nothing is stored; its seats say nothing more.
+    func discard(_ match: Match) {
+        guard matches[match.id] === match else { return }
+        precondition(match.seats.allSatisfy { $0.session?.isOver ?? true }, "a match a player still plays is ended, not discarded")
+        scheduler.cancel(match.id)
+        matches[match.id] = nil
+    }
+
     /// Sends match-wide messages (standings, a countdown, a ghost's position) to every seat's
     /// player and watchers, each message encoded once.
     func send(_ messages: [ServerMessage], toAllOf match: Match) {
@@ -458,7 +471,10 @@ final class MatchHost: @unchecked Sendable {
         let now = MonotonicClock.now()
         let wasRunning = if case .running = session.phase { true } else { false }
         session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
-        if wasRunning { watching.playerLeft(seat) }
+        if wasRunning {
+            watching.playerLeft(seat)
+            match.onPlayerPaused?(seat, true)
+        }
         reschedule(match)
         logger.info("game waits for its player", metadata: [
             "ws.connection.id": String(connection.id), "game.id": session.gameID,
@@ -525,12 +541,30 @@ final class MatchHost: @unchecked Sendable {
     func deliver(_ output: GameSession.Output, of match: Match, seat: MatchSeat) {
         // Taken before sending: a send that drops a slow reader detaches it from the seat.
         let connection = seat.player
-        seat.send(output.messages, through: connections)
+        if seat.session == nil, match.seats.count > 1 {
+            // A seat nobody plays beside seats players play (a ghost): match-wide.
+            match.sendToAll(output.messages, through: connections)
+        } else {
+            seat.send(output.messages, through: connections)
+        }
         if let reason = output.ended {
             finish(seat, of: match, reason: reason, connection: connection)
         } else {
+            if let onPlayerPaused = match.onPlayerPaused, seat.session != nil,
+               let paused = output.messages.lazy.compactMap(Self.pausing).last {
+                onPlayerPaused(seat, paused)
+            }
             reschedule(match)
             if let connection, output.messages.contains(where: Self.changesIdleness) { refreshIdleTimeout(connection) }
+        }
+    }
+
+    /// True for `paused`, false for `resumed`, nil for anything else.
+    private static func pausing(_ message: ServerMessage) -> Bool? {
+        switch message {
+        case .paused: true
+        case .resumed: false
+        default: nil
         }
     }
 

@@ -46,6 +46,9 @@ final class WatchHost: @unchecked Sendable {
     }
     /// Asks the host's timer for a `tick` at this time (set by the `MatchHost`).
     var schedule: (Int64) -> Void = { _ in }
+    /// A watcher left a seat (stopped, switched, or its connection went): a replay nobody
+    /// watches any more is dropped (`ReplayHost`).
+    var watcherLeft: (Match, MatchSeat) -> Void = { _, _ in }
 
     /// The last count each watched seat's players were told, and whether a newer one waits.
     private var counts: [MatchSeat.Address: Count] = [:]
@@ -145,6 +148,7 @@ final class WatchHost: @unchecked Sendable {
         seat.removeWatcher(connection)
         connection.watching = nil
         countChanged(seat, of: match)
+        watcherLeft(match, seat)
     }
 
     /// The seat the connection watches, with its match, while it runs.

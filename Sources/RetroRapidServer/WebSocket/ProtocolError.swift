@@ -67,6 +67,12 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         /// `stopWatching` on a connection that watches nothing.
         static let notWatching = Code(rawValue: "not_watching")
 
+        // Replays and ghosts (docs/PROTOCOL.md, "Replays and ghosts").
+        /// Another player's game on today's daily road: its replay would give the road away.
+        static let replayHidden = Code(rawValue: "replay_hidden")
+        /// A stored game this build cannot re-run (another rules version).
+        static let notReplayable = Code(rawValue: "not_replayable")
+
         /// An upgrade on another path than /ws.
         static let notFound = Code(rawValue: "not_found")
 

@@ -33,6 +33,18 @@ enum ClientMessage: Equatable, Sendable {
     /// Watches a running game: by its id, or a race room's seat (the first racer's when nil).
     case watch(WatchTarget)
     case stopWatching
+    /// Replays a stored game (docs/PROTOCOL.md, "Replays and ghosts").
+    case replay(gameID: String)
+    /// Pauses, plays or seeks the connection's replay.
+    case replayControl(ReplayControl)
+    /// A practice game on a stored game's road, its run beside the player's as a ghost.
+    case raceGhost(gameID: String)
+
+    enum ReplayControl: Equatable, Sendable {
+        case pause
+        case play
+        case seek(step: Int)
+    }
 
     enum WatchTarget: Equatable, Sendable {
         case game(String)
@@ -47,7 +59,8 @@ enum ClientMessage: Equatable, Sendable {
 
     /// The `type` names, for error messages and metrics.
     static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping", "watch", "stopWatching",
-                            "openRoom", "joinRoom", "ready", "startRace", "leaveRoom", "quickRace", "leaveQueue"]
+                            "openRoom", "joinRoom", "ready", "startRace", "leaveRoom", "quickRace", "leaveQueue",
+                            "replay", "replayControl", "raceGhost"]
 
     /// Reads one complete message. Every failure is a `ProtocolError` that names the field.
     static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> ClientMessage {
@@ -91,6 +104,7 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
     package var room: String?
     package var seat: Int?
     package var road: String?
+    package var action: String?
     /// Known fields that held the wrong kind of value (left nil above). Only a type that uses
     /// one refuses the message: the others ignore it like any field they do not use.
     package var wrongFields: Fields = []
@@ -114,6 +128,7 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         package static let code = Fields(rawValue: 1 << 11)
         package static let ready = Fields(rawValue: 1 << 12)
         package static let road = Fields(rawValue: 1 << 13)
+        package static let action = Fields(rawValue: 1 << 14)
     }
 
     /// One field as the wire has it.
@@ -173,15 +188,17 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         Field(flag: .practice, name: "practice", usedBy: "start", alsoUsedBy: ["openRoom"], slot: .bool(\.practice)),
         Field(flag: .road, name: "road", usedBy: "start", slot: .string(\.road), required: #""random" or "daily""#),
         Field(flag: .direction, name: "direction", usedBy: "move", slot: .string(\.direction), required: #""left" or "right""#),
-        Field(flag: .step, name: "step", usedBy: "move", slot: .integer(\.step),
+        Field(flag: .step, name: "step", usedBy: "move", alsoUsedBy: ["replayControl"], slot: .integer(\.step),
               required: "the number of the last step message the player saw"),
         Field(flag: .seats, name: "seats", usedBy: "openRoom", slot: .integer(\.seats)),
         Field(flag: .code, name: "code", usedBy: "joinRoom", slot: .string(\.code),
               required: "the room's invite code, such as K7QXM2", requiredNonEmpty: true),
         Field(flag: .ready, name: "ready", usedBy: "ready", slot: .bool(\.ready)),
-        Field(flag: .gameId, name: "gameId", usedBy: "watch", slot: .string(\.gameId), maximumLength: 64),
+        Field(flag: .gameId, name: "gameId", usedBy: "watch", alsoUsedBy: ["replay", "raceGhost"], slot: .string(\.gameId), maximumLength: 64),
         Field(flag: .room, name: "room", usedBy: "watch", slot: .string(\.room), maximumLength: 64),
         Field(flag: .seat, name: "seat", usedBy: "watch", slot: .integer(\.seat)),
+        Field(flag: .action, name: "action", usedBy: "replayControl", slot: .string(\.action),
+              required: #""pause", "play" or "seek""#),
     ]
 
     /// The fields each type reads; every other field is ignored, whatever it holds.
@@ -304,8 +321,36 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         case "leaveQueue": return .leaveQueue
         case "watch": return .watch(try watchTarget())
         case "stopWatching": return .stopWatching
+        case "replay": return .replay(gameID: try storedGameID(by: type))
+        case "raceGhost": return .raceGhost(gameID: try storedGameID(by: type))
+        case "replayControl": return .replayControl(try replayControl())
         default:
             throw ProtocolError(.unknownType, "\"\(type.prefix(40))\" is not a message type; use one of \(Self.typeList).")
+        }
+    }
+
+    /// The stored game `replay` and `raceGhost` name.
+    private func storedGameID(by type: String) throws(ProtocolError) -> String {
+        guard let gameId = limited(gameId, .gameId), !gameId.isEmpty else {
+            throw ProtocolError(.badMessage, "\(type) needs a \"gameId\": the id of a stored game (a leaderboard row's, or one of yours).",
+                                inReplyTo: type)
+        }
+        return gameId
+    }
+
+    /// `replayControl`: pause, play, or seek to a step (which the replay checks is in range).
+    private func replayControl() throws(ProtocolError) -> ClientMessage.ReplayControl {
+        let type = "replayControl"
+        switch try required(action, .action, by: type) {
+        case "pause": return .pause
+        case "play": return .play
+        case "seek":
+            guard let step else {
+                throw ProtocolError(.badMessage, "A seek needs a \"step\": the step to go to, from 0 to the game's last.", inReplyTo: type)
+            }
+            return .seek(step: step)
+        case let other:
+            throw ProtocolError(.badMessage, "\"\(other.prefix(40))\" is not an action; use \"pause\", \"play\" or \"seek\".", inReplyTo: type)
         }
     }
 

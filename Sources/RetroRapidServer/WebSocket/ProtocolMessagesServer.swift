@@ -50,6 +50,21 @@ enum ServerMessage: Equatable, Sendable {
     case watchEnded(gameID: String, reason: String, score: Int)
     /// To a game's player (and every racer of its match): how many watch it now.
     case watchers(gameID: String, count: Int)
+    // Replays and ghosts (docs/PROTOCOL.md, "Replays and ghosts").
+    /// The answer to `replay`: the stored game, its picture at step 0; its frames follow.
+    case replaying(Replaying)
+    /// Where a replay stands: after every control, and when it reaches the end.
+    case replayState(gameID: String, step: Int, playing: Bool, ended: Bool)
+    /// The stored run beside a ghost race's player, one per ghost step.
+    case ghost(step: Int, lane: Lane, score: Int, state: GhostState)
+
+    /// A ghost's `state`: still going, crashed, or its stored game ended without a crash (its
+    /// player quit or dropped; the ghost stops there).
+    enum GhostState: String, Sendable {
+        case racing
+        case crashed
+        case left
+    }
 
     enum PauseReason: String, Sendable {
         /// The player asked. (A game whose connection dropped is paused too, but nobody is
@@ -65,6 +80,25 @@ enum ServerMessage: Equatable, Sendable {
         var room: String?
         var game: GameSnapshot
         var watchers: Int
+    }
+
+    struct Replaying: Equatable, Sendable {
+        var playerName: String?
+        var level: SpeedLevel
+        /// What the stored game ended with.
+        var score: Int
+        var steps: Int
+        var reason: GameEndReason
+        /// The picture where the replay starts (step 0).
+        var game: GameSnapshot
+        var playing: Bool
+    }
+
+    /// The stored run a ghost race's player races (in `started.game`).
+    struct GhostOf: Equatable, Sendable {
+        var gameID: String
+        var playerName: String?
+        var score: Int
     }
 
     struct Welcome: Equatable, Sendable {
@@ -93,6 +127,8 @@ enum ServerMessage: Equatable, Sendable {
         var roadKind: GameRoad = .random
         /// The code of the room whose race this game is, if it is one.
         var race: RoomCode? = nil
+        /// A ghost race's stored run (nil for any other game).
+        var ghost: GhostOf? = nil
     }
 
     struct GameResult: Equatable, Sendable {
@@ -139,6 +175,9 @@ enum ServerMessage: Equatable, Sendable {
         case .watching: "watching"
         case .watchEnded: "watchEnded"
         case .watchers: "watchers"
+        case .replaying: "replaying"
+        case .replayState: "replayState"
+        case .ghost: "ghost"
         }
     }
 
@@ -262,6 +301,30 @@ enum ServerMessage: Equatable, Sendable {
         case .watchers(let gameID, let count):
             w.key("gameId"); w.string(gameID)
             w.key("count"); w.int(count)
+        case .replaying(let replaying):
+            w.key("gameId"); w.string(replaying.game.gameID)
+            w.key("player")
+            w.beginObject()
+            w.key("name")
+            if let name = replaying.playerName { w.string(name) } else { w.null() }
+            w.endObject()
+            w.key("level"); w.string(replaying.level.rawValue)
+            w.key("score"); w.int(replaying.score)
+            w.key("steps"); w.int(replaying.steps)
+            w.key("reason"); w.string(replaying.reason.rawValue)
+            w.key("game"); Self.write(replaying.game, into: &w)
+            w.key("step"); w.int(replaying.game.step)
+            w.key("playing"); w.bool(replaying.playing)
+        case .replayState(let gameID, let step, let playing, let ended):
+            w.key("gameId"); w.string(gameID)
+            w.key("step"); w.int(step)
+            w.key("playing"); w.bool(playing)
+            w.key("ended"); w.bool(ended)
+        case .ghost(let step, let lane, let score, let state):
+            w.key("step"); w.int(step)
+            w.key("lane"); w.int(lane.rawValue)
+            w.key("score"); w.int(score)
+            w.key("state"); w.string(state.rawValue)
         }
         w.endObject()
     }
@@ -284,6 +347,15 @@ enum ServerMessage: Equatable, Sendable {
         w.key("road"); w.string(game.roadKind.name)
         if let day = game.roadKind.day { w.key("day"); w.string(day.text) }
         if let race = game.race { w.key("race"); w.string(race.text) }
+        if let ghost = game.ghost {
+            w.key("ghost")
+            w.beginObject()
+            w.key("gameId"); w.string(ghost.gameID)
+            w.key("name")
+            if let name = ghost.playerName { w.string(name) } else { w.null() }
+            w.key("score"); w.int(ghost.score)
+            w.endObject()
+        }
         w.endObject()
     }
 

@@ -325,6 +325,12 @@ public final class WebSocketHub: @unchecked Sendable {
             rooms.watch(target, for: identity, on: connection)
         case (.ready, .stopWatching):
             host.watching.stopWatching(on: connection)
+        case (.ready(let identity), .replay(let gameID)):
+            host.replays.replay(gameID: gameID, for: identity, on: connection)
+        case (.ready, .replayControl(let control)):
+            host.replays.control(control, on: connection, now: now)
+        case (.ready(let identity), .raceGhost(let gameID)):
+            host.replays.raceGhost(gameID: gameID, for: identity, on: connection)
         }
     }
 
@@ -399,6 +405,9 @@ extension ClientMessage {
         case .leaveQueue: "leaveQueue"
         case .watch: "watch"
         case .stopWatching: "stopWatching"
+        case .replay: "replay"
+        case .replayControl: "replayControl"
+        case .raceGhost: "raceGhost"
         }
     }
 }

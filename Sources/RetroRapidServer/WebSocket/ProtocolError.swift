@@ -86,12 +86,23 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     var close: Close?
     /// Whole seconds to wait before trying again, when a limit refused (`retryAfter`).
     var retryAfter: Int?
+    /// In a cluster, the node that holds what was asked for (a room, a watched game, a race
+    /// game): the client connects again to `/ws?node=<node>` and sends the message there
+    /// (`room_elsewhere`, `watch_elsewhere`, `game_elsewhere`; docs/PROTOCOL.md, "Cluster").
+    var node: String?
 
     init(_ code: Code, _ message: String, inReplyTo: String? = nil, close: Close? = nil) {
         self.code = code
         self.message = message
         self.inReplyTo = inReplyTo
         self.close = close
+    }
+
+    /// A refusal that names the node holding what was asked for: the connection stays open,
+    /// nothing changed, and the client is to ask again on that node.
+    init(_ code: Code, _ message: String, inReplyTo: String? = nil, elsewhereOn node: String) {
+        self.init(code, message, inReplyTo: inReplyTo)
+        self.node = node
     }
 
     var description: String { "\(code): \(message)" }

@@ -49,6 +49,9 @@ enum ServerMessage: Equatable, Sendable {
         /// The player's game that waits for `resume`, if any.
         var resumable: GameSnapshot?
         var limits: WebSocketLimits
+        /// This server's `--node-id` when it is a node of a cluster (on PostgreSQL), so a client
+        /// knows where it landed; nil (and the field left out) on a server on SQLite.
+        var node: String? = nil
     }
 
     /// A game as a whole, for `started`, `snapshot` and `welcome`.
@@ -131,6 +134,7 @@ enum ServerMessage: Equatable, Sendable {
             w.key("idleTimeoutSeconds"); w.int(welcome.limits.idleTimeoutSeconds)
             w.key("disconnectGraceSeconds"); w.int(welcome.limits.disconnectGraceSeconds)
             w.endObject()
+            if let node = welcome.node { w.key("node"); w.string(node) }
         case .started(let game, let quota):
             w.key("game"); Self.write(game, into: &w)
             w.key("quota"); Self.write(quota, into: &w)
@@ -182,6 +186,7 @@ enum ServerMessage: Equatable, Sendable {
             w.key("message"); w.string(error.message)
             if let inReplyTo = error.inReplyTo { w.key("inReplyTo"); w.string(inReplyTo) }
             if let retryAfter = error.retryAfter { w.key("retryAfter"); w.int(retryAfter) }
+            if let node = error.node { w.key("node"); w.string(node) }
             if let quota {
                 w.key("quota"); Self.write(quota, into: &w)
                 w.key("resetsAt"); w.string(Self.timestamp(quota.resetsAt))

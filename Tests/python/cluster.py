@@ -126,6 +126,7 @@ def start_cluster(folder: Path, database_args, node_ids=("a", "b"), extra_args=(
             nodes[node_id] = start_node(folder / f"node-{node_id}", node_id, database_args, *extra_args)
         proxy = None
         if with_nginx:
+            # The site's nodes a and b, in the order given (its /ws?node= map names a and b).
             proxy = start_nginx(folder / "nginx", [node.port for node in nodes.values()],
                                 source_address=CLIENT_ADDRESS, site=CLUSTER_SITE)
     except BaseException:

@@ -15,9 +15,10 @@ import RetroRapidSupport
 /// (docs/PROTOCOL.md, docs/ARCHITECTURE.md):
 ///
 /// - `ConnectionRegistry`: every open connection, its address and player indexes, sending;
-/// - `MatchHost`: every running match (`Match`), their step timer, checkpoints and the
+/// - `MatchHost`: every running match (`Match`, its seats), their step timer, checkpoints and the
 ///   watchdog on silent connections (`ConnectionWatchdog`);
 /// - `GameRecorder` (the host's): finished games saved, the shutdown's summary;
+/// - `WatchHost` (the host's): `watch` and `stopWatching`;
 /// - `ConnectionSignIn`: `hello` (a sign-in is the connection's, not a game's).
 ///
 /// Itself it holds only what decides where a message goes: the upgrade checks, the rate limit
@@ -296,6 +297,10 @@ public final class WebSocketHub: @unchecked Sendable {
             host.quit(for: identity, on: connection, now: now)
         case (.ready, .ping):
             connections.send(.pong, to: connection)
+        case (.ready(let identity), .watch(let target)):
+            host.watching.watch(target, for: identity, on: connection)
+        case (.ready, .stopWatching):
+            host.watching.stopWatching(on: connection)
         }
     }
 
@@ -356,6 +361,8 @@ extension ClientMessage {
         case .resume: "resume"
         case .quit: "quit"
         case .ping: "ping"
+        case .watch: "watch"
+        case .stopWatching: "stopWatching"
         }
     }
 }

@@ -9,6 +9,7 @@ with psql on the server RETRORAPID_TEST_POSTGRES_URL names. `start_cluster` take
 database flags as given, so the rig itself also runs on a shared SQLite file
 (`--database-path`), which has no bus."""
 
+import functools
 import os
 import secrets
 import shutil
@@ -60,11 +61,22 @@ def create_postgres_database(admin_url: str):
     return url, drop
 
 
-def start_node(folder: Path, node_id: str, database_args, *extra_args: str) -> Server:
-    """One `retrorapid serve` node on loopback, on a port of its own, trusting nginx."""
+@functools.cache
+def serve_settings() -> str:
+    """`retrorapid help serve` of the binary under test: which settings this build has."""
+    return subprocess.run([node_binary(), "help", "serve"], capture_output=True, text=True, timeout=30).stdout
+
+
+def node_binary() -> str:
     binary = str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
     if not Path(binary).exists():
         raise AssertionError(f"server binary {binary} not found: build it or set RETRORAPID_BINARY")
+    return binary
+
+
+def start_node(folder: Path, node_id: str, database_args, *extra_args: str) -> Server:
+    """One `retrorapid serve` node on loopback, on a port of its own, trusting nginx."""
+    binary = node_binary()
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log_path = folder / "server.log"

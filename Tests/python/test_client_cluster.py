@@ -5,16 +5,21 @@ by Web/js/net/socket.js: it connects again to /ws?node=<node>, which nginx sends
 and sends the refused message there, once; the page never shows the refusal
 (docs/OPERATIONS.md, "Scale out"; docs/PROTOCOL.md, "Cluster").
 
-Until the rooms and watching land (room_elsewhere, watch_elsewhere, game_elsewhere), no node
-answers with a `node` of its own, so the first node's refusal is stood in for in the page:
-the socket's `start` on the node it reached is held back and answered with an error naming
-the other node. Everything after it is real: the new connection through nginx, the node it
-reaches (its own welcome says which), the `start` sent again and the game that node holds."""
+The play page's own socket is shown following a refusal of `start` that is stood in for in
+the page (no node refuses a start with a node): the socket's `start` on the node it reached is
+held back and answered with an error naming the other node. Everything after it is real: the
+new connection through nginx, the node it reaches (its own welcome says which), the `start`
+sent again and the game that node holds. The last test needs no stand-in: a real
+`watch_elsewhere` from the node a GameSocket reached, followed to the game's node."""
+
+import asyncio
 
 import pytest
 
+from cluster import serve_settings
 from test_client_support import new_browser, open_page, wait_for
 from test_cluster import ROOMY, cluster_database_url, cluster_factory  # noqa: F401
+from ws_client import GameClient, create_player, nearest_safe_move, run
 
 # Runs before the page's scripts: notes each game connection's URL and the node its welcome
 # names, and stands in for node X refusing the first `refuse` starts with "go to the other".
@@ -137,5 +142,62 @@ def test_a_reconnect_after_following_asks_for_the_same_node(cluster):
         assert seen["welcomes"][2] == other
         welcome = driver.execute_script("return window.__rr.socketIn.filter((m) => m.type === 'welcome').at(-1)")
         assert welcome["resumable"] is not None, welcome
+    finally:
+        driver.quit()
+
+
+@pytest.mark.skipif("--watchers-per-game" not in serve_settings(),
+                    reason="waiting for watching (branch s7-match): this build has no --watchers-per-game setting yet")
+def test_a_real_watch_elsewhere_is_followed_to_the_game_and_its_frames_come(cluster):
+    """No stand-in: the page's own GameSocket module (Web/js/net/socket.js) on a connection of its
+    own, refused by the node it reached because the game it asks to watch runs on the other."""
+    driver = browser_through(cluster, refuse=0)
+    try:
+        driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            import("/js/net/socket.js").then(({ GameSocket }) => {
+              const socket = new GameSocket();
+              window.__watcher = { socket, messages: [] };
+              socket.on("message", (m) => window.__watcher.messages.push(m));
+              socket.connect();
+              done();
+            });
+        """)
+        wait_for(driver, "window.__watcher.socket.connected")
+        landed = driver.execute_script("return window.__watcher.socket.welcome.node")
+        other = "b" if landed == "a" else "a"
+        token = create_player(cluster.proxy, "Watched")
+
+        async def scenario():
+            player = await GameClient.signed_in(cluster.proxy, token, query=f"?node={other}")
+            assert player.welcome["node"] == other
+            game_id = (await player.start("cruise"))["game"]["gameId"]
+            driver.execute_script("window.__watcher.socket.send({ type: 'watch', gameId: arguments[0] })", game_id)
+            steps = 0
+            while steps < 4:
+                message = await player.recv(timeout=10)
+                if message["type"] == "step":
+                    steps += 1
+                    direction = nearest_safe_move(message)
+                    if direction:
+                        await player.send(type="move", direction=direction, step=message["step"])
+            await asyncio.to_thread(wait_for, driver,
+                                    "window.__watcher.messages.filter((m) => m.type === 'step').length >= 2")
+            await player.send(type="quit")
+            await player.expect("gameOver")
+            await player.close()
+            return game_id
+
+        game_id = run(scenario())
+        wait_for(driver, "window.__watcher.messages.some((m) => m.type === 'watchEnded')")
+        types = driver.execute_script("return window.__watcher.messages.map((m) => m.type)")
+        # The refusal never reached the listeners; two welcomes, the second from the game's node.
+        assert "error" not in types, types
+        welcomes = driver.execute_script("return window.__watcher.messages.filter((m) => m.type === 'welcome').map((m) => m.node)")
+        assert welcomes == [landed, other], welcomes
+        watching = driver.execute_script("return window.__watcher.messages.find((m) => m.type === 'watching')")
+        assert watching["gameId"] == game_id
+        urls = state(driver)["urls"]
+        assert urls[-1].endswith(f"/ws?node={other}"), urls
     finally:
         driver.quit()

@@ -10,23 +10,15 @@ Every client here goes through nginx, as a browser would; `?node=` picks the nod
 first lands on, so which node holds what is known."""
 
 import asyncio
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from cluster import serve_settings
 from test_cluster import ROOMY, cluster_database_url, cluster_factory  # noqa: F401
 from ws_client import GameClient, create_player, nearest_safe_move, run
 
 # Short waits for the tests: a one-second countdown.
 RACE_FLAGS = ("--race-countdown-seconds", "1", "--standings-interval-ms", "100")
-
-
-def serve_settings() -> str:
-    binary = str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
-    return subprocess.run([binary, "help", "serve"], capture_output=True, text=True, timeout=30).stdout
 
 
 def needs(flag, part):
@@ -43,7 +35,10 @@ needs_watching = needs("--watchers-per-game", "watching (branch s7-match)")
 
 @pytest.fixture
 def cluster(cluster_factory):  # noqa: F811
-    return cluster_factory(*RACE_FLAGS)
+    # The race settings only where the build has them (the watching test runs without rooms).
+    known = serve_settings()
+    flags = [item for pair in zip(RACE_FLAGS[::2], RACE_FLAGS[1::2]) if pair[0] in known for item in pair]
+    return cluster_factory(*flags)
 
 
 async def on_node(cluster, token, node, name="pytest"):

@@ -63,13 +63,22 @@ async def refused_then_followed(cluster, client, token, message, code):
     return moved, node
 
 
-async def race_to_the_end(client, steer_until):
-    """Plays this racer's race game: follows the safe-lane cue until the score reaches
-    `steer_until`, then lets the road come (a crash). Returns its gameOver and the raceOver."""
+async def both(client, *types, timeout=10):
+    """The next message of each of `types`, in whatever order they come."""
+    got = {}
+    while len(got) < len(types):
+        message, _ = await client.until(lambda m: m["type"] in types and m["type"] not in got, timeout=timeout)
+        got[message["type"]] = message
+    return got
+
+
+async def race_to_the_end(client, steering):
+    """Plays this racer's race game: follows the safe-lane cue while `steering(score)` says so,
+    then lets the road come (a crash). Returns its gameOver and the raceOver."""
     over = race_over = None
     while over is None or race_over is None:
         message = await client.recv(timeout=60)
-        if message["type"] == "step" and message["score"] < steer_until:
+        if message["type"] == "step" and steering(message["score"]):
             direction = nearest_safe_move(message)
             if direction:
                 goal = min(message["safeLanes"], key=lambda lane: abs(lane - message["lane"]))
@@ -119,15 +128,31 @@ def test_a_racer_sent_to_the_other_node_follows_the_room_there_and_the_race_is_s
         await host.send(type="startRace")
         started = {}
         for name, racer in (("Ada", host), ("Bo", guest)):
-            countdown = await racer.expect("countdown")
-            assert countdown["code"] == code and countdown["startsInMs"] > 0
-            message, _ = await racer.until(lambda m: m["type"] == "started", timeout=10)
-            assert message["game"]["race"] == code
-            started[name] = message["game"]["gameId"]
+            got = await both(racer, "countdown", "started")
+            assert got["countdown"]["code"] == code and got["countdown"]["startsInMs"] > 0
+            assert got["started"]["game"]["race"] == code
+            started[name] = got["started"]["game"]["gameId"]
 
-        # Ada keeps to the safe lanes for a while; Bo lets the road come at once.
-        (ada_over, ada_race), (bo_over, bo_race) = await asyncio.gather(
-            race_to_the_end(host, steer_until=3), race_to_the_end(guest, steer_until=0))
+        # Bo lets the road come at once; Ada keeps to the safe lanes until she is 2 points past
+        # Bo's end (they share the road, so without steering they would end level).
+        bo_end = {}
+
+        async def bo_races():
+            result = await race_to_the_end(guest, steering=lambda score: False)
+            return result
+
+        def ada_steers(score):
+            return "score" not in bo_end or score < bo_end["score"] + 2
+
+        async def watch_bo_end():
+            while "score" not in bo_end:
+                crash = [m for m in guest.received if m["type"] == "crash"]
+                if crash:
+                    bo_end["score"] = crash[0]["score"]
+                await asyncio.sleep(0.02)
+
+        (ada_over, ada_race), (bo_over, bo_race), _ = await asyncio.gather(
+            race_to_the_end(host, steering=ada_steers), bo_races(), watch_bo_end())
         assert ada_race == bo_race, (ada_race, bo_race)
         results = ada_race["results"]
         assert ada_race["code"] == code
@@ -146,10 +171,13 @@ def test_a_racer_sent_to_the_other_node_follows_the_room_there_and_the_race_is_s
     assert cluster.rows("SELECT count(*) FROM race_entries") == [["2"]]
     assert sorted(cluster.rows("SELECT public_id FROM games")) == sorted([[game] for game in started.values()])
     assert cluster.rows("SELECT count(*) FROM running_games") == [["0"]]
-    for entry in cluster.nodes.values():
-        saved = entry.request("GET", f"/api/v1/races/{race_id}")
-        assert saved.status == 200, saved.body
-        assert [(row["place"], row["name"]) for row in saved.json()["results"]] == [(1, "Ada"), (2, "Bo")]
+    entries = cluster.rows(
+        "SELECT race_entries.place, race_entries.seat, players.display_name, games.public_id, race_entries.score, "
+        "games.score FROM race_entries "
+        "JOIN races ON races.id = race_entries.race_id JOIN players ON players.id = race_entries.player_id "
+        f"JOIN games ON games.public_id = race_entries.game_id WHERE races.public_id = '{race_id}' ORDER BY race_entries.place")
+    assert [row[:4] for row in entries] == [["1", "0", "Ada", started["Ada"]], ["2", "1", "Bo", started["Bo"]]], entries
+    assert all(row[4] == row[5] for row in entries), entries
 
 
 @needs_rooms
@@ -167,8 +195,8 @@ def test_a_racer_whose_reconnect_lands_on_the_other_node_is_sent_back_to_the_rac
         for racer in (host, guest):
             await racer.send(type="ready", ready=True)
         await host.send(type="startRace")
-        for racer in (host, guest):
-            await racer.until(lambda m: m["type"] == "started", timeout=10)
+        await both(host, "countdown", "started")
+        game_id = (await both(guest, "countdown", "started"))["started"]["game"]["gameId"]
         await guest.until(lambda m: m["type"] == "step", timeout=10)
         # Bo's network drops; the reconnect lands on node b, where the race is not.
         await guest.drop()
@@ -177,7 +205,8 @@ def test_a_racer_whose_reconnect_lands_on_the_other_node_is_sent_back_to_the_rac
         back, node = await refused_then_followed(cluster, back, bo, {"type": "resume"}, "game_elsewhere")
         assert node == "a"
         snapshot = await back.expect("snapshot")
-        assert snapshot["game"]["race"] == code
+        assert snapshot["game"]["gameId"] == game_id
+        assert cluster.rows(f"SELECT node_id FROM game_holders WHERE game_id = '{game_id}'") == [["a"]]
         await back.expect("resumed")
         for racer in (host, back):
             await racer.send(type="quit")

@@ -9,7 +9,6 @@ with psql on the server RETRORAPID_TEST_POSTGRES_URL names. `start_cluster` take
 database flags as given, so the rig itself also runs on a shared SQLite file
 (`--database-path`), which has no bus."""
 
-import functools
 import os
 import secrets
 import shutil
@@ -59,12 +58,6 @@ def create_postgres_database(admin_url: str):
         psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     return url, drop
-
-
-@functools.cache
-def serve_settings() -> str:
-    """`retrorapid help serve` of the binary under test: which settings this build has."""
-    return subprocess.run([node_binary(), "help", "serve"], capture_output=True, text=True, timeout=30).stdout
 
 
 def node_binary() -> str:

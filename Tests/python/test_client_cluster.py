@@ -17,7 +17,6 @@ import asyncio
 
 import pytest
 
-from cluster import serve_settings
 from test_client_support import new_browser, open_page, wait_for
 from test_cluster import ROOMY, cluster_database_url, cluster_factory  # noqa: F401
 from ws_client import GameClient, create_player, nearest_safe_move, run
@@ -165,8 +164,6 @@ def test_a_reconnect_after_following_asks_for_the_same_node(cluster):
         driver.quit()
 
 
-@pytest.mark.skipif("--watchers-per-game" not in serve_settings(),
-                    reason="waiting for watching (branch s7-match): this build has no --watchers-per-game setting yet")
 def test_a_real_watch_elsewhere_is_followed_to_the_game_and_its_frames_come(cluster):
     """No stand-in: the page's own GameSocket module (Web/js/net/socket.js) on a connection of its
     own, refused by the node it reached because the game it asks to watch runs on the other."""
@@ -211,8 +208,6 @@ def test_a_real_watch_elsewhere_is_followed_to_the_game_and_its_frames_come(clus
         driver.quit()
 
 
-@pytest.mark.skipif("--race-countdown-seconds" not in serve_settings(),
-                    reason="waiting for the race rooms (branch s7-rooms): this build has no --race-countdown-seconds setting yet")
 def test_a_real_room_elsewhere_is_followed_and_the_racer_joins_the_room_on_its_node(cluster):
     """The page's own GameSocket joins by code a room opened on the other node: refused
     room_elsewhere where it landed, it joins there, and the room's opener sees it come in."""

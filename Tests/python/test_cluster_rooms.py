@@ -13,7 +13,6 @@ import asyncio
 
 import pytest
 
-from cluster import serve_settings
 from test_cluster import ROOMY, cluster_database_url, cluster_factory  # noqa: F401
 from ws_client import GameClient, create_player, nearest_safe_move, run
 
@@ -21,24 +20,9 @@ from ws_client import GameClient, create_player, nearest_safe_move, run
 RACE_FLAGS = ("--race-countdown-seconds", "1", "--standings-interval-ms", "100")
 
 
-def needs(flag, part):
-    """Skips (with the reason) while the binary lacks `part` (its setting `flag`): these tests
-    were written against the protocol (docs/PROTOCOL.md, "Cluster: the node that holds it")
-    before that part was merged here."""
-    return pytest.mark.skipif(flag not in serve_settings(),
-                              reason=f"waiting for {part}: this build has no {flag} setting yet")
-
-
-needs_rooms = needs("--race-countdown-seconds", "the race rooms (branch s7-rooms)")
-needs_watching = needs("--watchers-per-game", "watching (branch s7-match)")
-
-
 @pytest.fixture
 def cluster(cluster_factory):  # noqa: F811
-    # The race settings only where the build has them (the watching test runs without rooms).
-    known = serve_settings()
-    flags = [item for pair in zip(RACE_FLAGS[::2], RACE_FLAGS[1::2]) if pair[0] in known for item in pair]
-    return cluster_factory(*flags)
+    return cluster_factory(*RACE_FLAGS)
 
 
 async def on_node(cluster, token, node, name="pytest"):
@@ -93,7 +77,6 @@ async def race_to_the_end(client, steering):
     return over, race_over
 
 
-@needs_rooms
 def test_a_racer_sent_to_the_other_node_follows_the_room_there_and_the_race_is_saved_once(cluster):
     proxy = cluster.proxy
     ada, bo = create_player(proxy, "Ada"), create_player(proxy, "Bo")
@@ -137,10 +120,6 @@ def test_a_racer_sent_to_the_other_node_follows_the_room_there_and_the_race_is_s
         # Bo's end (they share the road, so without steering they would end level).
         bo_end = {}
 
-        async def bo_races():
-            result = await race_to_the_end(guest, steering=lambda score: False)
-            return result
-
         def ada_steers(score):
             return "score" not in bo_end or score < bo_end["score"] + 2
 
@@ -152,7 +131,8 @@ def test_a_racer_sent_to_the_other_node_follows_the_room_there_and_the_race_is_s
                 await asyncio.sleep(0.02)
 
         (ada_over, ada_race), (bo_over, bo_race), _ = await asyncio.gather(
-            race_to_the_end(host, steering=ada_steers), bo_races(), watch_bo_end())
+            race_to_the_end(host, steering=ada_steers), race_to_the_end(guest, steering=lambda score: False),
+            watch_bo_end())
         assert ada_race == bo_race, (ada_race, bo_race)
         results = ada_race["results"]
         assert ada_race["code"] == code
@@ -180,7 +160,6 @@ def test_a_racer_sent_to_the_other_node_follows_the_room_there_and_the_race_is_s
     assert all(row[4] == row[5] for row in entries), entries
 
 
-@needs_rooms
 def test_a_racer_whose_reconnect_lands_on_the_other_node_is_sent_back_to_the_race(cluster):
     proxy = cluster.proxy
     ada, bo = create_player(proxy, "Ada"), create_player(proxy, "Bo")
@@ -235,7 +214,6 @@ async def steer_until_stopped(client, stop, played):
             raise AssertionError(f"the player's game ended early: {message}")
 
 
-@needs_watching
 def test_a_watcher_sent_to_the_other_node_follows_the_game_there_and_sees_its_frames(cluster):
     proxy = cluster.proxy
     ada, watcher_token = create_player(proxy, "Ada"), create_player(proxy, "Watcher")

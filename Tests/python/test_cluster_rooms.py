@@ -47,6 +47,16 @@ async def refused_then_followed(cluster, client, token, message, code):
     return moved, node
 
 
+async def all_ready(client, timeout=10):
+    """Reads `room` updates until one shows every racer ready (both readies were taken), so a
+    start comes after them."""
+    def ready(message):
+        if message["type"] == "error":
+            raise AssertionError(f"unexpected error in the lobby: {message}")
+        return message["type"] == "room" and all(racer["ready"] for racer in message["room"]["racers"])
+    await client.until(ready, timeout=timeout)
+
+
 async def both(client, *types, timeout=10):
     """The next message of each of `types`, in whatever order they come."""
     got = {}
@@ -106,8 +116,7 @@ def test_a_racer_sent_to_the_other_node_follows_the_room_there_and_the_race_is_s
 
         for racer in (host, guest):
             await racer.send(type="ready", ready=True)
-        await host.expect("room")
-        await host.expect("room")
+        await all_ready(host)
         await host.send(type="startRace")
         started = {}
         for name, racer in (("Ada", host), ("Bo", guest)):
@@ -173,6 +182,7 @@ def test_a_racer_whose_reconnect_lands_on_the_other_node_is_sent_back_to_the_rac
         await guest.expect("room")
         for racer in (host, guest):
             await racer.send(type="ready", ready=True)
+        await all_ready(host)
         await host.send(type="startRace")
         await both(host, "countdown", "started")
         game_id = (await both(guest, "countdown", "started"))["started"]["game"]["gameId"]

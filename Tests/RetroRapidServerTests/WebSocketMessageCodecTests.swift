@@ -143,6 +143,33 @@ struct WebSocketMessageCodecTests {
         #expect(quotaJSON["playsLeft"] as? Int == 0 && quotaJSON["dailyFreePlays"] as? Int == 5)
     }
 
+    /// In a cluster a refusal may name the node that holds what was asked for; the client
+    /// connects again to `/ws?node=<node>` and asks there. Without one, no `node` is written.
+    @Test func aRefusalCanNameTheNodeThatHoldsWhatWasAskedFor() throws {
+        let elsewhere = ProtocolError(.init(rawValue: "room_elsewhere"), "Room K7QXM2 is on another server; connect there and join again.",
+                                      inReplyTo: "joinRoom", elsewhereOn: "b")
+        #expect(elsewhere.node == "b" && elsewhere.close == nil && elsewhere.inReplyTo == "joinRoom")
+        let json = try object(.error(elsewhere, quota: nil))
+        #expect(json["code"] as? String == "room_elsewhere" && json["node"] as? String == "b")
+        #expect(json["inReplyTo"] as? String == "joinRoom" && json["message"] as? String == elsewhere.message)
+        #expect(String(decoding: ServerMessage.error(elsewhere, quota: nil).encoded(), as: UTF8.self)
+            == #"{"type":"error","code":"room_elsewhere","message":"Room K7QXM2 is on another server; connect there and join again.","inReplyTo":"joinRoom","node":"b"}"#)
+        // `replying(to:)` keeps the node; a plain refusal has none on the wire.
+        #expect(elsewhere.replying(to: "watch").node == "b")
+        #expect(try object(.error(ProtocolError(.noGame, "none", inReplyTo: "move"), quota: nil))["node"] == nil)
+    }
+
+    /// `welcome` names the node a connection reached when the server is one of a cluster, and
+    /// leaves the field out on a server on SQLite (its bytes as before).
+    @Test func welcomeNamesTheNodeOnlyInACluster() throws {
+        var welcome = ServerMessage.Welcome(playerID: "P", displayName: "Ada", quota: nil, resumable: nil, limits: WebSocketLimits())
+        let single = try object(.welcome(welcome))
+        #expect(single["node"] == nil && single.keys.contains("resumable"))
+        #expect(!String(decoding: ServerMessage.welcome(welcome).encoded(), as: UTF8.self).contains("node"))
+        welcome.node = "b"
+        #expect(try object(.welcome(welcome))["node"] as? String == "b")
+    }
+
     /// The quota has one shape on /ws and in GET /api/v1/quota: the same members, `day` and
     /// an integer `playsLeft` included, unlimited or not.
     @Test func theQuotaIsTheSameObjectOverTheSocketAndHTTP() throws {

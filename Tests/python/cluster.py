@@ -60,11 +60,16 @@ def create_postgres_database(admin_url: str):
     return url, drop
 
 
-def start_node(folder: Path, node_id: str, database_args, *extra_args: str) -> Server:
-    """One `retrorapid serve` node on loopback, on a port of its own, trusting nginx."""
+def node_binary() -> str:
     binary = str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
     if not Path(binary).exists():
         raise AssertionError(f"server binary {binary} not found: build it or set RETRORAPID_BINARY")
+    return binary
+
+
+def start_node(folder: Path, node_id: str, database_args, *extra_args: str) -> Server:
+    """One `retrorapid serve` node on loopback, on a port of its own, trusting nginx."""
+    binary = node_binary()
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log_path = folder / "server.log"
@@ -126,6 +131,7 @@ def start_cluster(folder: Path, database_args, node_ids=("a", "b"), extra_args=(
             nodes[node_id] = start_node(folder / f"node-{node_id}", node_id, database_args, *extra_args)
         proxy = None
         if with_nginx:
+            # The site's nodes a and b, in the order given (its /ws?node= map names a and b).
             proxy = start_nginx(folder / "nginx", [node.port for node in nodes.values()],
                                 source_address=CLIENT_ADDRESS, site=CLUSTER_SITE)
     except BaseException:

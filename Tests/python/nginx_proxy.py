@@ -31,12 +31,29 @@ def self_signed_certificate(folder: Path):
 
 def site_for_test(upstream_port, http_port: int, https_port: int, cert: Path, key: Path, site: Path = SITE) -> str:
     """A site file (Deploy/nginx/retrorapid.conf unless `site` names another) with its
-    `# site:` lines set for loopback. `upstream_port` is a port, or a list of them for a site
-    whose upstream names several nodes (Deploy/nginx/retrorapid-cluster.conf): its `server`
-    lines take them in order, keeping what follows the address (max_fails…)."""
-    ports = iter(upstream_port if isinstance(upstream_port, (list, tuple)) else [upstream_port])
+    `# site:` lines set for loopback. `upstream_port` is a port, or for a site whose upstreams
+    name several nodes (Deploy/nginx/retrorapid-cluster.conf) a list of them or a dict by the
+    node the file names (`# site: node a`): a list is taken in the order the file first names
+    its nodes. Each `server` line keeps what follows the address (max_fails…, backup)."""
+    if isinstance(upstream_port, dict):
+        by_node = dict(upstream_port)
+    elif isinstance(upstream_port, (list, tuple)):
+        named = list(dict.fromkeys(re.findall(r"# site: node (\S+)", site.read_text())))
+        by_node = dict(zip(named, upstream_port))
+    else:
+        by_node = {}
+    single = iter([] if by_node else [upstream_port])
+
+    def server_port(line):
+        node = re.search(r"# site: node (\S+)", line)
+        if node is None:
+            return next(single)
+        assert node[1] in by_node, f"no port for node {node[1]!r} of the site (given {sorted(by_node)})"
+        return by_node[node[1]]
+
     replacements = [
-        (r"^(\s*)server \S+?(( [^;]*)?);", lambda match: f"{match[1]}server 127.0.0.1:{next(ports)}{match[2]};"),
+        (r"^(\s*)server \S+?(( [^;]*)?);(.*)$",
+         lambda match: f"{match[1]}server 127.0.0.1:{server_port(match[0])}{match[2]};{match[4]}"),
         (r"^(\s*)listen \[::\]:.*", r"\1# (no IPv6 in the test)"),
         (r"^(\s*)listen 80;", rf"\1listen 127.0.0.1:{http_port};"),
         (r"^(\s*)listen 443 (.*);", rf"\1listen 127.0.0.1:{https_port} \2;"),

@@ -270,6 +270,57 @@ def test_a_node_that_stops_is_passed_over_and_its_players_go_on_on_the_other(clu
     assert "connect() failed" in proxy.error_log()
 
 
+def test_each_node_says_its_id_in_welcome(cluster):
+    token = create_player(cluster.proxy, "Named")
+
+    async def scenario():
+        for node_id, node in cluster.nodes.items():
+            client = await GameClient.signed_in(node, token)
+            assert client.welcome["node"] == node_id, client.welcome
+            await client.close()
+
+    run(scenario())
+
+
+def test_through_nginx_ws_node_x_lands_on_node_x_and_anything_else_on_any_node(cluster):
+    """The game connection of a client told where its room or game is (`/ws?node=b`,
+    docs/OPERATIONS.md "Scale out") reaches that node, whichever node nginx's turn would
+    give; without a node, or with one no node has, connections take turns as before."""
+    proxy = cluster.proxy
+    token = create_player(proxy, "Routed")
+
+    async def landed(query=""):
+        client = await GameClient.signed_in(proxy, token, query=query)
+        await client.close()
+        return client.welcome["node"]
+
+    async def scenario():
+        # Twice each, in both orders, so taking turns alone could not land them all right.
+        for node_id in ("a", "a", "b", "b", "a", "b"):
+            assert await landed(f"?node={node_id}") == node_id
+        assert await landed("?x=1&node=b") == "b"
+        # (nginx compares map keys case-insensitively: `?node=A` would be node a.)
+        for query in ("", "?node=", "?node=c", "?node=a%20", "?node=ab", "?other=b"):
+            nodes = [await landed(query) for _ in range(4)]
+            assert sorted(set(nodes)) == ["a", "b"], (query, nodes)
+
+    run(scenario())
+
+
+def test_a_client_asking_for_a_node_that_stopped_gets_another_whose_welcome_says_so(cluster):
+    proxy = cluster.proxy
+    token = create_player(proxy, "Rerouted")
+    assert cluster.nodes["b"].stop() == 0
+
+    async def scenario():
+        for _ in range(3):
+            client = await GameClient.signed_in(proxy, token, query="?node=b")
+            assert client.welcome["node"] == "a"
+            await client.close()
+
+    run(scenario())
+
+
 def test_the_rig_runs_two_nodes_behind_the_cluster_site_even_on_one_sqlite_file(tmp_path):
     """The rig itself and the nginx site, on what every checkout has: two nodes on one SQLite
     file (no bus: SQLite serves one node in production). nginx takes turns between them and
@@ -304,25 +355,54 @@ def directives(path):
     return lines
 
 
-def test_the_cluster_site_differs_from_the_single_node_site_only_in_its_upstream_and_retries():
+def test_the_cluster_site_differs_from_the_single_node_site_only_in_its_upstreams_retries_and_node_map():
     single, cluster = directives(SITE), directives(CLUSTER_SITE)
 
-    def without_upstream_and_retries(lines):
+    def without_blocks(lines, openers):
+        """The lines outside the blocks whose first line starts with one of `openers`."""
         kept, inside = [], False
         for line in lines:
-            if line.startswith("upstream retrorapid"):
+            if line.startswith(openers):
                 inside = True
             elif inside and line == "}":
                 inside = False
-            elif not inside and not line.startswith("proxy_next_upstream"):
+            elif not inside:
                 kept.append(line)
         return kept
 
-    assert without_upstream_and_retries(cluster) == without_upstream_and_retries(single)
-    upstream = cluster[cluster.index("upstream retrorapid {") + 1:]
-    upstream = upstream[:upstream.index("}")]
+    def common(lines):
+        kept = without_blocks(lines, ("upstream retrorapid", "map $arg_node "))
+        kept = [line for line in kept if not line.startswith("proxy_next_upstream")]
+        # The game connection's proxy_pass is the one line of `location = /ws` that differs.
+        ws = kept.index("location = /ws {")
+        assert kept[ws + 1].startswith("proxy_pass "), kept[ws + 1]
+        return kept[:ws + 1] + kept[ws + 2:], kept[ws + 1]
+
+    (single_rest, single_ws), (cluster_rest, cluster_ws) = common(single), common(cluster)
+    assert cluster_rest == single_rest
+    assert (single_ws, cluster_ws) == ("proxy_pass http://retrorapid;", "proxy_pass http://$retrorapid_node;")
+
+    def block(opener):
+        start = cluster.index(opener)
+        return cluster[start + 1:cluster.index("}", start)]
+
+    upstream = block("upstream retrorapid {")
     nodes = [line for line in upstream if line.startswith("server ")]
     assert len(nodes) >= 2 and all("max_fails=" in line and "fail_timeout=" in line for line in nodes), nodes
+    addresses = [line.split()[1] for line in nodes]
+    # Each node of the map has an upstream of its own: that node first (with the same health
+    # checks), then every other node as a backup, so a node that is down is passed over.
+    routes = dict(line.rstrip(";").split() for line in block("map $arg_node $retrorapid_node {"))
+    assert routes.pop("default") == "retrorapid"
+    assert len(routes) == len(nodes), routes
+    # (Which address is which node's, the routing test above proves by running it.)
+    primaries = []
+    for node_id, name in routes.items():
+        servers = [line for line in block(f"upstream {name} {{") if line.startswith("server ")]
+        primaries.append(servers[0])
+        assert sorted(line.split()[1] for line in servers) == sorted(addresses), (node_id, servers)
+        assert all(line.endswith(" backup;") for line in servers[1:]), servers
+    assert sorted(primaries) == sorted(nodes), primaries
     assert "proxy_next_upstream error timeout http_502 http_504;" in cluster
     # nginx never repeats a POST or PATCH that reached a node unless told to: it must not be.
     assert not any("non_idempotent" in line for line in cluster)

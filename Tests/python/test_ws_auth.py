@@ -1,11 +1,13 @@
 """Getting onto /ws: the subprotocol, the path, the token in the first message (never in a
 URL), bad and revoked tokens, and nothing before hello (docs/PROTOCOL.md)."""
 
+import json
 import time
 
 import pytest
 from websockets.exceptions import InvalidStatus
 
+from postgres_databases import backend
 from ws_client import GameClient, create_player, link_second_device, run
 
 
@@ -45,6 +47,37 @@ def test_only_the_ws_path_upgrades(server):
         return refusal.value.response.status_code
 
     assert run(attempt()) == 404
+
+
+def test_a_query_after_the_ws_path_is_ignored_and_an_encoded_one_is_another_path(server):
+    """`/ws?node=b` is how a client asks nginx for a node of a cluster (docs/OPERATIONS.md,
+    "Scale out"): the server takes it as /ws whatever the query says. A `?` written as %3F
+    is part of the path, which is then not /ws."""
+    from websockets.asyncio.client import connect
+
+    token = create_player(server, "Routed")
+    base = server.base_url.replace("http", "ws")
+
+    async def scenario():
+        for query in ("?node=b", "?node=no-such-node&x=1", "?"):
+            async with connect(base + "/ws" + query, subprotocols=["retrorapid.v1"]) as ws:
+                await ws.send(json.dumps({"type": "hello", "token": token}))
+                welcome = json.loads(await ws.recv())
+                assert welcome["type"] == "welcome", (query, welcome)
+                if backend() == "sqlite":
+                    # One server on SQLite is no node of a cluster: no `node` in its welcome.
+                    assert "node" not in welcome, welcome
+                else:
+                    # On PostgreSQL every server is a node: its id, the host name by default.
+                    assert isinstance(welcome["node"], str) and welcome["node"], welcome
+        with pytest.raises(InvalidStatus) as refusal:
+            async with connect(base + "/ws%3Fnode=b", subprotocols=["retrorapid.v1"]):
+                pass
+        response = refusal.value.response
+        assert response.status_code == 404
+        assert json.loads(response.body)["error"]["code"] == "not_found"
+
+    run(scenario())
 
 
 def test_the_server_agrees_on_the_subprotocol(server):

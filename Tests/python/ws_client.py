@@ -46,17 +46,18 @@ class GameClient:
         self.received = []
 
     @classmethod
-    async def open(cls, server, subprotocols=(SUBPROTOCOL,), **kwargs):
+    async def open(cls, server, subprotocols=(SUBPROTOCOL,), query="", **kwargs):
         # A server reached through a proxy says how to connect (TLS context, source address).
+        # `query` follows /ws (`?node=b`: which node of a cluster nginx is to send it to).
         kwargs = {**getattr(server, "connect_options", {}), **kwargs}
-        ws = await connect(server.ws_url, subprotocols=list(subprotocols) if subprotocols else None,
+        ws = await connect(server.ws_url + query, subprotocols=list(subprotocols) if subprotocols else None,
                            open_timeout=5, **kwargs)
         return cls(ws)
 
     @classmethod
-    async def signed_in(cls, server, token, client="pytest"):
+    async def signed_in(cls, server, token, client="pytest", query=""):
         """Connected and past hello; `welcome` holds the welcome message."""
-        self = await cls.open(server)
+        self = await cls.open(server, query=query)
         await self.send(type="hello", token=token, client=client)
         self.welcome = await self.expect("welcome")
         return self

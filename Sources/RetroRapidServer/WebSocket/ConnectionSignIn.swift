@@ -68,7 +68,7 @@ final class ConnectionSignIn: @unchecked Sendable {
             connections.signedIn(connection, as: identity)
             let resumable = host.game(of: identity.playerID)?.snapshot ?? elsewhere.flatMap(Self.waitingSnapshot)
             connections.send(.welcome(.init(playerID: identity.publicID, displayName: identity.displayName, quota: quota,
-                                            resumable: resumable, limits: limits)), to: connection)
+                                            resumable: resumable, limits: limits, node: host.handoff?.nodeID)), to: connection)
             host.refreshIdleTimeout(connection)
             logger.info("player signed in on a game connection", metadata: [
                 "ws.connection.id": String(connection.id), "player.id": identity.publicID,

@@ -139,6 +139,13 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         self.close = close
     }
 
+    /// A refusal that names the node holding what was asked for: the connection stays open,
+    /// nothing changed, and the client is to ask again on that node.
+    init(_ code: Code, _ message: String, inReplyTo: String? = nil, elsewhereOn node: String) {
+        self.init(code, message, inReplyTo: inReplyTo)
+        self.node = node
+    }
+
     var description: String { "\(code): \(message)" }
 
     func replying(to type: String?) -> ProtocolError {

@@ -108,6 +108,9 @@ enum ServerMessage: Equatable, Sendable {
         /// The player's game that waits for `resume`, if any.
         var resumable: GameSnapshot?
         var limits: WebSocketLimits
+        /// This server's `--node-id` when it is a node of a cluster (on PostgreSQL), so a client
+        /// knows where it landed; nil (and the field left out) on a server on SQLite.
+        var node: String? = nil
     }
 
     /// A game as a whole, for `started`, `snapshot` and `welcome`.
@@ -210,6 +213,7 @@ enum ServerMessage: Equatable, Sendable {
             w.key("idleTimeoutSeconds"); w.int(welcome.limits.idleTimeoutSeconds)
             w.key("disconnectGraceSeconds"); w.int(welcome.limits.disconnectGraceSeconds)
             w.endObject()
+            if let node = welcome.node { w.key("node"); w.string(node) }
         case .started(let game, let quota):
             w.key("game"); Self.write(game, into: &w)
             w.key("quota"); Self.write(quota, into: &w)

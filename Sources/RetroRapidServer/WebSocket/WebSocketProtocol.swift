@@ -118,7 +118,10 @@ func lwsHTTPCallbackConfirmingGameUpgrades(_ owner: UnsafeMutableRawPointer, _ w
         let offered = wsi.header(.webSocketProtocol).map { list in
             list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
-        let path = wsi.header(.getURI).map { String($0.prefix { $0 != "?" }) } ?? ""
+        // libwebsockets hands the path alone (percent-decoded, dot segments folded) and keeps
+        // the query apart (`/ws?node=b`: nginx routes by it, docs/OPERATIONS.md "Scale out";
+        // the server ignores it), so the path is compared whole: `/ws%3F…` is another path.
+        let path = wsi.header(.getURI) ?? ""
         let client = hub.clientAddresses.clientAddress(peer: wsi.peerAddress() ?? "unknown",
                                                        forwardedFor: wsi.header(.forwardedFor))
         let origin = wsi.header(.origin)

@@ -5,11 +5,12 @@
 import { t, formatNumber } from "../app/i18n.js";
 import { racerName, racerLabel, nameList } from "./racer-name.js";
 
-/** Why the host cannot start now, in words, or null when they can. */
+/** Why the host cannot start now, in words, or null when they can: 2 racers or more, every
+ * one ready but the host (whose Start says they are). */
 export function startProblem(room) {
   const racers = room.racers ?? [];
   if (racers.length < 2) return t("race.needTwo");
-  const waiting = racers.filter((racer) => !racer.ready).map(racerName);
+  const waiting = racers.filter((racer) => !racer.ready && racer.seat !== room.hostSeat).map(racerName);
   if (waiting.length) return t("race.waitingReady", { names: nameList(waiting) });
   return null;
 }
@@ -35,6 +36,7 @@ export class RoomView {
     this.ready = root.querySelector("#ready");
     this.start = root.querySelector("#start-race");
     this.reason = root.querySelector("#start-reason");
+    this.readyHint = root.querySelector("#ready-hint");
   }
 
   render(room) {
@@ -52,6 +54,7 @@ export class RoomView {
     this.ready.setAttribute("aria-pressed", String(Boolean(mine?.ready)));
     this.ready.hidden = !mine;
     const host = isHost(room);
+    this.readyHint.textContent = host ? t("race.readyHintHost") : t("race.readyHint");
     const problem = startProblem(room);
     this.start.hidden = !host;
     this.start.disabled = !host || problem !== null;

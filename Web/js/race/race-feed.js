@@ -7,6 +7,10 @@
 import { Emitter } from "../app/emitter.js";
 
 export const ROOM_MESSAGES = new Set(["openRoom", "joinRoom", "ready", "startRace", "leaveRoom", "quickRace", "leaveQueue"]);
+// The game's own frames (docs/PROTOCOL.md, "Server → client"); the room's and the race's
+// messages (room, standings, watchers…) leave a held start waiting.
+const GAME_MESSAGES = new Set(["step", "moved", "bump", "stepRevised", "speedUpSoon", "speedUp", "crash", "gameOver",
+  "paused", "resumed", "snapshot", "detached"]);
 // A `started` held with no countdown seen: long enough for the countdown to arrive after it.
 const HOLD_WITHOUT_COUNTDOWN_MS = 15000;
 
@@ -51,7 +55,7 @@ export class RaceFeed extends Emitter {
         break;
       default:
         // Anything of the game's own (its first step) releases a held start before it.
-        if (this.#held && message.type !== "welcome" && message.type !== "pong") this.release();
+        if (this.#held && GAME_MESSAGES.has(message.type)) this.release();
     }
     this.emit("message", message);
   }

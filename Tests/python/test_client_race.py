@@ -7,10 +7,7 @@ strings exist in English and Spanish; rivals' news is spoken at most once every 
 only what matters, and never when the player turned it off."""
 
 import json
-import os
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +15,7 @@ from conftest import REPO
 from test_client_pages import axe_in_every_mode
 from test_client_support import (Keys, browser, browser_errors, describe_violations, device_token, new_browser,  # noqa: F401
                                  open_page, press, run_axe, screenshot, wait_for)
+from ws_client import GameClient, create_player, run
 
 EN = json.loads((REPO / "Web/i18n/en.json").read_text())
 ES = json.loads((REPO / "Web/i18n/es.json").read_text())
@@ -25,22 +23,27 @@ PHASE = "document.getElementById('main').dataset.phase"
 ROAD_PHASE = "document.querySelector(\"[data-part='play-area']\").dataset.phase"
 
 
-def binary():
-    return str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
+SKIP_REASON = ("this server has no race rooms yet (the rooms part of design16.md, branch s7-rooms, is not "
+               "merged): it does not answer openRoom")
 
 
-def server_has_rooms():
-    """Race rooms came with design 16's rooms part (its flags appear in `retrorapid help serve`)."""
-    try:
-        out = subprocess.run([binary(), "help", "serve"], capture_output=True, text=True, timeout=20)
-    except OSError:
-        return False
-    return "--race-countdown-seconds" in out.stdout + out.stderr
-
-
-needs_rooms = pytest.mark.skipif(not server_has_rooms(), reason=(
-    "this server binary has no race rooms yet (the rooms part of design16.md, branch s7-rooms, "
-    "is not merged): openRoom and joinRoom cannot be answered"))
+def require_rooms(server):
+    """Skips the test unless `server` answers openRoom with a room (then leaves it again)."""
+    async def probe():
+        client = await GameClient.signed_in(server, create_player(server, "Probe"))
+        try:
+            await client.send(type="openRoom", level="cruise", seats=2, practice=True)
+            answer, _ = await client.until(lambda m: m["type"] in ("room", "error"), timeout=5)
+            if answer["type"] == "room":
+                await client.send(type="leaveRoom")
+                await client.until(lambda m: m["type"] == "roomLeft", timeout=5)
+            return answer
+        finally:
+            await client.close()
+    answer = run(probe())
+    if answer["type"] == "error" and answer["code"] == "unknown_type":
+        pytest.skip(SKIP_REASON)
+    assert answer["type"] == "room", answer
 
 
 def flatten(table, prefix=""):
@@ -206,9 +209,21 @@ def test_the_rival_announcements_setting_is_on_the_settings_page_and_kept_on_thi
 
 # ---- With rooms: the whole race ----
 
+def rooms_server(server_factory, *flags):
+    """A server started with `flags` (test settings of design16.md), skipping without rooms."""
+    try:
+        running = server_factory(*flags)
+    except BaseException as failure:  # an older binary refuses the race flags outright
+        if "race-countdown-seconds" in str(failure):
+            pytest.skip(SKIP_REASON)
+        raise
+    require_rooms(running)
+    return running
+
+
 @pytest.fixture
 def race_server(server_factory):
-    return server_factory("--race-countdown-seconds", "3")
+    return rooms_server(server_factory, "--race-countdown-seconds", "3")
 
 
 @pytest.fixture
@@ -254,7 +269,6 @@ def open_room_by_keyboard(driver, base_url):
     return driver.execute_script("return window.__rr.socketIn.filter((m) => m.type === 'room').pop().room")
 
 
-@needs_rooms
 def test_a_wrong_code_is_refused_beside_the_code_field_by_hand_and_by_link(race_server, browser):
     open_page(browser, race_server.base_url, "/race.html")
     wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'welcome')")
@@ -282,7 +296,6 @@ def test_a_wrong_code_is_refused_beside_the_code_field_by_hand_and_by_link(race_
     assert browser_errors(browser) == []
 
 
-@needs_rooms
 def test_two_keyboard_players_race_to_the_end_and_see_the_results_in_order(race_server, browser, second_browser):
     host, guest = browser, second_browser
     room = open_room_by_keyboard(host, race_server.base_url)
@@ -383,11 +396,10 @@ def test_two_keyboard_players_race_to_the_end_and_see_the_results_in_order(race_
         assert browser_errors(driver) == []
 
 
-@needs_rooms
 def test_axe_finds_nothing_on_any_part_of_a_race_in_every_mode(server_factory, browser, second_browser):
     """Lobby, countdown, the race (paused, as the play page's test does, so the road waits while
     axe looks), the player's own end while the other races, and the results."""
-    running = server_factory("--race-countdown-seconds", "60")
+    running = rooms_server(server_factory, "--race-countdown-seconds", "60")
     host, guest = browser, second_browser
     room = open_room_by_keyboard(host, running.base_url)
     guest.get(host.find_element("id", "room-link").get_attribute("value"))
@@ -415,4 +427,84 @@ def test_axe_finds_nothing_on_any_part_of_a_race_in_every_mode(server_factory, b
     assert not failures, describe_violations(failures)
     assert room["code"]
     for driver in (host, guest):
+        assert browser_errors(driver) == []
+
+
+def is_highlighted(driver, element_id):
+    return driver.execute_script(
+        "const e = document.getElementById(arguments[0]); return e.classList.contains('switch-highlight') && document.activeElement === e",
+        element_id)
+
+
+def press_switch_on(driver, element_id, timeout=20):
+    """Waits for the one switch's scan to highlight `element_id`, then presses the switch (Space)."""
+    wait_for(driver, f"document.getElementById({json.dumps(element_id)}).classList.contains('switch-highlight')", timeout=timeout)
+    assert is_highlighted(driver, element_id)
+    press(driver, Keys.SPACE)
+
+
+def test_one_switch_alone_opens_a_room_readies_starts_and_plays_again(server_factory, browser, second_browser):
+    """Space and nothing else: the menu scan (Web/js/input/menu-scan.js) steps through each part's
+    buttons, says them, and the switch presses the highlighted one."""
+    running = rooms_server(server_factory, "--race-countdown-seconds", "2")
+    host, guest = browser, second_browser
+    for driver in (host, guest):
+        open_page(driver, running.base_url, "/race.html")
+        patch_settings(running, driver, {"speedLevel": "cruise", "controls": {"oneSwitch": True, "switchMode": "dodge", "scanIntervalMs": 1000}})
+    open_page(host, running.base_url, "/race.html")
+    wait_for(host, "window.__rr.socketIn.some((m) => m.type === 'welcome')")
+    press(host, Keys.SPACE)  # the switch on the page as it loads: the scan begins
+    wait_for(host, "window.__rr.announcements.some((a) => a.startsWith('Your switch steps through'))")
+    press_switch_on(host, "open-room")
+    wait_for(host, f"{PHASE} === 'lobby'")
+    sent = host.execute_script("return window.__rr.socketOut.filter((m) => m.type === 'openRoom')")
+    assert sent == [{"type": "openRoom", "level": "cruise", "seats": 4, "practice": False}]
+    link = host.find_element("id", "room-link").get_attribute("value")
+
+    guest.get(link)
+    wait_for(guest, f"{PHASE} === 'lobby'")
+    press_switch_on(guest, "ready")  # the lobby's first choice
+    wait_for(guest, "document.getElementById('ready').getAttribute('aria-pressed') === 'true'")
+    wait_for(host, "!document.getElementById('start-race').disabled")
+    press_switch_on(host, "start-race")
+    for driver in (host, guest):
+        wait_for(driver, f"{PHASE} === 'racing'", timeout=15)
+    # Nobody presses: each road ends by itself, and the results' scan starts on Rematch.
+    for driver in (host, guest):
+        wait_for(driver, f"{PHASE} === 'results'", timeout=180)
+    press_switch_on(guest, "rematch")
+    wait_for(guest, f"{PHASE} === 'lobby' && document.getElementById('ready').getAttribute('aria-pressed') === 'true'")
+    for driver in (host, guest):
+        assert browser_errors(driver) == []
+
+
+def test_a_quick_race_says_how_many_wait_and_when_it_starts(server_factory, browser, second_browser):
+    running = rooms_server(server_factory, "--race-countdown-seconds", "2", "--quick-race-wait-seconds", "3")
+    first, second = browser, second_browser
+    for driver in (first, second):
+        open_page(driver, running.base_url, "/race.html")
+        wait_for(driver, "window.__rr.socketIn.some((m) => m.type === 'welcome')")
+    first.find_element("id", "quick-race").click()
+    wait_for(first, f"{PHASE} === 'queue'")
+    assert first.execute_script("return document.activeElement.id") == "queue-heading"
+    level = EN["levels"]["cruise"]
+    waiting_one = EN["race"]["queueWaiting"].format(level=level, count=1) + " " + EN["race"]["queueNeedsMore"]
+    assert first.find_element("id", "queue-status").text == waiting_one
+    wait_for(first, f"window.__rr.announcements.includes({json.dumps(waiting_one)})")
+
+    second.find_element("id", "quick-race").click()
+    waiting_two = EN["race"]["queueWaiting"].format(level=level, count=2)
+    wait_for(first, f"document.getElementById('queue-status').textContent.startsWith({json.dumps(waiting_two + ' ' + EN['race']['queueStartsIn'].split('{')[0])})")
+    violations = run_axe(first)
+    assert violations == [], describe_violations(violations)
+    for driver in (first, second):
+        wait_for(driver, f"{PHASE} === 'countdown' || {PHASE} === 'racing'", timeout=20)
+        wait_for(driver, f"{PHASE} === 'racing'", timeout=20)
+    room = first.execute_script("return window.__rr.socketIn.filter((m) => m.type === 'room').pop().room")
+    assert room["quick"] is True and room["practice"] is False
+    assert first.find_element("id", "room-kind").get_attribute("textContent") == EN["race"]["kindQuick"]
+    for driver in (first, second):
+        driver.find_element("css selector", "[data-part='quit']").click()
+    for driver in (first, second):
+        wait_for(driver, f"{PHASE} === 'results'", timeout=30)
         assert browser_errors(driver) == []

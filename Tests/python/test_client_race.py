@@ -508,3 +508,37 @@ def test_a_quick_race_says_how_many_wait_and_when_it_starts(server_factory, brow
     for driver in (first, second):
         wait_for(driver, f"{PHASE} === 'results'", timeout=30)
         assert browser_errors(driver) == []
+
+
+def test_a_reload_keeps_the_seat_in_the_lobby_and_gives_the_race_back(server_factory, browser, second_browser):
+    """The address keeps the room (`?room=CODE`), so a reload joins again and takes the seat
+    back; during a race the page offers the waiting road first, and takes it back on the road."""
+    running = rooms_server(server_factory, "--race-countdown-seconds", "2")
+    host, guest = browser, second_browser
+    room = open_room_by_keyboard(host, running.base_url)
+    assert host.current_url.endswith(f"/race.html?room={room['code']}")
+    host.refresh()
+    wait_for(host, f"{PHASE} === 'lobby'")
+    again = received(host, "room")[-1]["room"]
+    assert again["code"] == room["code"] and again["you"] == room["you"] and len(again["racers"]) == 1
+    assert host.find_element("id", "join-message").text == ""
+
+    guest.get(host.find_element("id", "room-link").get_attribute("value"))
+    wait_for(guest, f"{PHASE} === 'lobby'")
+    guest.find_element("id", "ready").click()
+    wait_for(host, "!document.getElementById('start-race').disabled")
+    host.find_element("id", "start-race").click()
+    wait_for(host, f"{PHASE} === 'racing' && {ROAD_PHASE} === 'running'", timeout=15)
+    host.refresh()
+    wait_for(host, "!document.getElementById('resume-box').hidden")
+    assert host.execute_script("return document.activeElement.id") == "resume-race"
+    assert host.find_element("id", "resume-text").text.startswith(EN["race"]["waitingRace"].format(code=room["code"], score=0).split(" at ")[0])
+    press(host, Keys.ENTER)
+    wait_for(host, f"{PHASE} === 'racing' && {ROAD_PHASE} === 'running'")
+    assert host.execute_script("return document.activeElement.dataset.part") == "play-area"
+    wait_for(host, "document.querySelectorAll('#standings li').length === 2")
+    for driver in (host, guest):
+        driver.find_element("css selector", "[data-part='quit']").click()
+    for driver in (host, guest):
+        wait_for(driver, f"{PHASE} === 'results'", timeout=30)
+        assert browser_errors(driver) == []

@@ -48,6 +48,8 @@ let pendingCode = null;   // the code of the joinRoom on its way (for its error'
 let autoJoin = new URLSearchParams(location.search).get("room");  // a link joins at once
 let rejoining = false;    // a reconnect sends joinRoom again; already_in_room is then fine
 let welcomes = 0;
+let waitingGame = null;   // welcome.resumable: the player's game that waits, if any
+let resumingRace = false; // the player asked for their race game back: its snapshot is the race's
 let quota = null;
 
 const phase = () => main.dataset.phase;
@@ -203,20 +205,30 @@ $("to-lobby").addEventListener("click", () => setPhase("lobby", $("lobby-heading
 $("say-standings").addEventListener("click", () => announcer.sayNow(standings.text()));
 $("resume-race").addEventListener("click", () => {
   $("resume-box").hidden = true;
+  resumingRace = true;
   game.resumeWaiting();
 });
+
+/** A game of the player's waits (after a reload) and their room races: offer it back, first. */
+function offerRace() {
+  const code = waitingGame?.race ?? (room && room.state !== "lobby" && me(room) ? room.code : null);
+  if (!waitingGame || !code) return;
+  $("resume-text").textContent = t("race.waitingRace", { code, score: formatNumber(waitingGame.score ?? 0) });
+  $("resume-box").hidden = false;
+  if (phase() === "entry") $("resume-race").focus();
+}
 
 // ---- The server's answers ----
 
 socket.on("welcome", (welcome) => {
   welcomes += 1;
   showQuota(welcome.quota);
-  const waiting = welcome.resumable;
-  if (waiting?.race && welcomes > 1 && (phase() === "racing" || phase() === "countdown")) {
+  waitingGame = welcome.resumable ?? null;
+  if (waitingGame && welcomes > 1 && (phase() === "racing" || phase() === "countdown")) {
+    resumingRace = true;
     game.resumeWaiting();  // back after a dropped connection: the race goes on, take the road back
-  } else if (waiting?.race) {
-    $("resume-text").textContent = t("race.waitingRace", { code: waiting.race, score: formatNumber(waiting.score ?? 0) });
-    $("resume-box").hidden = false;
+  } else {
+    offerRace();
   }
   if (autoJoin) {
     $("join-code").value = autoJoin;
@@ -244,6 +256,7 @@ socket.on("room", ({ room: next }) => {
     queueView.stop();
   }
   if (phase() === "lobby" && store.settings.announcements) for (const news of roomNews(before, room)) announcer.say(news);
+  if (room.state !== "lobby" && phase() === "entry") offerRace();
   if (room.state === "lobby" && (phase() === "entry" || phase() === "queue")) {
     setPhase("lobby", $("lobby-heading"));
     if (store.settings.announcements) announcer.say(t("race.sayInLobby", { code: room.code, count: room.racers.length, seats: room.seats }));
@@ -321,7 +334,10 @@ countdown.on("go", () => {
 
 /** The race's road starts (the held `started` released at the deadline) or comes back. */
 function roadStarts(message) {
-  if ((message.type === "started" || message.type === "snapshot") && message.game?.race) {
+  const race = message.game?.race || (message.type === "snapshot" && resumingRace);
+  if ((message.type === "started" || message.type === "snapshot") && race) {
+    resumingRace = false;
+    waitingGame = null;
     $("resume-box").hidden = true;
     $("countdown-sign").hidden = true;
     countdown.stop();

@@ -542,3 +542,39 @@ def test_a_reload_keeps_the_seat_in_the_lobby_and_gives_the_race_back(server_fac
     for driver in (host, guest):
         wait_for(driver, f"{PHASE} === 'results'", timeout=30)
         assert browser_errors(driver) == []
+
+
+def test_tab_reaches_every_control_of_the_entry_and_the_lobby_with_a_visible_focus_ring(server_factory, browser):
+    from test_client_keyboard import FOCUS, REACHABLE
+    running = rooms_server(server_factory)
+    open_page(browser, running.base_url, "/race.html")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'welcome')")
+
+    def walk(name):
+        expected = set(browser.execute_script(REACHABLE))
+        # From the top of the page (the skip link), wherever the phase had put focus.
+        browser.execute_script("document.querySelector('.skip-link').focus(); window.scrollTo(0, 0);")
+        reached, order = set(), []
+        for index in range(len(expected) * 3 + 10):
+            if index:
+                press(browser, Keys.TAB)
+            focus = browser.execute_script(FOCUS)
+            if focus["tag"] == "BODY" or (order and focus["key"] == order[0]):
+                break
+            order.append(focus["key"])
+            reached.add(focus["key"])
+            if index == 0:
+                continue  # focused by script, not by a key: no focus-visible ring asked for
+            assert focus["outline"] != "none" and focus["width"] >= 2, f"{name}: no visible focus on {focus}"
+            assert focus["ratio"] >= 3, f"{name}: focus ring contrast {focus['ratio']:.2f}:1 on {focus}"
+        assert expected <= reached, f"{name}: never reached by Tab: {sorted(expected - reached)} (order {order})"
+        assert "skip" in order[0]
+        return order
+
+    entry = walk("entry")
+    assert entry.index("radio:open-level") < entry.index("open-seats") < entry.index("open-practice") < entry.index("open-room") \
+        < entry.index("join-code") < entry.index("join-room") < entry.index("radio:quick-level") < entry.index("quick-race")
+    browser.find_element("id", "open-room").click()
+    wait_for(browser, f"{PHASE} === 'lobby'")
+    lobby = walk("lobby")
+    assert lobby.index("room-link") < lobby.index("copy-link") < lobby.index("ready") < lobby.index("leave-room")

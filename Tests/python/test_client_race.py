@@ -293,6 +293,12 @@ def test_a_wrong_code_is_refused_beside_the_code_field_by_hand_and_by_link(race_
     assert browser.find_element("id", "join-code").get_attribute("value") == "NOPE42"
     sent = browser.execute_script("return window.__rr.socketOut.filter((m) => m.type === 'joinRoom')")
     assert sent == [{"type": "joinRoom", "code": "NOPE42"}]
+
+    # In Spanish, the same refusal in Spanish.
+    patch_settings(race_server, browser, {"language": "es"})
+    open_page(browser, race_server.base_url, "/race.html?room=NOPE42")
+    wait_for(browser, "document.getElementById('join-message').textContent !== ''")
+    assert browser.find_element("id", "join-message").text.endswith(ES["race"]["errors"]["room_not_found"].format(code="NOPE42"))
     assert browser_errors(browser) == []
 
 

@@ -18,7 +18,7 @@ import { StandingsAnnouncer } from "../race/standings-announcer.js";
 import { ResultsView } from "../race/results-view.js";
 import { Countdown } from "../race/countdown.js";
 import { nameList } from "../race/racer-name.js";
-import { showError, showGood, clearMessage } from "../race/race-errors.js";
+import { showError, showGood, showNote, clearMessage } from "../race/race-errors.js";
 import { RaceSettings } from "../settings/race-settings.js";
 
 const FIRST_CHOICE_MS = 2500;  // as the play page's menu scan: time to hear what the scan is for
@@ -185,14 +185,14 @@ $("copy-link").addEventListener("click", async () => {
   const message = $("copy-message");
   try {
     await navigator.clipboard.writeText(field.value);
-    showGood(message, t("race.linkCopied"));
+    showGood(message, "race.linkCopied");
   } catch {
     // No clipboard here (permissions, an old browser): select it so the player can copy it.
     field.focus();
     field.select();
     const copied = document.execCommand?.("copy");
-    if (copied) showGood(message, t("race.linkCopied"));
-    else showError(message, { code: "copy", message: t("race.copyFailed") });
+    if (copied) showGood(message, "race.linkCopied");
+    else showError(message, { code: "copy_failed" });
   }
 });
 
@@ -268,11 +268,13 @@ let withoutYouShown = false;
 function showRaceWithoutYou() {
   const note = $("lobby-message");
   if (room.state !== "lobby" && phase() === "lobby") {
-    note.className = "message";
-    const link = document.createElement("a");
-    link.href = `/watch.html?room=${encodeURIComponent(room.code)}`;
-    link.textContent = t("race.watchLink");
-    note.replaceChildren(t("race.raceWithoutYou"), " ", link);
+    const code = room.code;
+    showNote(note, "race.raceWithoutYou", {}, () => {
+      const link = document.createElement("a");
+      link.href = `/watch.html?room=${encodeURIComponent(code)}`;
+      link.textContent = t("race.watchLink");
+      return [" ", link];
+    });
     withoutYouShown = true;
   } else if (withoutYouShown && room.state === "lobby") {
     clearMessage(note);
@@ -282,23 +284,22 @@ function showRaceWithoutYou() {
 
 socket.on("roomLeft", (message) => {
   const code = room?.code ?? message.code;
-  leaveToEntry(message.reason === "closed" ? t("race.roomClosed", { code }) : t("race.youLeft", { code }));
+  leaveToEntry(message.reason === "closed" ? "race.roomClosed" : "race.youLeft", { code });
 });
 
-function leaveToEntry(words) {
+function leaveToEntry(key, values) {
   room = null;
   countdown.stop();
   history.replaceState(null, "", "/race.html");
   const notice = $("entry-notice");
-  notice.className = "message";
-  notice.textContent = words;
+  showNote(notice, key, values);
   setPhase("entry", notice);
 }
 
 socket.on("queue", (queue) => {
   if (queue.left) {
     queueView.stop();
-    showGood($("quick-message"), t("race.queueLeft"));
+    showGood($("quick-message"), "race.queueLeft");
     setPhase("entry", $("quick-race"));
     return;
   }
@@ -400,7 +401,7 @@ socket.on("error", (error) => {
   }
   if (!(about in TARGETS) && about !== "leaveRoom" && !(about === undefined && room)) return;  // the game's: the controller's
   if (["not_in_room"].includes(error.code) && room) {
-    leaveToEntry(t("race.errors.not_in_room"));
+    leaveToEntry("race.errors.not_in_room");
     return;
   }
   const target = $(TARGETS[about] ?? PHASE_TARGETS[phase()]);

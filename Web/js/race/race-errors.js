@@ -6,7 +6,7 @@ import { t, formatTime } from "../app/i18n.js";
 const KNOWN = new Set(["room_not_found", "room_full", "already_in_room", "race_running", "room_elsewhere",
   "game_in_progress", "too_many_rooms", "shutting_down", "not_in_room", "not_host", "not_ready",
   "already_in_queue", "not_in_queue", "not_started", "bad_message", "offline", "code_empty", "unavailable",
-  "rate_limited"]);
+  "rate_limited", "copy_failed"]);
 
 /** The words (and a link, if any) for `error`; `context.code` is the room code it was about. */
 export function errorContent(error, context = {}) {
@@ -33,18 +33,37 @@ function link(href, text) {
   return anchor;
 }
 
+// What each message element shows, so a change of language says it again in the new one
+// (the player's language can arrive after a refusal: a link joins at once after load).
+const shown = new Map();
+
 /** Shows `error` in the message element `target` (role=status, next to what caused it). */
 export function showError(target, error, context) {
+  shown.set(target, () => showError(target, error, context));
   target.className = "message bad";
   target.replaceChildren(...errorContent(error, context));
 }
 
-export function showGood(target, text) {
+/** Shows the string `key` (with `values`) as good news in `target`. */
+export function showGood(target, key, values = {}) {
+  shown.set(target, () => showGood(target, key, values));
   target.className = "message good";
-  target.textContent = text;
+  target.textContent = t(key, values);
+}
+
+/** Shows the string `key` as plain news in `target`, with `extra` nodes after it. */
+export function showNote(target, key, values = {}, extra = () => []) {
+  shown.set(target, () => showNote(target, key, values, extra));
+  target.className = "message";
+  target.replaceChildren(t(key, values), ...extra());
 }
 
 export function clearMessage(target) {
+  shown.delete(target);
   target.className = "message";
   target.textContent = "";
 }
+
+document.addEventListener("i18n", () => {
+  for (const again of [...shown.values()]) again();
+});

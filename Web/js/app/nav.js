@@ -2,6 +2,7 @@
 // aria-current (and by a border and bold text, not colour alone).
 const PAGES = [
   { href: "/", key: "nav.play" },
+  { href: "/race.html", key: "race.nav" },
   { href: "/tutorial.html", key: "nav.tutorial" },
   { href: "/settings.html", key: "nav.settings" },
   { href: "/leaderboards.html", key: "nav.leaderboards" },

@@ -69,3 +69,313 @@ def test_the_watch_page_asks_for_a_code_and_refuses_what_is_not_one(server, brow
     field.clear()
     field.send_keys("k7q-xm2", Keys.ENTER)
     wait_for(browser, "location.search === '?room=K7QXM2'")
+
+
+# ---- A real player, in a thread of its own, while the browser watches --------------------------
+
+import queue  # noqa: E402
+import threading  # noqa: E402
+
+
+class SteeringPlayer(threading.Thread):
+    """A real WebSocket client that starts a game and steers by the cue (so it lasts) until told
+    to stop, then quits; it keeps every message it got."""
+
+    def __init__(self, server, token, level="cruise", first=None):
+        super().__init__(daemon=True)
+        self.server, self.token, self.level = server, token, level
+        self.first = first or {"type": "start", "level": level, "practice": False}
+        self.started = queue.Queue()
+        self.stop = threading.Event()
+        self.messages = []
+        self.over = None
+        self.error = None
+
+    def run(self):
+        try:
+            run(self._play())
+        except BaseException as error:  # reported by the test
+            self.error = error
+            self.started.put(None)
+
+    async def _play(self):
+        client = await GameClient.signed_in(self.server, self.token)
+        try:
+            await client.send(**self.first)
+            started = await client.expect("started")
+            self.started.put(started)
+            while True:
+                if self.stop.is_set():
+                    await client.send(type="quit")
+                    self.over, skipped = await client.until(lambda m: m["type"] == "gameOver")
+                    self.messages += skipped + [self.over]
+                    return
+                try:
+                    message = await client.recv(timeout=0.2)
+                except asyncio.TimeoutError:
+                    continue
+                self.messages.append(message)
+                if message["type"] == "gameOver":
+                    self.over = message
+                    return
+                if message["type"] == "step":
+                    direction = nearest_safe_move(message)
+                    if direction:
+                        goal = min(message["safeLanes"], key=lambda lane: abs(lane - message["lane"]))
+                        for _ in range(abs(goal - message["lane"])):
+                            await client.send(type="move", direction=direction, step=message["step"])
+        finally:
+            await client.close()
+
+    def steps(self):
+        return {m["step"]: m for m in self.messages if m["type"] == "step"}
+
+
+def watched_steps(driver):
+    return driver.execute_script("return window.__rr.socketIn.filter((m) => m.type === 'step')")
+
+
+def test_a_watcher_follows_a_real_game_to_its_end_and_is_offered_its_replay(server, browser):
+    ada = create_player(server, "Ada")
+    player = SteeringPlayer(server, ada)
+    player.start()
+    started = player.started.get(timeout=15)
+    assert started, player.error
+    game_id = started["game"]["gameId"]
+    try:
+        open_page(browser, server.base_url, f"/watch.html?game={game_id}")
+        wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'watching')")
+        assert browser.execute_script("return window.__rr.socketOut.filter((m) => m.type === 'watch')") == [{"type": "watch", "gameId": game_id}]
+        assert browser.find_element("id", "watch-heading").text == EN["watch"]["headingName"].format(name="Ada")
+        wait_for(browser, "window.__rr.socketIn.filter((m) => m.type === 'step').length >= 3")
+        assert browser.find_element("id", "watch-count").text == "1"
+        # Sound only once the watcher asks for it: no audio context until the box is ticked.
+        assert browser.execute_script("return window.__rr.contexts") == 0
+        # The road on screen is the player's: the step drawn is one the player got, as it got it.
+        wait_for(browser, "Number(document.querySelector(\"[data-part='road']\").dataset.step) > 0")
+        shown = browser.execute_script("""
+            const road = document.querySelector("[data-part='road']");
+            return { step: Number(road.dataset.step), score: document.querySelector("[data-part='score']").textContent,
+                     lane: Number(road.querySelector(".cell.player, .cell.crash")?.dataset.lane) };
+        """)
+        mine = player.steps()[shown["step"]]
+        assert shown["score"] == str(mine["score"])  # (the lane may have moved since: a `moved` follows a step)
+        # The status key on the focused road says whom and how it goes.
+        browser.find_element("css selector", "#watch-game [data-part='play-area']").click()
+        press(browser, "s")
+        wait_for(browser, "window.__rr.announcements.some((t) => t.startsWith('Watching Ada.'))")
+        browser.find_element("css selector", "label[for='watch-sound']").click()
+        wait_for(browser, "window.__rr.oscillators.length > 0", timeout=10)
+        failures = axe_in_every_mode(browser, "watch-live")
+        assert not failures, describe_violations(failures)
+    finally:
+        player.stop.set()
+        player.join(timeout=20)
+    assert player.error is None, player.error
+    over = player.over
+    # The watcher got exactly the player's step frames (every step it saw, byte for byte as JSON).
+    steps = player.steps()
+    seen = watched_steps(browser)
+    assert seen and all(frame == steps[frame["step"]] for frame in seen), "a watched step differs from the player's"
+    # The end: said, shown, focused, with the replay one activation away.
+    wait_for(browser, "!document.getElementById('watch-ended').hidden")
+    text = browser.find_element("id", "ended-text").text
+    assert str(over["score"]) in text and "Ada" in text, text
+    assert browser.find_element("id", "ended-replay").get_attribute("href").endswith(f"/replay.html?game={game_id}")
+    assert browser.execute_script("return document.activeElement.id") == "ended-heading"
+    said = EN["watch"]["sayEnded"].format(name="Ada", score=over["score"])
+    wait_for(browser, f"window.__rr.announcements.includes({json.dumps(said)})")
+    assert any(m["type"] == "watchers" and m["count"] == 1 for m in player.messages), "the player was never told of its watcher"
+    failures = axe_in_every_mode(browser, "watch-ended")
+    assert not failures, describe_violations(failures)
+    no_errors(browser)
+
+
+# ---- Replays and ghosts ------------------------------------------------------------------------
+
+def tab_to(driver, predicate_js, limit=60):
+    for _ in range(limit):
+        press(driver, Keys.TAB)
+        if driver.execute_script(f"const e = document.activeElement; return {predicate_js};"):
+            return
+    raise AssertionError(f"Tab never reached {predicate_js}")
+
+
+def last_state(driver):
+    return driver.execute_script("return window.__rr.socketIn.filter((m) => m.type === 'replayState').pop() ?? null")
+
+
+def test_a_replay_plays_pauses_and_seeks_by_keyboard_alone(server, browser):
+    ada = create_player(server, "Ada")
+    rename(server, ada, "Ada")
+    over = play_to_score(server, ada, "cruise", 6)
+    game_id, steps = over["gameId"], over["steps"]
+    open_page(browser, server.base_url, f"/replay.html?game={game_id}")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replaying')")
+    assert browser.execute_script("return window.__rr.socketOut.filter((m) => m.type === 'replay')") == [{"type": "replay", "gameId": game_id}]
+    assert browser.find_element("id", "replay-heading").text == EN["replay"]["headingName"].format(name="Ada")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'step')")
+    browser.execute_script("document.activeElement.blur()")
+
+    # Pause with the keyboard: Tab to the button, Enter; the server's state shows.
+    tab_to(browser, "e.id === 'replay-play'")
+    press(browser, Keys.ENTER)
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replayState' && m.playing === false)")
+    assert browser.execute_script("return window.__rr.socketOut.filter((m) => m.type === 'replayControl')") == [{"type": "replayControl", "action": "pause"}]
+    wait_for(browser, f"document.getElementById('replay-play').textContent === {json.dumps(EN['replay']['play'])}")
+    wait_for(browser, f"{PHASE.format(root='replay-game')} === 'paused'")
+
+    # Seek with the slider's own keys: Home to the start, one step on, End to the end.
+    tab_to(browser, "e.id === 'replay-seek'", limit=4)
+    press(browser, Keys.HOME)
+    wait_for(browser, "(s => s && s.step === 0)(window.__rr.socketIn.filter((m) => m.type === 'replayState').pop())")
+    wait_for(browser, f"document.getElementById('replay-position').textContent === {json.dumps(EN['replay']['position'].format(step=0, steps=steps))}")
+    assert browser.execute_script("return Number(document.querySelector(\"#replay-game [data-part='road']\").dataset.step)") == 0
+    press(browser, Keys.ARROW_RIGHT)
+    wait_for(browser, "(s => s && s.step === 1)(window.__rr.socketIn.filter((m) => m.type === 'replayState').pop())")
+    wait_for(browser, "Number(document.querySelector(\"#replay-game [data-part='road']\").dataset.step) === 1")
+    seeks = browser.execute_script("return window.__rr.socketOut.filter((m) => m.action === 'seek').map((m) => m.step)")
+    assert seeks == [0, 1], seeks
+    said = EN["replay"]["positionPaused"].format(step=1, steps=steps)
+    wait_for(browser, f"window.__rr.announcements.includes({json.dumps(said)})")
+    failures = axe_in_every_mode(browser, "replay-paused")
+    assert not failures, describe_violations(failures)
+
+    # Play again from step 1: frames come, the road moves on, to the end.
+    tab_to(browser, "e.id === 'replay-play'", limit=6)
+    press(browser, Keys.ENTER)
+    wait_for(browser, "Number(document.querySelector(\"#replay-game [data-part='road']\").dataset.step) > 2", timeout=20)
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replayState' && m.ended === true)", timeout=steps + 30)
+    wait_for(browser, f"{PHASE.format(root='replay-game')} === 'over'")
+    failures = axe_in_every_mode(browser, "replay-ended")
+    assert not failures, describe_violations(failures)
+    no_errors(browser)
+
+
+def test_racing_a_ghost_shows_its_lane_and_score_beside_yours(server, browser):
+    ada = create_player(server, "Ada")
+    rename(server, ada, "Ada")
+    over = play_to_score(server, ada, "cruise", 6)
+    open_page(browser, server.base_url, f"/replay.html?game={over['gameId']}")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replaying')")
+    browser.find_element("id", "race-ghost").click()
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'started')")
+    sent = browser.execute_script("return window.__rr.socketOut.filter((m) => ['stopWatching', 'raceGhost'].includes(m.type))")
+    assert sent == [{"type": "stopWatching"}, {"type": "raceGhost", "gameId": over["gameId"]}]
+    started = browser.execute_script("return window.__rr.socketIn.find((m) => m.type === 'started')")
+    assert started["game"]["ghost"]["gameId"] == over["gameId"] and started["game"]["practice"] is True
+    wait_for(browser, f"{PHASE.format(root='ghost-race')} === 'running'")
+    assert browser.execute_script("return document.activeElement.closest('#ghost-race') !== null")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'ghost')")
+    wait_for(browser, "document.querySelector(\"[data-part='ghost-lane']\").textContent !== '—'")
+    ghost = browser.execute_script("return window.__rr.socketIn.filter((m) => m.type === 'ghost').pop()")
+    lanes = [EN["lanes"]["left"], EN["lanes"]["middle"], EN["lanes"]["right"]]
+    wait_for(browser, "document.querySelector(\"#ghost-race .cell.ghost, #ghost-race .cell.ghost-crash\") !== null")
+    assert browser.find_element("css selector", "[data-part='ghost-lane']").text in lanes
+    assert ghost["state"] in ("racing", "crashed")
+    name = browser.find_element("css selector", "[data-part='ghost-name']").text
+    assert name == EN["replay"]["ghostOf"].format(name="Ada", score=over["score"])
+    # The ghost is not heard unless wanted: no note in the ghost's voice (4x a lane note).
+    voices = browser.execute_script("return window.__rr.notes().filter((n) => n.wave === 'triangle' && [261.63, 329.63, 392].some((f) => Math.abs(n.frequency - 4 * f) < 0.5)).length")
+    assert voices == 0
+    failures = axe_in_every_mode(browser, "ghost-race")
+    browser.find_element("css selector", "#ghost-race [data-part='quit']").click()
+    wait_for(browser, "!document.getElementById('game-over').hidden")
+    assert browser.execute_script("return document.activeElement.id") == "play-again"
+    assert "Ada" in browser.find_element("id", "over-text").text
+    failures.update({f"over-{k}": v for k, v in axe_in_every_mode(browser, "ghost-over").items()})
+    assert not failures, describe_violations(failures)
+    no_errors(browser)
+
+
+# ---- The daily road ----------------------------------------------------------------------------
+
+def test_the_daily_road_starts_from_the_play_page_once_scored_then_as_practice(server, browser):
+    open_page(browser, server.base_url, "/")
+    wait_for(browser, "!document.getElementById('start').disabled")
+    browser.find_element("css selector", "label[for='road-daily']").click()
+    wait_for(browser, "document.getElementById('daily-status').textContent.startsWith(\"Today's road (\")")
+    status = browser.find_element("id", "daily-status").text
+    assert "still to come" in status and "free" in status, status
+    failures = axe_in_every_mode(browser, "play-daily")
+    browser.find_element("id", "start").click()
+    wait_for(browser, f"{PHASE.format(root='main')} === 'running'")
+    sent = browser.execute_script("return window.__rr.socketOut.filter((m) => m.type === 'start')")
+    assert sent == [{"type": "start", "level": "cruise", "road": "daily", "practice": False}]
+    started = browser.execute_script("return window.__rr.socketIn.find((m) => m.type === 'started')")
+    assert started["game"]["road"] == "daily" and started["game"]["day"]
+    browser.find_element("css selector", "[data-part='quit']").click()
+    wait_for(browser, "!document.getElementById('game-over').hidden")
+    over = browser.execute_script("return window.__rr.socketIn.find((m) => m.type === 'gameOver')")
+    assert over["daily"]["day"] == started["game"]["day"]
+    wait_for(browser, "!document.getElementById('over-daily').hidden")
+    # Used: the status says so and the next run on it is practice, free.
+    wait_for(browser, "document.getElementById('daily-status').textContent.includes('is used')")
+    assert browser.execute_script("return document.getElementById('daily-practice').checked && document.getElementById('daily-practice').disabled")
+    failures.update({f"over-{k}": v for k, v in axe_in_every_mode(browser, "play-daily-used").items()})
+    browser.find_element("id", "play-again").click()
+    wait_for(browser, "window.__rr.socketIn.filter((m) => m.type === 'started').length === 2")
+    sent = browser.execute_script("return window.__rr.socketOut.filter((m) => m.type === 'start').pop()")
+    assert sent == {"type": "start", "level": "cruise", "road": "daily", "practice": True}
+    browser.find_element("css selector", "[data-part='quit']").click()
+    wait_for(browser, "window.__rr.socketIn.filter((m) => m.type === 'gameOver').length === 2")
+    assert not failures, describe_violations(failures)
+    no_errors(browser)
+
+
+def test_the_daily_board_lists_the_run_with_its_replay_and_your_recent_games_link_theirs(server, browser):
+    open_page(browser, server.base_url, "/leaderboards.html")
+    me = device_token(browser)
+    rename(server, me, "Bea")
+
+    async def daily_run():
+        client = await GameClient.signed_in(server, me)
+        await client.send(type="start", level="fast", road="daily", practice=False)
+        started = await client.expect("started")
+        await client.until(lambda m: m["type"] == "step" and m["score"] >= 1, timeout=30)
+        await client.send(type="quit")
+        over = await client.expect("gameOver")
+        await client.close()
+        return started, over
+    try:
+        started, over = run(daily_run())
+    except AssertionError:
+        started, over = run(daily_run())  # a crash at 0 points: once more
+    open_page(browser, server.base_url, "/leaderboards.html")
+    browser.find_element("css selector", "label[for='board-level-fast']").click()
+    browser.find_element("css selector", "label[for='board-period-daily']").click()
+    day = started["game"]["day"]
+    shown = EN["boards"]["loaded"].format(level="Fast", period=EN["daily"]["boardOn"].format(day=day))
+    wait_for(browser, f"document.getElementById('board-status').textContent === {json.dumps(shown)}")
+    assert browser.find_element("id", "board-day").get_attribute("value") == day
+    link = browser.find_element("css selector", "#top-table tbody tr a")
+    assert link.get_attribute("href").endswith(f"/replay.html?game={over['gameId']}")
+    assert link.get_attribute("aria-label") == EN["replay"]["linkLabel"].format(name="Bea", score=over["score"])
+    # The recent games: this one, newest first, with its replay.
+    wait_for(browser, "document.querySelectorAll('#recent-table tbody tr').length >= 1")
+    recent = browser.find_element("css selector", "#recent-table tbody tr a").get_attribute("href")
+    assert recent.endswith(f"/replay.html?game={over['gameId']}")
+    failures = axe_in_every_mode(browser, "leaderboards-daily")
+    assert not failures, describe_violations(failures)
+    no_errors(browser)
+
+
+# ---- Spanish -----------------------------------------------------------------------------------
+
+def test_the_new_pages_speak_spanish(server, browser):
+    open_page(browser, server.base_url, "/settings.html")
+    browser.find_element("id", "language").send_keys("Español")
+    wait_for(browser, "document.documentElement.lang === 'es'")
+    wait_for(browser, "document.getElementById('save-status').textContent.startsWith(arguments[0])".replace(
+        "arguments[0]", json.dumps(ES["settings"]["saved"].split(" ")[0])))
+    assert browser.find_element("id", "ghost-settings-heading").text == ES["replay"]["settingsHeading"]
+    for path, heading in (("/watch.html", ES["watch"]["heading"]), ("/replay.html", ES["replay"]["heading"])):
+        open_page(browser, server.base_url, path)
+        assert browser.execute_script("return document.documentElement.lang") == "es"
+        assert browser.find_element("tag name", "h1").text == heading
+        violations = run_axe(browser)
+        assert violations == [], describe_violations(violations)
+    open_page(browser, server.base_url, "/")
+    assert browser.find_element("css selector", "label[for='road-daily']").text == ES["daily"]["today"]
+    open_page(browser, server.base_url, "/leaderboards.html")
+    assert browser.find_element("id", "recent-heading").text == ES["replay"]["recentHeading"]

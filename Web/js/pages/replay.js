@@ -12,7 +12,7 @@ import { GhostView } from "../watch/ghost-view.js";
 import { PacedSpeaker } from "../watch/paced-speaker.js";
 import { PageSwitch } from "../watch/page-switch.js";
 import { StartSocket } from "../watch/start-socket.js";
-import { replayLink, endReason } from "../watch/watch-target.js";
+import { replayLink } from "../watch/watch-target.js";
 import { bindCheckbox } from "../settings/device-prefs.js";
 
 const { store, socket, announcer } = await startPage();
@@ -80,7 +80,7 @@ socket.on("message", (m) => {
       controls.state(m);
       view.setPhase(m.ended ? "over" : m.playing ? "running" : "paused");
       view.quiet = false;
-      if (m.ended) say(t("replay.sayEnded", { score: formatNumber(replay?.score ?? view.state.score), reason: endReason(replay?.reason) }));
+      if (m.ended) say(t("replay.sayEnded", { score: formatNumber(replay?.score ?? view.state.score) }));
       else if (seeking || !m.playing) say(controls.describe());
       else say(t("replay.sayPlaying"));
       seeking = false;

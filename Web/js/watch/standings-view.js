@@ -25,8 +25,9 @@ export class StandingsView extends Emitter {
   }
 
   follow(seat) {
+    if (seat === this.following) return;
     this.following = seat;
-    this.#markChoice();
+    this.render();
   }
 
   update(message) {

@@ -9,6 +9,7 @@ import asyncio
 import json
 
 import pytest
+from selenium.webdriver.common.action_chains import ActionChains
 
 from conftest import REPO
 from test_client_pages import axe_in_every_mode
@@ -128,6 +129,7 @@ class SteeringPlayer(threading.Thread):
             await client.close()
 
     def steps(self):
+        """The last frame of each step (a revised step replaces the first)."""
         return {m["step"]: m for m in self.messages if m["type"] == "step"}
 
 
@@ -173,12 +175,14 @@ def test_a_watcher_follows_a_real_game_to_its_end_and_is_offered_its_replay(serv
         player.join(timeout=20)
     assert player.error is None, player.error
     over = player.over
-    # The watcher got exactly the player's step frames (every step it saw, byte for byte as JSON).
-    steps = player.steps()
-    seen = watched_steps(browser)
-    assert seen and all(frame == steps[frame["step"]] for frame in seen), "a watched step differs from the player's"
     # The end: said, shown, focused, with the replay one activation away.
     wait_for(browser, "!document.getElementById('watch-ended').hidden")
+    # The watcher got exactly the player's step frames, in order, from its first to the end.
+    theirs = [m for m in player.messages if m["type"] == "step"]
+    seen = watched_steps(browser)
+    assert seen and seen[0] in theirs
+    first = theirs.index(seen[0])
+    assert seen == theirs[first:], "the watched frames differ from the player's"
     text = browser.find_element("id", "ended-text").text
     assert str(over["score"]) in text and "Ada" in text, text
     assert browser.find_element("id", "ended-replay").get_attribute("href").endswith(f"/replay.html?game={game_id}")
@@ -193,9 +197,12 @@ def test_a_watcher_follows_a_real_game_to_its_end_and_is_offered_its_replay(serv
 
 # ---- Replays and ghosts ------------------------------------------------------------------------
 
-def tab_to(driver, predicate_js, limit=60):
+def tab_to(driver, predicate_js, limit=60, back=False):
     for _ in range(limit):
-        press(driver, Keys.TAB)
+        if back:
+            ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+        else:
+            press(driver, Keys.TAB)
         if driver.execute_script(f"const e = document.activeElement; return {predicate_js};"):
             return
     raise AssertionError(f"Tab never reached {predicate_js}")
@@ -242,7 +249,7 @@ def test_a_replay_plays_pauses_and_seeks_by_keyboard_alone(server, browser):
     assert not failures, describe_violations(failures)
 
     # Play again from step 1: frames come, the road moves on, to the end.
-    tab_to(browser, "e.id === 'replay-play'", limit=6)
+    tab_to(browser, "e.id === 'replay-play'", limit=4, back=True)
     press(browser, Keys.ENTER)
     wait_for(browser, "Number(document.querySelector(\"#replay-game [data-part='road']\").dataset.step) > 2", timeout=20)
     wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replayState' && m.ended === true)", timeout=steps + 30)
@@ -379,3 +386,21 @@ def test_the_new_pages_speak_spanish(server, browser):
     assert browser.find_element("css selector", "label[for='road-daily']").text == ES["daily"]["today"]
     open_page(browser, server.base_url, "/leaderboards.html")
     assert browser.find_element("id", "recent-heading").text == ES["replay"]["recentHeading"]
+
+
+def test_one_switch_steps_through_a_page_without_a_race_and_presses_the_highlighted_control(server, browser):
+    open_page(browser, server.base_url, "/replay.html")
+    me = device_token(browser)
+    current = server.request("GET", "/api/v1/settings", token=me).json()
+    reply = server.request("PATCH", "/api/v1/settings", {"controls": {"oneSwitch": True, "scanIntervalMs": 1500}}, token=me,
+                           headers={"If-Match": f'"{current["version"]}"'})
+    assert reply.status == 200, reply.body
+    open_page(browser, server.base_url, "/replay.html")
+    browser.execute_script("document.activeElement.blur()")
+    press(browser, Keys.SPACE)  # the switch: starts the highlight on the page's one choice here
+    wait_for(browser, "document.querySelector('.switch-highlight')?.getAttribute('href') === '/leaderboards.html'")
+    assert browser.execute_script("return document.activeElement.classList.contains('switch-highlight')")
+    said = EN["watch"]["switchScan"].format(count=1, choice=EN["replay"]["noneLink"])
+    wait_for(browser, f"window.__rr.announcements.includes({json.dumps(said)})")
+    press(browser, Keys.SPACE)  # and presses it
+    wait_for(browser, "location.pathname === '/leaderboards.html'")

@@ -226,7 +226,8 @@ final class GameHandoff: @unchecked Sendable {
             }
             return
         }
-        guard let placed = host.adopt(gameID: record.publicID, playerID: record.playerID, game: game, practice: record.practice,
+        guard let placed = host.adopt(gameID: record.publicID, playerID: record.playerID,
+                                      playerName: fetch.identity.displayName, game: game, practice: record.practice,
                                      startedAt: record.startedAt, playedMilliseconds: record.durationMilliseconds) else {
             // A game of the player's runs here already, or this one had crashed at its last
             // checkpoint (and is being stored as that crash).

@@ -31,6 +31,10 @@ final class Match {
     let startsAt: Int64
     let seats: [MatchSeat]
 
+    /// The race room the match was started from, if any (set by the rooms' owner), for its
+    /// watchers.
+    var roomCode: String?
+
     /// Called by the `MatchHost` when a seat's game ended (after its record was handed to the
     /// `GameRecorder`, before `onEnded` if it was the last), with why it ended.
     var onSeatEnded: ((MatchSeat, GameEndReason) -> Void)?

@@ -37,6 +37,8 @@ final class MatchHost: @unchecked Sendable {
     let recorder: GameRecorder
     let checkpoints: CheckpointWriter
     let watchdog: ConnectionWatchdog
+    /// Connections watching seats (`watch`, `stopWatching`, the `watchers` counts).
+    private(set) var watching: WatchHost!
     let worker: DatabaseWorker
     let metrics: WebSocketMetrics
     let logger: Logger
@@ -51,12 +53,16 @@ final class MatchHost: @unchecked Sendable {
     static let checkpointTimerID = -2
     /// The scheduler id of the cluster's timer (heartbeat, sweep, handoffs waiting).
     static let clusterTimerID = -3
+    /// The scheduler id of the watchers' counts waiting for their second (`WatchHost`).
+    static let watchersTimerID = -4
     /// How long the shutdown waits for clients to take their last messages and close.
     static let shutdownFlushMicroseconds: Int64 = 2_000_000
 
     private var matches: [Int: Match] = [:]
     /// A player plays at most one game at a time: the seat of the match it drives.
     private var matchByPlayer: [Int64: PlayerSeat] = [:]
+    /// The running player seats by their game's public id (what `watch` names).
+    private var seatByGameID: [String: MatchSeat.Address] = [:]
     /// Players whose `start` waits for the storage thread (one at a time, across devices). A
     /// shutdown waits for them too (`closeOnceStored`).
     private var startingPlayers: Set<Int64> = []
@@ -92,6 +98,8 @@ final class MatchHost: @unchecked Sendable {
         recorder = GameRecorder(worker: worker, connections: connections, metrics: metrics, logger: logger)
         checkpoints = CheckpointWriter(limits: limits, worker: worker, metrics: metrics, logger: logger)
         watchdog = ConnectionWatchdog(limits: limits, connections: connections, metrics: metrics, logger: logger)
+        watching = WatchHost(limits: limits, connections: connections, worker: worker, logger: logger, host: self)
+        watching.schedule = { [unowned self] at in self.scheduler.schedule(Self.watchersTimerID, at: at) }
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
         scheduler.afterDue = { [unowned self] in self.metrics.flush() }
         recorder.onAllSaved = { [unowned self] in self.closeOnceStored() }
@@ -131,6 +139,13 @@ final class MatchHost: @unchecked Sendable {
     /// The match with this id, while it runs.
     func match(id: Int) -> Match? { matches[id] }
 
+    /// The running seat a player's game `gameID` drives, with its match.
+    func runningSeat(gameID: String) -> (Match, MatchSeat)? {
+        guard let address = seatByGameID[gameID], let match = matches[address.match], let seat = match.seat(at: address),
+              !seat.driver.isOver else { return nil }
+        return (match, seat)
+    }
+
     /// The seat the connection plays, with its match, if any.
     private func playerSeat(of connection: WebSocketConnection) -> PlayerSeat? {
         guard let address = connection.seat, let match = matches[address.match], let seat = match.seat(at: address),
@@ -139,8 +154,9 @@ final class MatchHost: @unchecked Sendable {
     }
 
     /// Whether a game on the connection is taking steps (or holding a crash): not paused, not over.
+    /// A connection that watches a seat counts as running a game (`WatchHost`).
     private func hasRunningGame(_ connection: WebSocketConnection) -> Bool {
-        playerSeat(of: connection)?.seat.driver.wakeAt != nil
+        connection.watching != nil || playerSeat(of: connection)?.seat.driver.wakeAt != nil
     }
 
     /// Starts or stops the connection's idle clock as its game runs or not. Call it after
@@ -170,6 +186,7 @@ final class MatchHost: @unchecked Sendable {
         if practice && handoff == nil {
             // Practice consumes no play and scores nothing: no need to wait for the database.
             let placed = startMatch(gameID: gameID, playerID: identity.playerID, level: level, seed: seed, practice: true)
+            placed.seat.playerName = identity.displayName
             recorder.recordPracticeStart(placed.session, seed: seed)
             attach(placed.seat, of: placed.match, to: connection)
             send(.started(placed.session.snapshot, quota: nil), to: connection)
@@ -178,6 +195,7 @@ final class MatchHost: @unchecked Sendable {
         startingPlayers.insert(identity.playerID)
         let connectionID = connection.id
         let playerID = identity.playerID
+        let playerName = identity.displayName
         let nodeID = handoff?.nodeID
         // Keyed by the player, as every job of a game's life is (GameRecorder, CheckpointWriter):
         // its start, checkpoints, cancel and record run in this order on one storage thread.
@@ -189,12 +207,12 @@ final class MatchHost: @unchecked Sendable {
             // The play and the game's running_games row, in one transaction.
             return try storage.runningGames.begin(start)
         }, then: { [self] result in
-            startAnswered(result, gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice,
-                          connectionID: connectionID)
+            startAnswered(result, gameID: gameID, playerID: playerID, playerName: playerName, level: level, seed: seed,
+                          practice: practice, connectionID: connectionID)
         })
     }
 
-    private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64,
+    private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64, playerName: String,
                                level: SpeedLevel, seed: UInt64, practice: Bool = false, connectionID: Int) {
         defer {
             // The shutdown may have been waiting for this start (after its cancel is queued).
@@ -211,6 +229,7 @@ final class MatchHost: @unchecked Sendable {
                 return
             }
             let placed = startMatch(gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice)
+            placed.seat.playerName = playerName
             guard let connection, connection.closing == nil else {
                 // The play is spent and the player gone: the game waits for them, paused,
                 // like any game whose connection dropped.
@@ -280,15 +299,19 @@ final class MatchHost: @unchecked Sendable {
     private func register(_ match: Match) {
         matches[match.id] = match
         for seat in match.seats {
-            if let playerID = seat.playerID { matchByPlayer[playerID] = PlayerSeat(match: match, seat: seat) }
+            guard let playerID = seat.playerID else { continue }
+            matchByPlayer[playerID] = PlayerSeat(match: match, seat: seat)
+            seatByGameID[seat.driver.gameID] = seat.address
         }
         metrics.gamesRunning.set(Double(matchByPlayer.count))
         reschedule(match)
     }
 
     /// `connection` now plays `seat` of `match` (a seat a player's game drives): it gets the
-    /// seat's messages and the match's.
+    /// seat's messages and the match's. A watch on it ends first (`watchEnded`, `stopped`).
     func attach(_ seat: MatchSeat, of match: Match, to connection: WebSocketConnection) {
+        if connection.watching != nil { watching.stopWatching(on: connection) }
+        if let name = connection.identity?.displayName { seat.playerName = name }
         seat.attachPlayer(connection)
         connection.seat = seat.address
         connection.lastEndedGameID = nil
@@ -353,6 +376,7 @@ final class MatchHost: @unchecked Sendable {
         } else {
             reschedule(placed.match)
         }
+        watching.tellCount(of: placed.seat, to: connection)
         logger.info("game resumed on a new connection", metadata: [
             "ws.connection.id": String(connection.id), "game.id": session.gameID])
     }
@@ -391,12 +415,15 @@ final class MatchHost: @unchecked Sendable {
     /// The connection's game, if it has one, waits paused for its player to come back (and
     /// ends as abandoned after the grace period): the connection dropped, or is being dropped.
     func detachGame(of connection: WebSocketConnection) {
+        if connection.watching != nil { watching.forget(connection) }
         guard let address = connection.seat else { return }
         connection.seat = nil
         guard let match = matches[address.match], let seat = match.seat(at: address), let session = seat.session else { return }
         seat.detachPlayer(connection)
         let now = MonotonicClock.now()
+        let wasRunning = if case .running = session.phase { true } else { false }
         session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+        if wasRunning { watching.playerLeft(seat) }
         reschedule(match)
         logger.info("game waits for its player", metadata: [
             "ws.connection.id": String(connection.id), "game.id": session.gameID,
@@ -431,6 +458,10 @@ final class MatchHost: @unchecked Sendable {
             guard let handoff, shutdown == nil else { return }
             scheduler.schedule(Self.clusterTimerID, at: now + GameHandoff.tickMicroseconds)
             handoff.tick(now: now)
+            return
+        }
+        if id == Self.watchersTimerID {
+            watching.tick(now: now)
             return
         }
         if id == Self.checkpointTimerID {
@@ -493,8 +524,10 @@ final class MatchHost: @unchecked Sendable {
             seat.detachPlayer(connection)
             refreshIdleTimeout(connection)
         }
+        watching.seatEnded(seat, reason: reason.rawValue)
         if let session = seat.session {
             if matchByPlayer[session.playerID]?.seat === seat { matchByPlayer[session.playerID] = nil }
+            if seatByGameID[session.gameID] == seat.address { seatByGameID[session.gameID] = nil }
             metrics.gamesRunning.set(Double(matchByPlayer.count))
             metrics.gamesEnded.increment(reason.rawValue)
             recorder.save(session, replyingTo: connection?.id)
@@ -509,7 +542,7 @@ final class MatchHost: @unchecked Sendable {
     /// matches, paused and waiting for its player as after a dropped connection. Nil when the
     /// player already has a game here; a rebuilt game that had already crashed is stored as
     /// the crash it is (and nil).
-    func adopt(gameID: String, playerID: Int64, game: Game, practice: Bool, startedAt: Date,
+    func adopt(gameID: String, playerID: Int64, playerName: String?, game: Game, practice: Bool, startedAt: Date,
                playedMilliseconds: Int) -> PlayerSeat? {
         guard matchByPlayer[playerID].map({ $0.session.isOver }) ?? true else { return nil }
         let id = nextID()
@@ -521,6 +554,7 @@ final class MatchHost: @unchecked Sendable {
             deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
         let match = Match(id: id, seed: game.seed, session: session, startsAt: now)
         let placed = PlayerSeat(match: match, seat: match.seats[0])
+        placed.seat.playerName = playerName
         register(match)
         if game.state.isOver {
             deliver(session.end(.crash, now: now), of: match, seat: placed.seat)
@@ -550,9 +584,11 @@ final class MatchHost: @unchecked Sendable {
         }
         session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
         guard let (log, _) = session.checkpoint(now: now, full: true) else { return nil }
+        watching.seatMoved(placed.seat)
         scheduler.cancel(placed.match.id)
         matches[placed.match.id] = nil
         matchByPlayer[playerID] = nil
+        seatByGameID[gameID] = nil
         metrics.gamesRunning.set(Double(matchByPlayer.count))
         return (placed, log)
     }

@@ -19,8 +19,10 @@ final class MatchSeat {
     let session: GameSession?
     /// The connection the seat's player plays on, while they are connected.
     private(set) var player: WebSocketConnection?
-    /// Connections watching the seat, in the order they came.
+    /// Connections watching the seat, in the order they came (`WatchHost`).
     private(set) var watchers: [WebSocketConnection] = []
+    /// The name its watchers are told: its player's, or the stored game's player's.
+    var playerName: String?
 
     /// A seat `driver` drives: a player's `GameSession` makes a seat that player plays.
     init(address: Address, driver: any MatchSeatDriver) {

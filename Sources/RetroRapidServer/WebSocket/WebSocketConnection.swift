@@ -50,6 +50,9 @@ final class WebSocketConnection {
 
     /// The seat of a match this connection plays, if any.
     var seat: MatchSeat.Address?
+    /// The seat of a match this connection watches, if any (never with `seat`: a connection
+    /// plays or watches).
+    var watching: MatchSeat.Address?
     /// The last game this connection played to its end: a move after it is "game over",
     /// not "no game".
     var lastEndedGameID: String?

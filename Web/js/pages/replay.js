@@ -67,6 +67,7 @@ socket.on("message", (m) => {
   }
   switch (m.type) {
     case "replaying":
+      if (!replay) requestAnimationFrame(() => replayView.querySelector(".road-section").scrollIntoView({ block: "nearest" }));
       replay = m;
       view.load(m.game, { name: m.player?.name ?? "", phase: m.playing ? "running" : "paused" });
       controls.load({ steps: m.steps, step: m.step, playing: m.playing });

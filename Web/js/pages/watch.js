@@ -54,6 +54,8 @@ socket.on("welcome", () => sendWatch());
 socket.on("message", (m) => {
   switch (m.type) {
     case "watching": {
+      // The first picture: the road scrolls into view (on a phone it starts below the fold).
+      if (!watched) requestAnimationFrame(() => gameArea.querySelector(".road-section").scrollIntoView({ block: "nearest" }));
       watched = { gameId: m.gameId, name: m.player?.name ?? "", room: m.room ?? null };
       view.load(m.game, { name: watched.name });
       gameArea.hidden = false;
@@ -86,7 +88,8 @@ socket.on("message", (m) => {
     }
     case "watchEnded":
       if (!watched || m.gameId !== watched.gameId || m.reason === "stopped") break;
-      showEnd(m);
+      if (m.reason === "moved") sendWatch();  // the game went to another node: find it again
+      else showEnd(m);
       break;
     case "error":
       if (m.inReplyTo === "watch") refused(m);
@@ -107,14 +110,15 @@ function showEnd(end) {
   ].filter(Boolean).join(" ");
   document.getElementById("ended-replay").href = replayLink(watched.gameId);
   ended.hidden = false;
-  const focusWasOnGame = document.activeElement === document.body || document.activeElement === main || gameArea.contains(document.activeElement);
+  // Focus goes to the end unless the watcher is choosing another racer in the standings.
+  const focusWasOnGame = [document.body, main].includes(document.activeElement) || gameArea.contains(document.activeElement) || options.contains(document.activeElement);
   if (focusWasOnGame) document.getElementById("ended-heading").focus();
   if (store.settings.announcements) announcer.say(t("watch.sayEnded", { name: watched.name, score }));
 }
 
 /** A refused `watch`: in words, with the replay when the game has ended. */
 function refused(error) {
-  const known = ["game_not_found", "game_over", "watchers_full", "game_in_progress", "room_not_found", "not_watching", "watch_elsewhere"];
+  const known = ["game_not_found", "game_over", "watchers_full", "game_in_progress", "room_not_found", "not_watching", "watch_elsewhere", "unavailable"];
   const key = known.includes(error.code) ? `watch.errors.${error.code}` : null;
   show(key ?? "watch.errors.generic", { message: error.message ?? "" }, "bad");
   if (error.code === "game_over" && target?.gameId) {

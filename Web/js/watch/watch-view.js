@@ -171,7 +171,7 @@ export class WatchView {
         break;
       case "paused":
         this.#audio?.hold();
-        say(t("watch.sayPaused", { name }));
+        say(t(message.reason === "disconnected" ? "watch.sayAway" : "watch.sayPaused", { name }));
         break;
       case "resumed":
         if (this.soundOn) this.#audio?.release();

@@ -62,6 +62,9 @@ export class DailyRoadChoice {
       this.status.textContent = t("daily.failed", { message: this.problem.message });
     } else if (!this.info) {
       this.status.textContent = t("daily.loading");
+    } else if (used && used.score === undefined) {
+      // Its score and rank come once it ends: it is under way (here or on another device).
+      this.status.textContent = t("daily.usedRunning", { day: this.info.day, time: formatTime(this.info.resetsAt) });
     } else if (used) {
       this.status.textContent = t("daily.used", {
         day: this.info.day, score: formatNumber(used.score), rank: used.rank ? formatNumber(used.rank) : "—", time: formatTime(this.info.resetsAt),

@@ -5,7 +5,7 @@ import { replayLink } from "./watch-target.js";
 
 export class RecentGames {
   games = [];
-  #more = false;
+  #nextBefore = null;  // the page after this one starts before this game (nextBefore)
   problem = null;
 
   constructor(section) {
@@ -18,11 +18,10 @@ export class RecentGames {
 
   async load(append = false) {
     try {
-      const before = append ? this.games[this.games.length - 1]?.gameId : undefined;
-      const page = await playTogether.myGames({ limit: 10, before });
-      const games = page.games ?? page.entries ?? [];
+      const page = await playTogether.myGames({ limit: 10, before: append ? this.#nextBefore ?? undefined : undefined });
+      const games = page.games ?? [];
       this.games = append ? [...this.games, ...games] : games;
-      this.#more = Boolean(page.nextCursor ?? page.hasMore ?? games.length === 10);
+      this.#nextBefore = page.nextBefore ?? null;
       this.problem = null;
     } catch (error) {
       this.problem = error;
@@ -34,7 +33,7 @@ export class RecentGames {
     this.status.textContent = this.problem ? t("replay.recentFailed", { message: this.problem.message }) : "";
     this.body.replaceChildren(...this.games.map((game) => this.#row(game)));
     this.section.querySelector("#recent-empty").hidden = this.games.length > 0 || Boolean(this.problem);
-    this.moreButton.hidden = !this.#more || Boolean(this.problem);
+    this.moreButton.hidden = !this.#nextBefore || Boolean(this.problem);
   }
 
   #row(game) {
@@ -55,7 +54,7 @@ export class RecentGames {
       row.append(cell);
     }
     const cell = document.createElement("td");
-    if (game.endedAt === null) {
+    if (!game.endedAt) {
       cell.textContent = t("replay.stillRunning");
     } else {
       const link = document.createElement("a");

@@ -139,6 +139,17 @@ final class MatchHost: @unchecked Sendable {
     /// The match with this id, while it runs.
     func match(id: Int) -> Match? { matches[id] }
 
+    /// Whether a game is being started for the player (its play on the storage thread).
+    func isStarting(_ playerID: Int64) -> Bool { startingPlayers.contains(playerID) }
+
+    /// A race's play is being consumed for the player (`RoomHost`): no other start meanwhile,
+    /// and a shutdown waits for it, as for `start`'s.
+    func beginStart(_ playerID: Int64) { startingPlayers.insert(playerID) }
+    func endStart(_ playerID: Int64) {
+        startingPlayers.remove(playerID)
+        if shuttingDown { closeOnceStored() }
+    }
+
     /// The running seat a player's game `gameID` drives, with its match.
     func runningSeat(gameID: String) -> (Match, MatchSeat)? {
         guard let address = seatByGameID[gameID], let match = matches[address.match], let seat = match.seat(at: address),

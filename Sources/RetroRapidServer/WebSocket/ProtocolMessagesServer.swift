@@ -35,6 +35,14 @@ enum ServerMessage: Equatable, Sendable {
     case settings(document: [UInt8])
     case pong
     case error(ProtocolError, quota: QuotaStatus?)
+    // Race rooms (docs/PROTOCOL.md "Race rooms"; written by RaceMessages.swift).
+    /// A room as its receiver sees it (their seat in `you`).
+    case room(RoomView)
+    case roomLeft(code: RoomCode, reason: RoomLeftReason)
+    case countdown(code: RoomCode, startsInMilliseconds: Int)
+    case standings(code: RoomCode, racers: [RaceStandings.Entry])
+    case raceOver(RaceOutcome)
+    case queue(QueueView)
     /// The answer to `watch`: whose game, where it stands, and how many watch it now. The
     /// frames of the seat follow.
     case watching(Watching)
@@ -81,6 +89,8 @@ enum ServerMessage: Equatable, Sendable {
         var speedStage: Int
         var safeLanes: LaneSet
         var paused: Bool
+        /// The code of the room whose race this game is, if it is one.
+        var race: RoomCode? = nil
     }
 
     struct GameResult: Equatable, Sendable {
@@ -116,6 +126,12 @@ enum ServerMessage: Equatable, Sendable {
         case .settings: "settings"
         case .pong: "pong"
         case .error: "error"
+        case .room: "room"
+        case .roomLeft: "roomLeft"
+        case .countdown: "countdown"
+        case .standings: "standings"
+        case .raceOver: "raceOver"
+        case .queue: "queue"
         case .watching: "watching"
         case .watchEnded: "watchEnded"
         case .watchers: "watchers"
@@ -208,6 +224,21 @@ enum ServerMessage: Equatable, Sendable {
                 w.key("resetsAt"); w.string(Self.timestamp(quota.resetsAt))
                 w.key("unlock"); w.string(WebSocketLimits.unlockPath)
             }
+        case .room(let room):
+            w.key("room"); RaceMessages.write(room, into: &w)
+        case .roomLeft(let code, let reason):
+            w.key("code"); w.string(code.text)
+            w.key("reason"); w.string(reason.rawValue)
+        case .countdown(let code, let startsIn):
+            w.key("code"); w.string(code.text)
+            w.key("startsInMs"); w.int(startsIn)
+        case .standings(let code, let racers):
+            w.key("code"); w.string(code.text)
+            w.key("racers"); RaceMessages.write(racers, into: &w)
+        case .raceOver(let outcome):
+            RaceMessages.write(outcome, into: &w)
+        case .queue(let queue):
+            RaceMessages.write(queue, into: &w)
         case .watching(let watching):
             w.key("gameId"); w.string(watching.game.gameID)
             w.key("player")
@@ -245,6 +276,7 @@ enum ServerMessage: Equatable, Sendable {
         w.key("speedStage"); w.int(game.speedStage)
         w.key("safeLanes"); write(game.safeLanes, into: &w)
         w.key("paused"); w.bool(game.paused)
+        if let race = game.race { w.key("race"); w.string(race.text) }
         w.endObject()
     }
 

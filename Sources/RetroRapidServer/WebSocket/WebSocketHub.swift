@@ -48,6 +48,8 @@ public final class WebSocketHub: @unchecked Sendable {
     let rateLimits: RateLimits
     let connections: ConnectionRegistry
     let host: MatchHost
+    /// Race rooms and quick races, beside the matches they ask `host` for.
+    let rooms: RoomHost
     let signIn: ConnectionSignIn
 
     private var serviceThread: pthread_t?
@@ -68,6 +70,8 @@ public final class WebSocketHub: @unchecked Sendable {
         rateLimits = context.rateLimits
         connections = ConnectionRegistry(limits: limits, metrics: metrics)
         host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: metrics, logger: logger)
+        rooms = RoomHost(configuration: context.configuration, connections: connections, host: host, worker: worker,
+                         logger: logger)
         signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
                                   rateLimits: rateLimits, metrics: metrics, logger: logger)
         if let membership = context.membership {
@@ -131,6 +135,7 @@ public final class WebSocketHub: @unchecked Sendable {
     func protocolInitialised(context: OpaquePointer) {
         serviceThread = pthread_self()
         host.attach(context: context)
+        rooms.attach(context: context)
     }
 
     /// A message from another node (bus thread → `ClusterRelay` → mailbox → here, the service
@@ -138,7 +143,7 @@ public final class WebSocketHub: @unchecked Sendable {
     func clusterMessage(_ envelope: ClusterEnvelope) {
         assertOnServiceThread()
         switch envelope.message {
-        case .releaseGame, .gameReleased:
+        case .releaseGame, .gameReleased, .gameStays:
             host.handoff?.received(envelope)
         case .settingsChanged, .deviceRevoked:
             break  // ClusterRelay turns these into local PlayerEvents itself
@@ -148,6 +153,7 @@ public final class WebSocketHub: @unchecked Sendable {
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
     func protocolDestroyed() {
         host.detach()
+        rooms.detach()
     }
 
     func assertOnServiceThread() {
@@ -213,6 +219,7 @@ public final class WebSocketHub: @unchecked Sendable {
         connection.markGone()
         connections.remove(connection)
         host.connectionClosed(connection)
+        rooms.connectionClosed(connection)
         logger.info("game connection closed", metadata: [
             "ws.connection.id": String(connection.id), "client.address": connection.clientAddress])
         host.connectionsMayHaveEmptied()
@@ -286,19 +293,36 @@ public final class WebSocketHub: @unchecked Sendable {
         case (.ready(let identity), .start(let level, let practice)):
             host.start(level: level, practice: practice, for: identity, on: connection)
         case (.ready, .move(let direction, let seenStep)):
+            if let early = rooms.refusalBeforeStart(on: connection, type: "move", now: now) { return refuse(connection, early) }
             host.withGame(of: connection, replyingTo: "move") { session in
                 session.move(direction, seenStep: seenStep, now: now)
             }
         case (.ready, .pause):
+            if let early = rooms.refusalBeforeStart(on: connection, type: "pause", now: now) { return refuse(connection, early) }
             host.withGame(of: connection, replyingTo: "pause") { session in session.pause(now: now) }
         case (.ready(let identity), .resume):
             host.resume(for: identity, on: connection, now: now)
+            rooms.resumed(for: identity, on: connection)
         case (.ready(let identity), .quit):
             host.quit(for: identity, on: connection, now: now)
         case (.ready, .ping):
             connections.send(.pong, to: connection)
+        case (.ready(let identity), .openRoom(let level, let seats, let practice)):
+            rooms.openRoom(level: level, seats: seats, practice: practice, for: identity, on: connection)
+        case (.ready(let identity), .joinRoom(let code)):
+            rooms.joinRoom(code: code, for: identity, on: connection)
+        case (.ready(let identity), .ready(let ready)):
+            rooms.ready(ready, for: identity, on: connection)
+        case (.ready(let identity), .startRace):
+            rooms.startRace(for: identity, on: connection)
+        case (.ready(let identity), .leaveRoom):
+            rooms.leaveRoom(for: identity, on: connection)
+        case (.ready(let identity), .quickRace(let level)):
+            rooms.quickRace(level: level, for: identity, on: connection)
+        case (.ready(let identity), .leaveQueue):
+            rooms.leaveQueue(for: identity, on: connection)
         case (.ready(let identity), .watch(let target)):
-            host.watching.watch(target, for: identity, on: connection)
+            rooms.watch(target, for: identity, on: connection)
         case (.ready, .stopWatching):
             host.watching.stopWatching(on: connection)
         }
@@ -343,6 +367,11 @@ public final class WebSocketHub: @unchecked Sendable {
 extension WebSocketHub: ServerComponent {
     var protocols: [LWSProtocolDefinition] { [protocolDefinition] }
 
+    /// GET /api/v1/rooms/{code} reads the rooms here (`RoomRoutes`).
+    func addRoutes(to router: inout HTTPRouter) {
+        RoomRoutes.add(to: &router, rooms: rooms, nodeID: host.handoff?.nodeID)
+    }
+
     /// Service thread (posted by `GameServer.stop`): ends every game as "shutdown", saves them,
     /// says goodbye to every client, then calls `done`.
     func beginShutdown(_ done: @escaping @Sendable () -> Void) {
@@ -361,6 +390,13 @@ extension ClientMessage {
         case .resume: "resume"
         case .quit: "quit"
         case .ping: "ping"
+        case .openRoom: "openRoom"
+        case .joinRoom: "joinRoom"
+        case .ready: "ready"
+        case .startRace: "startRace"
+        case .leaveRoom: "leaveRoom"
+        case .quickRace: "quickRace"
+        case .leaveQueue: "leaveQueue"
         case .watch: "watch"
         case .stopWatching: "stopWatching"
         }

@@ -404,3 +404,97 @@ def test_one_switch_steps_through_a_page_without_a_race_and_presses_the_highligh
     wait_for(browser, f"window.__rr.announcements.includes({json.dumps(said)})")
     press(browser, Keys.SPACE)  # and presses it
     wait_for(browser, "location.pathname === '/leaderboards.html'")
+
+
+# ---- A race watched: the standings and the racer followed -----------------------------------
+
+class RacingPair(threading.Thread):
+    """Ada and Bo race in a practice room (real clients, steering by the cue) until told to stop;
+    then both quit. `code` gets the room's code once the race has started."""
+
+    def __init__(self, server):
+        super().__init__(daemon=True)
+        self.server = server
+        self.code = queue.Queue()
+        self.stop = threading.Event()
+        self.overs = {}
+        self.error = None
+
+    def run(self):
+        try:
+            run(self._race())
+        except BaseException as error:  # reported by the test
+            self.error = error
+            self.code.put(None)
+
+    async def _race(self):
+        ada = await GameClient.signed_in(self.server, create_player(self.server, "Ada"))
+        bo = await GameClient.signed_in(self.server, create_player(self.server, "Bo"))
+        try:
+            await ada.send(type="openRoom", level="cruise", seats=2, practice=True)
+            code = (await ada.expect("room"))["room"]["code"]
+            await bo.send(type="joinRoom", code=code)
+            await bo.expect("room")
+            await bo.send(type="ready", ready=True)
+            await bo.until(lambda m: m["type"] == "room" and all(r["ready"] for r in m["room"]["racers"] if r["seat"] == 1))
+            await ada.send(type="startRace")
+            for client in (ada, bo):
+                await client.expect("started")
+            self.code.put(code)
+            await asyncio.gather(self._steer("Ada", ada), self._steer("Bo", bo))
+        finally:
+            await ada.close()
+            await bo.close()
+
+    async def _steer(self, name, client):
+        while True:
+            if self.stop.is_set():
+                await client.send(type="quit")
+                self.overs[name], _ = await client.until(lambda m: m["type"] == "gameOver", timeout=15)
+                return
+            try:
+                message = await client.recv(timeout=0.2)
+            except asyncio.TimeoutError:
+                continue
+            if message["type"] == "gameOver":
+                self.overs[name] = message
+                return
+            if message["type"] == "step":
+                direction = nearest_safe_move(message)
+                if direction:
+                    goal = min(message["safeLanes"], key=lambda lane: abs(lane - message["lane"]))
+                    for _ in range(abs(goal - message["lane"])):
+                        await client.send(type="move", direction=direction, step=message["step"])
+
+
+def test_a_race_is_watched_with_its_standings_and_the_racer_to_follow(server_factory, browser):
+    server = server_factory("--race-countdown-seconds", "1", "--standings-interval-ms", "200")
+    racers = RacingPair(server)
+    racers.start()
+    code = racers.code.get(timeout=20)
+    assert code, racers.error
+    try:
+        open_page(browser, server.base_url, f"/watch.html?room={code}")
+        wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'watching')")
+        assert browser.find_element("id", "watch-heading").text == EN["watch"]["headingName"].format(name="Ada")
+        wait_for(browser, "document.querySelectorAll('#standings tbody tr').length === 2")
+        assert not browser.find_element("id", "standings").get_attribute("hidden")
+        names = browser.execute_script("return [...document.querySelectorAll('#standings [name=follow]')].map((r) => [r.labels[0].textContent, r.checked])")
+        assert names == [["Ada", True], ["Bo", False]], names
+        followed = browser.execute_script("return document.querySelector('#standings tbody tr.me td.name').textContent")
+        assert followed == EN["watch"]["followedName"].format(name="Ada")
+        # Follow Bo, by keyboard: the radio group's arrow key.
+        browser.find_element("id", "follow-seat-0").send_keys(Keys.ARROW_RIGHT)
+        wait_for(browser, "window.__rr.socketOut.some((m) => m.type === 'watch' && m.seat === 1)")
+        wait_for(browser, f"document.getElementById('watch-heading').textContent === {json.dumps(EN['watch']['headingName'].format(name='Bo'))}")
+        assert browser.execute_script("return new URLSearchParams(location.search).get('seat')") == "1"
+        wait_for(browser, "document.querySelector('#standings tbody tr.me td.name')?.textContent === " + json.dumps(EN["watch"]["followedName"].format(name="Bo")))
+        failures = axe_in_every_mode(browser, "watch-race")
+        assert not failures, describe_violations(failures)
+    finally:
+        racers.stop.set()
+        racers.join(timeout=30)
+    assert racers.error is None, racers.error
+    wait_for(browser, "!document.getElementById('watch-ended').hidden")
+    assert str(racers.overs["Bo"]["score"]) in browser.find_element("id", "ended-text").text
+    no_errors(browser)

@@ -118,7 +118,7 @@ function showEnd(end) {
 
 /** A refused `watch`: in words, with the replay when the game has ended. */
 function refused(error) {
-  const known = ["game_not_found", "game_over", "watchers_full", "game_in_progress", "room_not_found", "not_watching", "watch_elsewhere", "unavailable"];
+  const known = ["game_not_found", "game_over", "watchers_full", "game_in_progress", "room_not_found", "not_watching", "watch_elsewhere", "room_elsewhere", "unavailable"];
   const key = known.includes(error.code) ? `watch.errors.${error.code}` : null;
   show(key ?? "watch.errors.generic", { message: error.message ?? "" }, "bad");
   if (error.code === "game_over" && target?.gameId) {

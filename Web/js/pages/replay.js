@@ -107,7 +107,7 @@ controls.on("control", (request) => {
 });
 
 function refused(error) {
-  const known = ["game_not_found", "replay_hidden", "game_in_progress", "step_out_of_range", "not_watching"];
+  const known = ["game_not_found", "replay_hidden", "game_in_progress", "step_out_of_range", "not_watching", "not_replayable", "start_pending", "unavailable"];
   show(known.includes(error.code) ? `replay.errors.${error.code}` : "watch.errors.generic", { message: error.message ?? "" }, "bad");
   seeking = false;
   view.quiet = false;
@@ -138,7 +138,9 @@ function raceGhost() {
     game.on("problem", (problem) => {
       const ghostMessage = document.getElementById("ghost-message");
       ghostMessage.className = "message bad";
-      ghostMessage.textContent = problem.code === "game_in_progress" ? t("errors.gameInProgress") : problem.message ?? t("errors.generic");
+      const known = ["game_not_found", "replay_hidden", "game_in_progress", "not_replayable", "start_pending", "unavailable"];
+      ghostMessage.textContent = known.includes(problem.code) ? t(`replay.errors.${problem.code}`) : problem.message ?? t("errors.generic");
+      say(ghostMessage.textContent);
     });
     socket.on("started", (m) => { if (mode === "ghost") ghostView.start(m.game?.ghost); });
     socket.on("step", () => { if (mode === "ghost") requestAnimationFrame(() => ghostView.render()); });

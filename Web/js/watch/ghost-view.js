@@ -56,7 +56,7 @@ export class GhostView {
     this.name.textContent = this.ghost ? t("replay.ghostOf", { name: this.ghost.name, score: formatNumber(this.ghost.score) }) : "—";
     this.lane.textContent = s ? laneName(s.lane) : "—";
     this.score.textContent = s ? formatNumber(s.score) : "—";
-    this.status.textContent = s ? t(`replay.ghostStates.${s.state === "crashed" ? "crashed" : "racing"}`) : "—";
+    this.status.textContent = s ? t(`replay.ghostStates.${["crashed", "left"].includes(s.state) ? s.state : "racing"}`) : "—";
     const mine = this.game.state.score;
     this.lead.textContent = !s ? "—"
       : mine > s.score ? t("replay.leadYou", { points: formatNumber(mine - s.score) })

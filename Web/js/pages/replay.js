@@ -142,7 +142,12 @@ function raceGhost() {
       ghostMessage.textContent = known.includes(problem.code) ? t(`replay.errors.${problem.code}`) : problem.message ?? t("errors.generic");
       say(ghostMessage.textContent);
     });
-    socket.on("started", (m) => { if (mode === "ghost") ghostView.start(m.game?.ghost); });
+    socket.on("started", (m) => {
+      if (mode !== "ghost") return;
+      ghostView.start(m.game?.ghost);
+      // As on the play page: the road and the strip under it in view, on a phone too.
+      requestAnimationFrame(() => ghostRace.querySelector(".road-section").scrollIntoView({ block: "nearest" }));
+    });
     socket.on("step", () => { if (mode === "ghost") requestAnimationFrame(() => ghostView.render()); });
   }
   if (mode === "replay") {

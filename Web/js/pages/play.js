@@ -3,11 +3,20 @@ import { startPage, pageReady, newPlayerLimitedText } from "../app/page.js";
 import { newPlayerWait } from "../net/identity.js";
 import { t, formatTime, formatNumber } from "../app/i18n.js";
 import { GameController } from "../game/controller.js";
+import { DailyRoadChoice } from "../watch/daily-road-choice.js";
+import { StartSocket } from "../watch/start-socket.js";
 
 const context = await startPage();
 const { store, socket, announcer } = context;
 const main = document.getElementById("main");
-const game = new GameController(main, { socket, store, announcer });
+// The road choice (random or today's road): a daily start names its road; a random one is sent as before.
+const roads = new DailyRoadChoice(document.getElementById("setup"), { level: () => chosenLevel() });
+const roadSocket = new StartSocket(socket, {
+  start: (level, practice) => (roads.road === "daily"
+    ? socket.send({ type: "start", level, road: "daily", practice })
+    : socket.start(level, practice)),
+});
+const game = new GameController(main, { socket: roadSocket, store, announcer });
 
 const setup = document.getElementById("setup");
 const startButton = document.getElementById("start");
@@ -86,7 +95,7 @@ function start() {
   }
   startMessage.textContent = "";
   startMessage.className = "message";
-  game.start(chosenLevel());
+  game.start(chosenLevel(), roads.practice);
 }
 
 // The first visit offers the tutorial (replayable any time from the navigation).
@@ -94,7 +103,10 @@ if (!store.settings.tutorialDone) document.getElementById("first-visit").hidden 
 showLevel(store.settings.speedLevel);
 
 for (const radio of document.querySelectorAll("input[name='level']")) {
-  radio.addEventListener("change", () => store.update({ speedLevel: radio.value }));
+  radio.addEventListener("change", () => {
+    store.update({ speedLevel: radio.value });
+    roads.refresh();
+  });
 }
 startButton.addEventListener("click", start);
 playAgain.addEventListener("click", start);
@@ -147,6 +159,7 @@ game.on("gameOver", (result) => {
   overPanel.hidden = false;
   setup.hidden = false;
   if (result.quota) showQuota(result.quota);
+  showDaily(result.daily);
   // At 0 plays Play again is disabled: focus goes to the way to unlock, beside it.
   if (noPlaysLeft()) overMessage.querySelector("a")?.focus();
   else playAgain.focus();
@@ -165,6 +178,8 @@ function messageFor(problem) {
       return t("errors.noPlaysLeft", { time: formatTime(problem.resetsAt ?? problem.quota?.resetsAt) });
     case "game_in_progress":
       return t("errors.gameInProgress");
+    case "daily_played":
+      return t("daily.played", { time: formatTime(problem.resetsAt) });
     case "detached":
     case "offline":
       return problem.message;
@@ -172,6 +187,24 @@ function messageFor(problem) {
       return problem.message ?? t("errors.generic");
   }
 }
+
+/** After a scored run on today's road: its day, the best there and the rank (gameOver.daily). */
+function showDaily(daily) {
+  const line = document.getElementById("over-daily");
+  line.hidden = !daily;
+  if (daily) {
+    line.textContent = t("daily.result", { day: daily.day, best: formatNumber(daily.best), rank: daily.rank ? formatNumber(daily.rank) : "—" });
+  }
+  roads.refresh();  // the scored run of today may now be used
+}
+
+// How many watch this game (sent when it changes): shown beside the keys, not spoken.
+const watcherCount = document.getElementById("watcher-count");
+socket.on("watchers", (message) => {
+  watcherCount.hidden = !(message.count > 0);
+  watcherCount.textContent = t("watch.watchingYou", { count: formatNumber(message.count) });
+});
+socket.on("gameOver", () => { watcherCount.hidden = true; });
 
 socket.on("connection", ({ state }) => {
   updateButtons();

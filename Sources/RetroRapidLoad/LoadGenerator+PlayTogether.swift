@@ -106,8 +106,8 @@ extension LoadGenerator {
 
     /// The timer reached a race or watch plan: the message to write now, or nil (nothing to
     /// do any more, or planned again for later).
-    func playTogetherDue(_ index: Int, now: Int64) -> VirtualPlayer.Outgoing? {
-        switch players[index].plan {
+    func playTogetherDue(_ index: Int, _ planned: VirtualPlayer.Plan, now: Int64) -> VirtualPlayer.Outgoing? {
+        switch planned {
         case .openRoom:
             return players[index].state == .lobby ? .openRoom : nil
         case .joinRoom:

@@ -404,7 +404,9 @@ public final class LoadGenerator {
             players[id].pendingMove = (direction, players[id].lastStep)
             players[id].outgoing.insert(.move)
         case .openRoom, .joinRoom, .ready, .watch:
-            guard phase != .finished, let message = playTogetherDue(id, now: now) else { return }
+            let planned = players[id].plan
+            players[id].plan = .none
+            guard phase != .finished, let message = playTogetherDue(id, planned, now: now) else { return }
             players[id].outgoing.insert(message)
         }
         players[id].plan = .none

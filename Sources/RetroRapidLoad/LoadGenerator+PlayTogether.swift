@@ -19,6 +19,13 @@ extension LoadGenerator {
         }
     }
 
+    /// A race's `started` (or a `snapshot` of a game taken back): its first step is timed from
+    /// the countdown's deadline when that came first, else not at all (the `countdown` sets it).
+    func raceGameStarted(_ index: Int) {
+        players[index].lastStepAt = players[index].raceStartsAt
+        players[index].raceStartsAt = 0
+    }
+
     /// A race's game ended: back to the room to wait for the race's end (or, for a game taken
     /// back from an earlier run, on to the room it has not joined yet).
     func raceGameOver(_ index: Int, now: Int64) {
@@ -38,6 +45,14 @@ extension LoadGenerator {
             if seating.isHost(index) {
                 statistics.racesStarted += 1
                 statistics.wholeRun.racesStarted += 1
+            }
+            // The first step comes one interval after the countdown's deadline, not after
+            // `started`: time it from there (whichever of the two came first).
+            let deadline = now + Int64(message.integer("startsInMs") ?? 0) * 1000
+            if players[index].state == .playing, players[index].lastStep == 0 {
+                players[index].lastStepAt = deadline
+            } else {
+                players[index].raceStartsAt = deadline
             }
         case .standings:
             statistics.standingsReceived += 1

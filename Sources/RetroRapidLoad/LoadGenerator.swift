@@ -230,6 +230,7 @@ public final class LoadGenerator {
             players[index].lastStepAt = now
             players[index].lastInterval = message.integer("interval") ?? interval
             if message.kind == .started { statistics.gamesStarted += 1 }
+            if isRace { raceGameStarted(index) }
             if hasWatchers, !isRace, message.kind == .started, let id = message.string("gameId") {
                 gameIds[index] = Array(id.utf8)
             }

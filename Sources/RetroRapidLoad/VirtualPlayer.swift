@@ -70,6 +70,8 @@ struct VirtualPlayer {
     var readyPlanned = false
     /// A host's `startRace` for the coming race is written.
     var startSent = false
+    /// When the coming race's first step is due (its `countdown`), monotonic µs; 0 when none.
+    var raceStartsAt: Int64 = 0
     /// Bytes of a message that came in several fragments, until its last one.
     var partial: [UInt8] = []
 

@@ -34,6 +34,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var currency = "GBP"
     public var latencyGraceMilliseconds = 150
     public var disconnectGraceSeconds = 60
+    /// Connections that may watch one seat of a match at once; 0 turns watching off.
+    public var watchersPerGame = 50
     /// How often running games' input logs are saved: what a crash of the server can lose.
     public var checkpointIntervalMilliseconds = 1000
     /// Storage threads, each with its own connection (docs/ARCHITECTURE.md, "Threads"). SQLite
@@ -493,6 +495,8 @@ extension ServerConfiguration {
                  help: "How late a move may arrive and still count, to forgive network delay."),
         .integer("disconnectGraceSeconds", "disconnect-grace-seconds", \.disconnectGraceSeconds, range: 0...3600,
                  help: "How long a dropped player's game waits for them to reconnect."),
+        .integer("watchersPerGame", "watchers-per-game", \.watchersPerGame, range: 0...10_000,
+                 help: "How many connections may watch one running game at once (0 turns watching off)."),
         .integer("checkpointIntervalMilliseconds", "checkpoint-interval-milliseconds", \.checkpointIntervalMilliseconds,
                  range: 100...60_000,
                  help: "How often what changed in running games (steps, moves) is saved, in one transaction for "

@@ -52,7 +52,7 @@ final class GameHandoff: @unchecked Sendable {
     /// What the node asks for, per player: at most one fetch at a time.
     private var fetches: [Int64: Fetch] = [:]
     /// Games let go of whose release is being written, by id (kept here if it fails).
-    private var leaving: [String: Match] = [:]
+    private var leaving: [String: MatchHost.PlayerSeat] = [:]
     private var nextHeartbeat: Int64 = 0
     private var heartbeatInFlight = false
     private var nextSweep: Int64 = 0
@@ -226,7 +226,8 @@ final class GameHandoff: @unchecked Sendable {
             }
             return
         }
-        guard let match = host.adopt(gameID: record.publicID, playerID: record.playerID, game: game, practice: record.practice,
+        guard let placed = host.adopt(gameID: record.publicID, playerID: record.playerID,
+                                      playerName: fetch.identity.displayName, game: game, practice: record.practice,
                                      startedAt: record.startedAt, playedMilliseconds: record.durationMilliseconds) else {
             // A game of the player's runs here already, or this one had crashed at its last
             // checkpoint (and is being stored as that crash).
@@ -240,9 +241,9 @@ final class GameHandoff: @unchecked Sendable {
         guard let connection else { return }
         switch fetch.purpose {
         case .resume:
-            host.resume(match, on: connection, now: now)
+            host.resume(placed, on: connection, now: now)
         case .quit:
-            host.takeOver(match, on: connection)
+            host.takeOver(placed, on: connection)
             host.quitGame(on: connection, now: now)
         }
     }
@@ -268,18 +269,18 @@ final class GameHandoff: @unchecked Sendable {
     /// if any, is told the game moved. A game that is ending here (a held crash) stays: this
     /// node stores it, and the asking node then finds it gone.
     private func letGo(_ gameID: String, playerID: Int64, to asker: String) {
-        guard let (match, log) = host.letGo(gameID: gameID, playerID: playerID) else {
+        guard let (placed, log) = host.letGo(gameID: gameID, playerID: playerID) else {
             // Not running here (this process never had it, or it ended): release the row in
             // case it names this node, so the asker need not wait for the lease.
             if host.game(of: playerID)?.gameID != gameID { release(gameID, playerID: playerID) }
             return
         }
         let nodeID = self.nodeID
-        leaving[gameID] = match
+        leaving[gameID] = placed
         host.checkpoints.writeWhole(log, playerID: playerID, then: { storage in
             try storage.cluster.release(gameID: gameID, nodeID: nodeID, now: storage.now)
         }, completion: { [self] result in
-            let match = leaving.removeValue(forKey: gameID)
+            let placed = leaving.removeValue(forKey: gameID)
             switch result {
             case .success:
                 relay.publish(.gameReleased(gameID: gameID, playerID: playerID))
@@ -288,7 +289,7 @@ final class GameHandoff: @unchecked Sendable {
             case .failure(let error):
                 logger.error("could not hand a game to another node; it stays here", metadata: [
                     "game.id": gameID, "error": "\(error)"])
-                if let match { host.keep(match) }
+                if let placed { host.keep(placed) }
             }
         })
     }

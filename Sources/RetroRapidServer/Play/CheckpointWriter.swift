@@ -33,9 +33,9 @@ final class CheckpointWriter: @unchecked Sendable {
     /// Microseconds between checkpoints.
     let interval: Int64
 
-    /// The running session with this id, if it still runs (set by the `MatchHost`): a
+    /// The player's session at this seat, if it still runs (set by the `MatchHost`): a
     /// checkpoint's answer marks only those as saved.
-    var session: (Int) -> GameSession? = { _ in nil }
+    var session: (MatchSeat.Address) -> GameSession? = { _ in nil }
 
     /// Jobs of the current checkpoint still queued or running on the storage threads: the next
     /// checkpoint waits for all of them.
@@ -70,10 +70,10 @@ final class CheckpointWriter: @unchecked Sendable {
     /// What one storage thread writes of a checkpoint.
     private struct Share {
         var games: [GameCheckpoint] = []
-        var sizes: [(session: Int, size: GameSession.LogSize)] = []
+        var sizes: [(seat: MatchSeat.Address, size: GameSession.LogSize)] = []
     }
 
-    /// Hands what changed in `matches` to the storage threads, unless a checkpoint is still
+    /// Hands what changed in the player seats of `matches` to the storage threads, unless a checkpoint is still
     /// under way (the next one then takes these changes too).
     ///
     /// Ordering rule: a game's checkpoint goes to its player's lane (`perform(orderedBy:)`
@@ -87,11 +87,13 @@ final class CheckpointWriter: @unchecked Sendable {
         let compacting = sinceCompaction + 1 >= Self.checkpointsPerCompaction
         var shares = Array(repeating: Share(), count: worker.threadCount)
         for match in matches {
-            let session = match.session
-            guard let (checkpoint, size) = session.checkpoint(now: now, full: compacting) else { continue }
-            let lane = worker.lane(orderedBy: session.playerID).index
-            shares[lane].games.append(checkpoint)
-            shares[lane].sizes.append((session.id, size))
+            for seat in match.seats {
+                guard let session = seat.session,
+                      let (checkpoint, size) = session.checkpoint(now: now, full: compacting) else { continue }
+                let lane = worker.lane(orderedBy: session.playerID).index
+                shares[lane].games.append(checkpoint)
+                shares[lane].sizes.append((seat.address, size))
+            }
         }
         var jobs = worker.lanes.filter { !shares[$0.index].games.isEmpty }
         if jobs.isEmpty {

@@ -44,10 +44,9 @@ final class GameRecorder: @unchecked Sendable {
     /// A practice game's `running_games` row (a ranked game's is written with its play before
     /// it starts). The game does not wait for it: queued first, it is written before any
     /// checkpoint or save of the game.
-    func recordPracticeStart(_ match: Match) {
-        let session = match.session
+    func recordPracticeStart(_ session: GameSession, seed: UInt64) {
         let start = (gameID: session.gameID, playerID: session.playerID, level: session.game.state.level,
-                     seed: match.seed)
+                     seed: seed)
         worker.perform(orderedBy: start.playerID, { storage in
             try storage.runningGames.begin(RunningGameStart(
                 publicID: start.gameID, playerID: start.playerID, level: start.level, seed: start.seed, practice: true,

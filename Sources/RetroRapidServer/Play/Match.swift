@@ -1,67 +1,102 @@
 import Foundation
+import RetroRapidDomain
 import RetroRapidRules
 
-/// One game being played on one seed: its sessions, its seed, when it starts and who hears
-/// it. A solo game is a match of one: one `GameSession`, started the moment it is created, its
-/// messages going to its player's connection while they are there.
+/// One or more seats on one seed, with one start time and one fan-out. A solo game is a match
+/// of one seat (the player's `GameSession`) started the moment it is created; a race is a
+/// match of several seats started at a deadline; a ghost race is the player's seat beside a
+/// re-simulated stored game; a replay is one re-simulated seat nobody plays, only watched.
 ///
-/// Why a type of its own and not just the session: a race room (several players on one seed,
-/// one start deadline, spectators) is a match of several. It would hold one session per
-/// player, answer `wakeAt` with its start deadline until it starts, and add watchers to
-/// `receivers`; the `MatchHost` already schedules, steps and fans out by match, not by
-/// session.
+/// What goes where: a seat's messages go to that seat's player and its watchers
+/// (`MatchSeat.send`); match-wide messages (`sendToAll`: standings, a countdown, a ghost's
+/// position) go to every receiver of every seat. Each message is encoded once for all its
+/// receivers. The `MatchHost` schedules the match at the earliest `wakeAt` of its seats and
+/// ticks the seats that are due; it knows nothing of what kind of match it runs.
 ///
 /// Threading rule: owned by the `MatchHost` on the libwebsockets service thread; never
 /// touched anywhere else.
 final class Match {
-    /// The step timer's key (positive, unique while the server runs). A solo match's session
-    /// has the same id, which is what `WebSocketConnection.sessionID` holds.
-    let id: Int
-    /// The road every session of the match drives (its `running_games` row holds it).
-    let seed: UInt64
-    /// The one player's game. A race room would hold one per player.
-    let session: GameSession
-    /// Connections that get the match's messages: the player's while they are connected, none
-    /// while they are away. Spectators would be added here.
-    private(set) var receivers: [WebSocketConnection] = []
+    enum Kind: String {
+        case solo, race, ghost, replay
+    }
 
-    init(id: Int, gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool,
-         graceLimitMilliseconds: Int, startedAt: Date, now: Int64) {
+    /// The step timer's key (positive, unique while the server runs; `MatchHost.nextID`).
+    let id: Int
+    let kind: Kind
+    /// The road every seat of the match drives (a ranked game's `running_games` row holds it).
+    let seed: UInt64
+    /// When the match starts (monotonic µs): its creation for a solo game, the deadline every
+    /// seat starts from for a race. The seats' own `wakeAt` already say when they step; this
+    /// is for whoever tells the receivers how long is left.
+    let startsAt: Int64
+    let seats: [MatchSeat]
+
+    /// The race room the match was started from, if any (set by the rooms' owner), for its
+    /// watchers.
+    var roomCode: String?
+
+    /// Called by the `MatchHost` when a seat's game ended (after its record was handed to the
+    /// `GameRecorder`, before `onEnded` if it was the last), with why it ended.
+    var onSeatEnded: ((MatchSeat, GameEndReason) -> Void)?
+    /// Called by the `MatchHost` once every seat is over and the match is gone from it.
+    var onEnded: (() -> Void)?
+
+    /// A match of one seat per driver, in order (a player's `GameSession` makes a seat that
+    /// player plays).
+    init(id: Int, kind: Kind, seed: UInt64, startsAt: Int64, drivers: [any MatchSeatDriver]) {
+        precondition(!drivers.isEmpty, "a match has at least one seat")
         self.id = id
+        self.kind = kind
         self.seed = seed
-        session = GameSession(
+        self.startsAt = startsAt
+        seats = drivers.enumerated().map { index, driver in
+            MatchSeat(address: MatchSeat.Address(match: id, seat: index), driver: driver)
+        }
+    }
+
+    /// A solo match: the player's new game, running from `now`.
+    convenience init(id: Int, gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool,
+                     graceLimitMilliseconds: Int, startedAt: Date, now: Int64) {
+        let session = GameSession(
             id: id, gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice,
             graceLimitMilliseconds: graceLimitMilliseconds, startedAt: startedAt, now: now)
+        self.init(id: id, seed: seed, session: session, startsAt: now)
     }
 
-    /// A match around a session built elsewhere (a game rebuilt from another node's checkpoint).
-    init(id: Int, seed: UInt64, session: GameSession) {
-        self.id = id
-        self.seed = seed
-        self.session = session
+    /// A solo match around a session built elsewhere (a game rebuilt from another node's
+    /// checkpoint).
+    convenience init(id: Int, seed: UInt64, session: GameSession, startsAt: Int64) {
+        self.init(id: id, kind: .solo, seed: seed, startsAt: startsAt, drivers: [session])
     }
 
-    /// When the match next needs a tick: a solo match starts at once, so its session's.
-    var wakeAt: Int64? { session.wakeAt }
-
-    /// The connection the player plays on, if they are connected.
-    var playerConnection: WebSocketConnection? { receivers.first }
-
-    /// `connection` now plays the match: it gets its messages (in place of any before it).
-    func attach(_ connection: WebSocketConnection) {
-        receivers = [connection]
+    /// When the match next needs a tick: the earliest of its seats'.
+    var wakeAt: Int64? {
+        if seats.count == 1 { return seats[0].driver.wakeAt }
+        return seats.lazy.compactMap(\.driver.wakeAt).min()
     }
 
-    /// The player's connection no longer gets the match's messages.
-    func detach(_ connection: WebSocketConnection) {
-        receivers.removeAll { $0 === connection }
+    /// Every seat's game is over.
+    var isOver: Bool { seats.allSatisfy(\.driver.isOver) }
+
+    /// The seat at `address`, if it is one of this match's.
+    func seat(at address: MatchSeat.Address) -> MatchSeat? {
+        guard address.match == id, seats.indices.contains(address.seat) else { return nil }
+        return seats[address.seat]
     }
 
-    /// Sends every message to every receiver, in order: the match's one fan-out.
-    func fanOut(_ messages: [ServerMessage], through connections: ConnectionRegistry) {
-        for connection in receivers {
-            for message in messages { connections.send(message, to: connection) }
-        }
+    /// The one seat a player's game drives in a match that can move between nodes whole:
+    /// a solo match (any other has seats that stay where the match runs).
+    var movableSeat: MatchSeat? {
+        kind == .solo && seats.count == 1 ? seats[0] : nil
+    }
+
+    /// Every connection that gets match-wide messages: each seat's player and watchers.
+    var receivers: [WebSocketConnection] { seats.flatMap(\.receivers) }
+
+    /// Sends match-wide messages to every receiver, each encoded once.
+    func sendToAll(_ messages: [ServerMessage], through connections: ConnectionRegistry) {
+        let receivers = self.receivers
+        for message in messages { connections.send(message, to: receivers) }
     }
 
     /// A game's public id: 16 random hex digits, unguessable enough to name it in messages and logs.

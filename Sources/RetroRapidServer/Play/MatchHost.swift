@@ -4,14 +4,26 @@ import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSupport
 
-/// Owns every running match: starting one (one game per player, one start in flight per
-/// player), the one timer that steps them all, delivering what they say to their receivers,
-/// handing them to the `GameRecorder` when they end, their checkpoints (`CheckpointWriter`),
-/// the watch on silent connections (`ConnectionWatchdog`), and ending them all on shutdown.
+/// Owns every running match: starting a solo one (one game per player, one start in flight
+/// per player), the one timer that steps them all, delivering what each seat says to its
+/// receivers, handing each seat's game to the `GameRecorder` when it ends, their checkpoints
+/// (`CheckpointWriter`), the watch on silent connections (`ConnectionWatchdog`), and ending
+/// them all on shutdown.
 ///
-/// A race room would be one more kind of `Match` here: `start` would put the player into a
-/// match that waits for others instead of starting one of their own, and `deliver` already
-/// fans out to every receiver of the match.
+/// A match is one or more seats (`Match`, `MatchSeat`); the host knows no kind of match but
+/// by its shape. What the owners of other kinds (race rooms, replays) use, all on the
+/// service thread:
+/// - `nextID()` for a new match's id (and its sessions'), then `add(_:)`: the match is
+///   scheduled at the earliest `wakeAt` of its seats (a race's sessions wake at its start
+///   deadline) and each player seat counts as that player's one game. Refused (false, nothing
+///   added) if one of its players has a game already.
+/// - `attach(_:of:to:)` puts a connection on a player seat; `send(_:toAllOf:)` sends
+///   match-wide messages (each encoded once) to every seat's player and watchers;
+///   `deliver(_:of:seat:)` sends what a seat's driver said outside a tick (an answer to an
+///   action) and ends the seat if it ended.
+/// - `Match.onSeatEnded` hears a seat's game end (its record handed to the recorder, its
+///   `gameOver` following from there), `Match.onEnded` the match end, once every seat is
+///   over; after that the host has forgotten it.
 ///
 /// Threading rule: owned by the `WebSocketHub` on the libwebsockets service thread; the step
 /// timer fires from `lws_service` and the worker's completions come back through the mailbox,
@@ -25,6 +37,8 @@ final class MatchHost: @unchecked Sendable {
     let recorder: GameRecorder
     let checkpoints: CheckpointWriter
     let watchdog: ConnectionWatchdog
+    /// Connections watching seats (`watch`, `stopWatching`, the `watchers` counts).
+    private(set) var watching: WatchHost!
     let worker: DatabaseWorker
     let metrics: WebSocketMetrics
     let logger: Logger
@@ -39,12 +53,16 @@ final class MatchHost: @unchecked Sendable {
     static let checkpointTimerID = -2
     /// The scheduler id of the cluster's timer (heartbeat, sweep, handoffs waiting).
     static let clusterTimerID = -3
+    /// The scheduler id of the watchers' counts waiting for their second (`WatchHost`).
+    static let watchersTimerID = -4
     /// How long the shutdown waits for clients to take their last messages and close.
     static let shutdownFlushMicroseconds: Int64 = 2_000_000
 
     private var matches: [Int: Match] = [:]
-    /// A player plays at most one match at a time.
-    private var matchByPlayer: [Int64: Match] = [:]
+    /// A player plays at most one game at a time: the seat of the match it drives.
+    private var matchByPlayer: [Int64: PlayerSeat] = [:]
+    /// The running player seats by their game's public id (what `watch` names).
+    private var seatByGameID: [String: MatchSeat.Address] = [:]
     /// Players whose `start` waits for the storage thread (one at a time, across devices). A
     /// shutdown waits for them too (`closeOnceStored`).
     private var startingPlayers: Set<Int64> = []
@@ -55,6 +73,14 @@ final class MatchHost: @unchecked Sendable {
     /// In cluster mode (a bus to other nodes): who holds each game, and moving games between
     /// nodes (`GameHandoff`). Nil on a single node, where everything here stays as it was.
     var handoff: GameHandoff?
+
+    /// Where a player's game is: its match and the seat it drives.
+    struct PlayerSeat {
+        let match: Match
+        let seat: MatchSeat
+        /// The player's game (a player seat always has one).
+        var session: GameSession { seat.session! }
+    }
 
     private struct ShutdownProgress {
         var completion: @Sendable (GameShutdownSummary) -> Void
@@ -72,10 +98,12 @@ final class MatchHost: @unchecked Sendable {
         recorder = GameRecorder(worker: worker, connections: connections, metrics: metrics, logger: logger)
         checkpoints = CheckpointWriter(limits: limits, worker: worker, metrics: metrics, logger: logger)
         watchdog = ConnectionWatchdog(limits: limits, connections: connections, metrics: metrics, logger: logger)
+        watching = WatchHost(limits: limits, connections: connections, worker: worker, logger: logger, host: self)
+        watching.schedule = { [unowned self] at in self.scheduler.schedule(Self.watchersTimerID, at: at) }
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
         scheduler.afterDue = { [unowned self] in self.metrics.flush() }
         recorder.onAllSaved = { [unowned self] in self.closeOnceStored() }
-        checkpoints.session = { [unowned self] id in self.matches[id]?.session }
+        checkpoints.session = { [unowned self] address in self.matches[address.match]?.seat(at: address)?.session }
         watchdog.detachGame = { [unowned self] connection in self.detachGame(of: connection) }
         connections.onQueueFull = { [unowned self] connection in self.watchdog.dropSlowReader(connection) }
     }
@@ -102,15 +130,33 @@ final class MatchHost: @unchecked Sendable {
         return session
     }
 
-    /// The match the connection plays, if any.
-    private func match(of connection: WebSocketConnection) -> Match? {
-        guard let id = connection.sessionID else { return nil }
-        return matches[id]
+    /// The player's seat whose game is not over yet.
+    func playerSeat(of playerID: Int64) -> PlayerSeat? {
+        guard let placed = matchByPlayer[playerID], !placed.session.isOver else { return nil }
+        return placed
+    }
+
+    /// The match with this id, while it runs.
+    func match(id: Int) -> Match? { matches[id] }
+
+    /// The running seat a player's game `gameID` drives, with its match.
+    func runningSeat(gameID: String) -> (Match, MatchSeat)? {
+        guard let address = seatByGameID[gameID], let match = matches[address.match], let seat = match.seat(at: address),
+              !seat.driver.isOver else { return nil }
+        return (match, seat)
+    }
+
+    /// The seat the connection plays, with its match, if any.
+    private func playerSeat(of connection: WebSocketConnection) -> PlayerSeat? {
+        guard let address = connection.seat, let match = matches[address.match], let seat = match.seat(at: address),
+              seat.session != nil else { return nil }
+        return PlayerSeat(match: match, seat: seat)
     }
 
     /// Whether a game on the connection is taking steps (or holding a crash): not paused, not over.
+    /// A connection that watches a seat counts as running a game (`WatchHost`).
     private func hasRunningGame(_ connection: WebSocketConnection) -> Bool {
-        match(of: connection)?.wakeAt != nil
+        connection.watching != nil || playerSeat(of: connection)?.seat.driver.wakeAt != nil
     }
 
     /// Starts or stops the connection's idle clock as its game runs or not. Call it after
@@ -126,10 +172,10 @@ final class MatchHost: @unchecked Sendable {
         if shuttingDown {
             return refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start"))
         }
-        if let match = matchByPlayer[identity.playerID], !match.session.isOver {
-            let whereItIs = match.playerConnection === connection ? "on this connection" : "waiting for you"
+        if let placed = playerSeat(of: identity.playerID) {
+            let whereItIs = placed.seat.player === connection ? "on this connection" : "waiting for you"
             return refuse(connection, ProtocolError(.gameInProgress,
-                "Game \(match.session.gameID) is \(whereItIs): send resume to go on with it, or quit to end it, before starting another.",
+                "Game \(placed.session.gameID) is \(whereItIs): send resume to go on with it, or quit to end it, before starting another.",
                 inReplyTo: "start"))
         }
         if startingPlayers.contains(identity.playerID) {
@@ -139,15 +185,17 @@ final class MatchHost: @unchecked Sendable {
         let seed = Match.newSeed()
         if practice && handoff == nil {
             // Practice consumes no play and scores nothing: no need to wait for the database.
-            let match = startMatch(gameID: gameID, playerID: identity.playerID, level: level, seed: seed, practice: true)
-            recorder.recordPracticeStart(match)
-            attach(match, to: connection)
-            send(.started(match.session.snapshot, quota: nil), to: connection)
+            let placed = startMatch(gameID: gameID, playerID: identity.playerID, level: level, seed: seed, practice: true)
+            placed.seat.playerName = identity.displayName
+            recorder.recordPracticeStart(placed.session, seed: seed)
+            attach(placed.seat, of: placed.match, to: connection)
+            send(.started(placed.session.snapshot, quota: nil), to: connection)
             return
         }
         startingPlayers.insert(identity.playerID)
         let connectionID = connection.id
         let playerID = identity.playerID
+        let playerName = identity.displayName
         let nodeID = handoff?.nodeID
         // Keyed by the player, as every job of a game's life is (GameRecorder, CheckpointWriter):
         // its start, checkpoints, cancel and record run in this order on one storage thread.
@@ -159,12 +207,12 @@ final class MatchHost: @unchecked Sendable {
             // The play and the game's running_games row, in one transaction.
             return try storage.runningGames.begin(start)
         }, then: { [self] result in
-            startAnswered(result, gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice,
-                          connectionID: connectionID)
+            startAnswered(result, gameID: gameID, playerID: playerID, playerName: playerName, level: level, seed: seed,
+                          practice: practice, connectionID: connectionID)
         })
     }
 
-    private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64,
+    private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64, playerName: String,
                                level: SpeedLevel, seed: UInt64, practice: Bool = false, connectionID: Int) {
         defer {
             // The shutdown may have been waiting for this start (after its cancel is queued).
@@ -180,17 +228,18 @@ final class MatchHost: @unchecked Sendable {
                 if let connection { refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start")) }
                 return
             }
-            let match = startMatch(gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice)
+            let placed = startMatch(gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice)
+            placed.seat.playerName = playerName
             guard let connection, connection.closing == nil else {
                 // The play is spent and the player gone: the game waits for them, paused,
                 // like any game whose connection dropped.
                 let now = MonotonicClock.now()
-                match.session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
-                reschedule(match)
+                placed.session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+                reschedule(placed.match)
                 return
             }
-            attach(match, to: connection)
-            send(.started(match.session.snapshot, quota: quota), to: connection)
+            attach(placed.seat, of: placed.match, to: connection)
+            send(.started(placed.session.snapshot, quota: quota), to: connection)
             refreshIdleTimeout(connection)
         case .failure(let error as GameElsewhereError):
             if let connection {
@@ -214,25 +263,65 @@ final class MatchHost: @unchecked Sendable {
 
     /// A solo match, running from now. Its seed was chosen before: a ranked game's
     /// `running_games` row, written with the play it consumes, holds it.
-    private func startMatch(gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool) -> Match {
-        lastID += 1
+    private func startMatch(gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool) -> PlayerSeat {
         let match = Match(
-            id: lastID, gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice,
+            id: nextID(), gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice,
             graceLimitMilliseconds: limits.latencyGraceMilliseconds, startedAt: Date(), now: MonotonicClock.now())
-        matches[match.id] = match
-        matchByPlayer[playerID] = match
-        metrics.gamesRunning.set(Double(matches.count))
-        reschedule(match)
+        register(match)
         logger.info("game started", metadata: [
             "game.id": gameID, "game.level": level.rawValue, "game.practice": String(practice)])
-        return match
+        return PlayerSeat(match: match, seat: match.seats[0])
     }
 
-    private func attach(_ match: Match, to connection: WebSocketConnection) {
-        match.attach(connection)
-        connection.sessionID = match.id
+    // MARK: - Matches of other kinds (the owners of races, replays)
+
+    /// A new id for a match or a session (positive, never reused while the server runs).
+    func nextID() -> Int {
+        lastID += 1
+        return lastID
+    }
+
+    /// Runs `match` from now on: scheduled at the earliest `wakeAt` of its seats, each player
+    /// seat its player's one game. False (and nothing added) when one of its players already
+    /// has a game, or the server is stopping.
+    @discardableResult
+    func add(_ match: Match) -> Bool {
+        guard !shuttingDown, matches[match.id] == nil else { return false }
+        let players = match.seats.compactMap(\.playerID)
+        guard Set(players).count == players.count, players.allSatisfy({ playerSeat(of: $0) == nil && !startingPlayers.contains($0) }) else {
+            return false
+        }
+        register(match)
+        return true
+    }
+
+    /// Makes `match` one of the host's: its player seats in `matchByPlayer`, its timer set.
+    private func register(_ match: Match) {
+        matches[match.id] = match
+        for seat in match.seats {
+            guard let playerID = seat.playerID else { continue }
+            matchByPlayer[playerID] = PlayerSeat(match: match, seat: seat)
+            seatByGameID[seat.driver.gameID] = seat.address
+        }
+        metrics.gamesRunning.set(Double(matchByPlayer.count))
+        reschedule(match)
+    }
+
+    /// `connection` now plays `seat` of `match` (a seat a player's game drives): it gets the
+    /// seat's messages and the match's. A watch on it ends first (`watchEnded`, `stopped`).
+    func attach(_ seat: MatchSeat, of match: Match, to connection: WebSocketConnection) {
+        if connection.watching != nil { watching.stopWatching(on: connection) }
+        if let name = connection.identity?.displayName { seat.playerName = name }
+        seat.attachPlayer(connection)
+        connection.seat = seat.address
         connection.lastEndedGameID = nil
         refreshIdleTimeout(connection)
+    }
+
+    /// Sends match-wide messages (standings, a countdown, a ghost's position) to every seat's
+    /// player and watchers, each message encoded once.
+    func send(_ messages: [ServerMessage], toAllOf match: Match) {
+        match.sendToAll(messages, through: connections)
     }
 
     // MARK: - move, pause, resume, quit
@@ -240,7 +329,7 @@ final class MatchHost: @unchecked Sendable {
     /// Runs `action` on the connection's game and delivers what it produced, or the refusal.
     func withGame(of connection: WebSocketConnection, replyingTo type: String,
                   _ action: (GameSession) -> Result<GameSession.Output, ProtocolError>) {
-        guard let match = match(of: connection) else {
+        guard let placed = playerSeat(of: connection) else {
             if let ended = connection.lastEndedGameID {
                 refuse(connection, ProtocolError(.gameOver, "Game \(ended) is over; start a new one.", inReplyTo: type))
             } else {
@@ -248,9 +337,9 @@ final class MatchHost: @unchecked Sendable {
             }
             return
         }
-        switch action(match.session) {
+        switch action(placed.session) {
         case .success(let output):
-            deliver(output, of: match)
+            deliver(output, of: placed.match, seat: placed.seat)
         case .failure(let error):
             refuse(connection, error.replying(to: type))
         }
@@ -259,14 +348,14 @@ final class MatchHost: @unchecked Sendable {
     /// Resumes the connection's paused game, or takes back the player's game that waits after
     /// a dropped connection (or runs on another of their connections): a full snapshot first.
     func resume(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection, now: Int64) {
-        if let match = match(of: connection) {
-            switch match.session.resume(now: now) {
-            case .success(let output): deliver(output, of: match)
+        if let placed = playerSeat(of: connection) {
+            switch placed.session.resume(now: now) {
+            case .success(let output): deliver(output, of: placed.match, seat: placed.seat)
             case .failure(let error): refuse(connection, error.replying(to: "resume"))
             }
             return
         }
-        guard let match = matchByPlayer[identity.playerID], !match.session.isOver else {
+        guard let placed = playerSeat(of: identity.playerID) else {
             // In a cluster the game may be held by another node, or left by a dead one: fetched here.
             if let handoff, !shuttingDown { return handoff.fetch(.resume, for: identity, on: connection) }
             return refuse(connection, ProtocolError(.noGame, "You have no game to resume; send start for a new one.", inReplyTo: "resume"))
@@ -274,19 +363,20 @@ final class MatchHost: @unchecked Sendable {
         if shuttingDown {
             return refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; your game is being saved.", inReplyTo: "resume"))
         }
-        resume(match, on: connection, now: now)
+        resume(placed, on: connection, now: now)
     }
 
     /// Moves the player's game to `connection` and resumes it: `snapshot`, then `resumed`.
-    func resume(_ match: Match, on connection: WebSocketConnection, now: Int64) {
-        let session = match.session
-        takeOver(match, on: connection)
+    func resume(_ placed: PlayerSeat, on connection: WebSocketConnection, now: Int64) {
+        let session = placed.session
+        takeOver(placed, on: connection)
         send(.snapshot(session.snapshot), to: connection)
         if case .paused = session.phase, case .success(let output) = session.resume(now: now) {
-            deliver(output, of: match)
+            deliver(output, of: placed.match, seat: placed.seat)
         } else {
-            reschedule(match)
+            reschedule(placed.match)
         }
+        watching.tellCount(of: placed.seat, to: connection)
         logger.info("game resumed on a new connection", metadata: [
             "ws.connection.id": String(connection.id), "game.id": session.gameID])
     }
@@ -294,9 +384,9 @@ final class MatchHost: @unchecked Sendable {
     /// Ends the connection's game, or the player's game that waits for them (or runs on
     /// another of their connections, which is told it no longer has it): saved as abandoned.
     func quit(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection, now: Int64) {
-        if connection.sessionID == nil, let match = matchByPlayer[identity.playerID], !match.session.isOver {
-            takeOver(match, on: connection)
-        } else if connection.sessionID == nil, let handoff, !shuttingDown, connection.lastEndedGameID == nil {
+        if connection.seat == nil, let placed = playerSeat(of: identity.playerID) {
+            takeOver(placed, on: connection)
+        } else if connection.seat == nil, let handoff, !shuttingDown, connection.lastEndedGameID == nil {
             // In a cluster the game may be held by another node: fetched here, then ended.
             return handoff.fetch(.quit, for: identity, on: connection)
         }
@@ -309,15 +399,15 @@ final class MatchHost: @unchecked Sendable {
     }
 
     /// Moves the player's game to `connection`; the connection that had it gets `detached`.
-    func takeOver(_ match: Match, on connection: WebSocketConnection) {
-        if let previous = match.playerConnection, previous !== connection {
-            previous.sessionID = nil
-            match.detach(previous)
-            send(.detached(gameID: match.session.gameID), to: previous)
+    func takeOver(_ placed: PlayerSeat, on connection: WebSocketConnection) {
+        if let previous = placed.seat.player, previous !== connection {
+            previous.seat = nil
+            placed.seat.detachPlayer(previous)
+            send(.detached(gameID: placed.session.gameID), to: previous)
             refreshIdleTimeout(previous)
         }
-        match.session.attach()
-        attach(match, to: connection)
+        placed.session.attach()
+        attach(placed.seat, of: placed.match, to: connection)
     }
 
     // MARK: - Connections going away
@@ -325,15 +415,18 @@ final class MatchHost: @unchecked Sendable {
     /// The connection's game, if it has one, waits paused for its player to come back (and
     /// ends as abandoned after the grace period): the connection dropped, or is being dropped.
     func detachGame(of connection: WebSocketConnection) {
-        guard let matchID = connection.sessionID else { return }
-        connection.sessionID = nil
-        guard let match = matches[matchID] else { return }
-        match.detach(connection)
+        if connection.watching != nil { watching.forget(connection) }
+        guard let address = connection.seat else { return }
+        connection.seat = nil
+        guard let match = matches[address.match], let seat = match.seat(at: address), let session = seat.session else { return }
+        seat.detachPlayer(connection)
         let now = MonotonicClock.now()
-        match.session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+        let wasRunning = if case .running = session.phase { true } else { false }
+        session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+        if wasRunning { watching.playerLeft(seat) }
         reschedule(match)
         logger.info("game waits for its player", metadata: [
-            "ws.connection.id": String(connection.id), "game.id": match.session.gameID,
+            "ws.connection.id": String(connection.id), "game.id": session.gameID,
             "game.grace.seconds": String(limits.disconnectGraceSeconds)])
     }
 
@@ -347,7 +440,7 @@ final class MatchHost: @unchecked Sendable {
     // MARK: - Steps
 
     /// Sets the match's one timer entry to when it next needs a tick (or none).
-    private func reschedule(_ match: Match) {
+    func reschedule(_ match: Match) {
         if let wake = match.wakeAt {
             scheduler.schedule(match.id, at: wake)
         } else {
@@ -367,6 +460,10 @@ final class MatchHost: @unchecked Sendable {
             handoff.tick(now: now)
             return
         }
+        if id == Self.watchersTimerID {
+            watching.tick(now: now)
+            return
+        }
         if id == Self.checkpointTimerID {
             // From the stop on (and after it completed) the shutdown stores every game whole: nothing
             // to keep, and the storage queues may already be closed.
@@ -376,21 +473,26 @@ final class MatchHost: @unchecked Sendable {
             return
         }
         guard let match = matches[id] else { return }
-        let session = match.session
-        let stepBefore = session.game.state.step
-        let output = session.tick(now: now)
-        if session.game.state.step > stepBefore { metrics.stepTaken(lateMicroseconds: session.lastStepLateness) }
-        deliver(output, of: match)
+        // The seats that are due, in seat order; the others wait for their own wakeAt.
+        for seat in match.seats {
+            guard let wake = seat.driver.wakeAt, wake <= now else { continue }
+            let stepBefore = seat.session?.game.state.step ?? 0
+            let output = seat.driver.tick(now: now)
+            if let session = seat.session, session.game.state.step > stepBefore {
+                metrics.stepTaken(lateMicroseconds: session.lastStepLateness)
+            }
+            deliver(output, of: match, seat: seat)
+        }
     }
 
-    /// Sends what a match's session said to the match's receivers, then either hands the game
-    /// to the recorder (it ended) or sets its next tick.
-    private func deliver(_ output: GameSession.Output, of match: Match) {
-        // Taken before sending: a send that drops a slow reader detaches it from the match.
-        let connection = match.playerConnection
-        match.fanOut(output.messages, through: connections)
+    /// Sends what a seat said to its receivers, then either ends the seat's game (it ended) or
+    /// sets the match's next tick.
+    func deliver(_ output: GameSession.Output, of match: Match, seat: MatchSeat) {
+        // Taken before sending: a send that drops a slow reader detaches it from the seat.
+        let connection = seat.player
+        seat.send(output.messages, through: connections)
         if let reason = output.ended {
-            finish(match, reason: reason, connection: connection)
+            finish(seat, of: match, reason: reason, connection: connection)
         } else {
             reschedule(match)
             if let connection, output.messages.contains(where: Self.changesIdleness) { refreshIdleTimeout(connection) }
@@ -405,21 +507,33 @@ final class MatchHost: @unchecked Sendable {
         }
     }
 
-    /// Forgets the match and has the recorder save its game; `gameOver` goes to the player's
-    /// connection once the database has answered.
-    private func finish(_ match: Match, reason: GameEndReason, connection: WebSocketConnection?) {
-        let session = match.session
-        scheduler.cancel(match.id)
-        matches[match.id] = nil
-        if matchByPlayer[session.playerID] === match { matchByPlayer[session.playerID] = nil }
-        metrics.gamesRunning.set(Double(matches.count))
-        metrics.gamesEnded.increment(reason.rawValue)
+    /// A seat's game ended: the recorder saves it (a player's game; `gameOver` goes to the
+    /// player's connection once the database has answered) and its player's connection no
+    /// longer plays it. The last seat to end ends the match: the host forgets it.
+    private func finish(_ seat: MatchSeat, of match: Match, reason: GameEndReason, connection: WebSocketConnection?) {
+        let matchEnds = match.isOver
+        if matchEnds {
+            scheduler.cancel(match.id)
+            matches[match.id] = nil
+        } else {
+            reschedule(match)
+        }
         if let connection {
-            connection.sessionID = nil
-            connection.lastEndedGameID = session.gameID
+            connection.seat = nil
+            connection.lastEndedGameID = seat.driver.gameID
+            seat.detachPlayer(connection)
             refreshIdleTimeout(connection)
         }
-        recorder.save(session, replyingTo: connection?.id)
+        watching.seatEnded(seat, reason: reason.rawValue)
+        if let session = seat.session {
+            if matchByPlayer[session.playerID]?.seat === seat { matchByPlayer[session.playerID] = nil }
+            if seatByGameID[session.gameID] == seat.address { seatByGameID[session.gameID] = nil }
+            metrics.gamesRunning.set(Double(matchByPlayer.count))
+            metrics.gamesEnded.increment(reason.rawValue)
+            recorder.save(session, replyingTo: connection?.id)
+        }
+        match.onSeatEnded?(seat, reason)
+        if matchEnds { match.onEnded?() }
     }
 
     // MARK: - Games moving between nodes (cluster mode, `GameHandoff`)
@@ -428,72 +542,73 @@ final class MatchHost: @unchecked Sendable {
     /// matches, paused and waiting for its player as after a dropped connection. Nil when the
     /// player already has a game here; a rebuilt game that had already crashed is stored as
     /// the crash it is (and nil).
-    func adopt(gameID: String, playerID: Int64, game: Game, practice: Bool, startedAt: Date,
-               playedMilliseconds: Int) -> Match? {
+    func adopt(gameID: String, playerID: Int64, playerName: String?, game: Game, practice: Bool, startedAt: Date,
+               playedMilliseconds: Int) -> PlayerSeat? {
         guard matchByPlayer[playerID].map({ $0.session.isOver }) ?? true else { return nil }
-        lastID += 1
+        let id = nextID()
         let now = MonotonicClock.now()
         let session = GameSession(
-            id: lastID, gameID: gameID, playerID: playerID, resuming: game, practice: practice,
+            id: id, gameID: gameID, playerID: playerID, resuming: game, practice: practice,
             graceLimitMilliseconds: limits.latencyGraceMilliseconds, startedAt: startedAt,
             playedMilliseconds: playedMilliseconds, now: now,
             deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
-        let match = Match(id: lastID, seed: game.seed, session: session)
-        matches[match.id] = match
-        matchByPlayer[playerID] = match
-        metrics.gamesRunning.set(Double(matches.count))
+        let match = Match(id: id, seed: game.seed, session: session, startsAt: now)
+        let placed = PlayerSeat(match: match, seat: match.seats[0])
+        placed.seat.playerName = playerName
+        register(match)
         if game.state.isOver {
-            deliver(session.end(.crash, now: now), of: match)
+            deliver(session.end(.crash, now: now), of: match, seat: placed.seat)
             return nil
         }
-        reschedule(match)
         logger.info("game taken over from its checkpoint", metadata: [
             "game.id": gameID, "game.steps": String(game.log.steps)])
-        return match
+        return placed
     }
 
     /// Lets go of the player's game `gameID` for another node: its connection, if any, is told
     /// the game moved (`detached`), it stops where it is and leaves this node's matches without
     /// being stored. Returns it with its whole log, for the checkpoint the other node rebuilds
-    /// it from; nil when it is not here, or is ending (a held crash: this node stores it).
-    func letGo(gameID: String, playerID: Int64) -> (match: Match, log: GameCheckpoint)? {
-        guard let match = matchByPlayer[playerID], match.session.gameID == gameID, !match.session.isOver else { return nil }
-        if case .crashHeld = match.session.phase { return nil }
+    /// it from; nil when it is not here, is ending (a held crash: this node stores it), or is
+    /// one seat of a match that cannot move whole (`Match.movableSeat`: a race stays put).
+    func letGo(gameID: String, playerID: Int64) -> (placed: PlayerSeat, log: GameCheckpoint)? {
+        guard let placed = matchByPlayer[playerID], placed.session.gameID == gameID, !placed.session.isOver,
+              placed.match.movableSeat === placed.seat else { return nil }
+        let session = placed.session
+        if case .crashHeld = session.phase { return nil }
         let now = MonotonicClock.now()
-        if let connection = match.playerConnection {
-            connection.sessionID = nil
-            match.detach(connection)
+        if let connection = placed.seat.player {
+            connection.seat = nil
+            placed.seat.detachPlayer(connection)
             send(.detached(gameID: gameID), to: connection)
             refreshIdleTimeout(connection)
         }
-        match.session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
-        guard let (log, _) = match.session.checkpoint(now: now, full: true) else { return nil }
-        scheduler.cancel(match.id)
-        matches[match.id] = nil
+        session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
+        guard let (log, _) = session.checkpoint(now: now, full: true) else { return nil }
+        watching.seatMoved(placed.seat)
+        scheduler.cancel(placed.match.id)
+        matches[placed.match.id] = nil
         matchByPlayer[playerID] = nil
-        metrics.gamesRunning.set(Double(matches.count))
-        return (match, log)
+        seatByGameID[gameID] = nil
+        metrics.gamesRunning.set(Double(matchByPlayer.count))
+        return (placed, log)
     }
 
     /// The ids of the games this node runs now (for the heartbeat's check of what it holds).
     var runningGameIDs: Set<String> {
-        Set(matches.values.lazy.filter { !$0.session.isOver }.map(\.session.gameID))
+        Set(matchByPlayer.values.lazy.filter { !$0.session.isOver }.map(\.session.gameID))
     }
 
     /// Drops a game another node took (this node's heartbeat had lapsed): its connection is told
     /// the game moved, and nothing is stored here; the other node has it now.
     func drop(gameID: String) {
-        guard let match = matches.values.first(where: { $0.session.gameID == gameID }) else { return }
-        _ = letGo(gameID: gameID, playerID: match.session.playerID)
+        guard let placed = matchByPlayer.values.first(where: { $0.session.gameID == gameID }) else { return }
+        _ = letGo(gameID: gameID, playerID: placed.session.playerID)
     }
 
     /// A game `letGo` gave up whose release could not be written: it stays here, waiting.
-    func keep(_ match: Match) {
-        guard matchByPlayer[match.session.playerID] == nil else { return }
-        matches[match.id] = match
-        matchByPlayer[match.session.playerID] = match
-        metrics.gamesRunning.set(Double(matches.count))
-        reschedule(match)
+    func keep(_ placed: PlayerSeat) {
+        guard matchByPlayer[placed.session.playerID] == nil else { return }
+        register(placed.match)
     }
 
     // MARK: - Shutdown
@@ -513,7 +628,10 @@ final class MatchHost: @unchecked Sendable {
         recorder.startCounting()
         let now = MonotonicClock.now()
         for match in Array(matches.values).sorted(by: { $0.id < $1.id }) {
-            deliver(match.session.end(reason, now: now), of: match)
+            for seat in match.seats {
+                guard let session = seat.session, !session.isOver else { continue }
+                deliver(session.end(reason, now: now), of: match, seat: seat)
+            }
         }
         logger.notice("ending every game for shutdown", metadata: [
             "games.saving": String(recorder.savesInFlight), "games.starting": String(startingPlayers.count)])

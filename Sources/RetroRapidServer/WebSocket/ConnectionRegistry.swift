@@ -1,4 +1,5 @@
 import RetroRapidDomain
+import RetroRapidLWS
 
 /// Every open game connection on `/ws`, found by id, counted by client address (the per-IP
 /// limit) and indexed by signed-in player (settings pushes, device revocations), and the one
@@ -87,7 +88,23 @@ final class ConnectionRegistry {
     /// Sends `message` to `connection` (at once, or queued behind what waits); a connection
     /// whose queue is full goes to `onQueueFull`.
     func send(_ message: ServerMessage, to connection: WebSocketConnection) {
-        switch connection.send(message, using: sendBuffer) {
+        count(connection.send(message, using: sendBuffer), on: connection)
+    }
+
+    /// Sends `message` to every connection of `receivers`, encoded once: the same bytes are
+    /// written or queued to each (`WebSocketSharedMessage`). One receiver takes the path of
+    /// `send(_:to:)`, which encodes into the shared buffer and allocates nothing.
+    func send(_ message: ServerMessage, to receivers: [WebSocketConnection]) {
+        if receivers.count <= 1 {
+            if let connection = receivers.first { send(message, to: connection) }
+            return
+        }
+        let shared = WebSocketSharedMessage(message, headroom: LWSConnection.headroom)
+        for connection in receivers { count(connection.send(shared), on: connection) }
+    }
+
+    private func count(_ outcome: WebSocketConnection.SendOutcome, on connection: WebSocketConnection) {
+        switch outcome {
         case .written: metrics.sent += 1
         case .queued: metrics.sent += 1; metrics.queued += 1
         case .queueFull: onQueueFull(connection)

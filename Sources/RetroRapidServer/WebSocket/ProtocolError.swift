@@ -33,6 +33,16 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The database failed; the request may be tried again.
         static let unavailable = Code(rawValue: "unavailable")
 
+        // Watching (docs/PROTOCOL.md, "Watching").
+        /// No running game has that id, here or on any node, and none was stored.
+        static let gameNotFound = Code(rawValue: "game_not_found")
+        /// The game has as many watchers as allowed (`--watchers-per-game`), or watching is off.
+        static let watchersFull = Code(rawValue: "watchers_full")
+        /// The game runs on another node (cluster mode): the error's `node` says which.
+        static let watchElsewhere = Code(rawValue: "watch_elsewhere")
+        /// `stopWatching` on a connection that watches nothing.
+        static let notWatching = Code(rawValue: "not_watching")
+
         /// An upgrade on another path than /ws.
         static let notFound = Code(rawValue: "not_found")
 
@@ -86,6 +96,9 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     var close: Close?
     /// Whole seconds to wait before trying again, when a limit refused (`retryAfter`).
     var retryAfter: Int?
+    /// The node that has what was asked for (`*_elsewhere` in cluster mode): the client
+    /// reconnects to `/ws?node=` it and asks again.
+    var node: String?
 
     init(_ code: Code, _ message: String, inReplyTo: String? = nil, close: Close? = nil) {
         self.code = code

@@ -17,9 +17,17 @@ enum ClientMessage: Equatable, Sendable {
     case quit
     /// Answered with `pong`; keeps an otherwise silent connection from the idle timeout.
     case ping
+    /// Watches a running game: by its id, or a race room's seat (the first racer's when nil).
+    case watch(WatchTarget)
+    case stopWatching
+
+    enum WatchTarget: Equatable, Sendable {
+        case game(String)
+        case room(code: String, seat: Int?)
+    }
 
     /// The `type` names, for error messages and metrics.
-    static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping"]
+    static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping", "watch", "stopWatching"]
 
     /// Reads one complete message. Every failure is a `ProtocolError` that names the field.
     static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> ClientMessage {
@@ -56,6 +64,9 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
     package var practice: Bool?
     package var direction: String?
     package var step: Int?
+    package var gameId: String?
+    package var room: String?
+    package var seat: Int?
     /// Known fields that held the wrong kind of value (left nil above). Only a type that uses
     /// one refuses the message: the others ignore it like any field they do not use.
     package var wrongFields: Fields = []
@@ -63,8 +74,8 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
     package init() {}
 
     package struct Fields: OptionSet, Sendable {
-        package let rawValue: UInt8
-        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        package let rawValue: UInt32
+        package init(rawValue: UInt32) { self.rawValue = rawValue }
         package static let type = Fields(rawValue: 1 << 0)
         package static let token = Fields(rawValue: 1 << 1)
         package static let client = Fields(rawValue: 1 << 2)
@@ -72,6 +83,9 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         package static let practice = Fields(rawValue: 1 << 4)
         package static let direction = Fields(rawValue: 1 << 5)
         package static let step = Fields(rawValue: 1 << 6)
+        package static let gameId = Fields(rawValue: 1 << 7)
+        package static let room = Fields(rawValue: 1 << 8)
+        package static let seat = Fields(rawValue: 1 << 9)
     }
 
     /// One field as the wire has it.
@@ -129,6 +143,9 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         Field(flag: .direction, name: "direction", usedBy: "move", slot: .string(\.direction), required: #""left" or "right""#),
         Field(flag: .step, name: "step", usedBy: "move", slot: .integer(\.step),
               required: "the number of the last step message the player saw"),
+        Field(flag: .gameId, name: "gameId", usedBy: "watch", slot: .string(\.gameId), maximumLength: 64),
+        Field(flag: .room, name: "room", usedBy: "watch", slot: .string(\.room), maximumLength: 64),
+        Field(flag: .seat, name: "seat", usedBy: "watch", slot: .integer(\.seat)),
     ]
 
     /// The fields each type reads; every other field is ignored, whatever it holds.
@@ -233,8 +250,31 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         case "resume": return .resume
         case "quit": return .quit
         case "ping": return .ping
+        case "watch": return .watch(try watchTarget())
+        case "stopWatching": return .stopWatching
         default:
             throw ProtocolError(.unknownType, "\"\(type.prefix(40))\" is not a message type; use one of \(Self.typeList).")
+        }
+    }
+
+    /// `watch` names a game or a room (with a seat, or the first racer), never both.
+    private func watchTarget() throws(ProtocolError) -> ClientMessage.WatchTarget {
+        let gameId = limited(gameId, .gameId).flatMap { $0.isEmpty ? nil : $0 }
+        let room = limited(room, .room).flatMap { $0.isEmpty ? nil : $0 }
+        switch (gameId, room) {
+        case (let gameId?, nil):
+            return .game(gameId)
+        case (nil, let room?):
+            if let seat, seat < 0 {
+                throw ProtocolError(.badMessage, "\"seat\" is a racer's seat in the room: a whole number from 0.", inReplyTo: "watch")
+            }
+            return .room(code: room, seat: seat)
+        case (.some, .some):
+            throw ProtocolError(.badMessage, "watch takes a \"gameId\" or a \"room\", not both.", inReplyTo: "watch")
+        case (nil, nil):
+            throw ProtocolError(.badMessage,
+                "watch needs a \"gameId\" (a running game's id) or a \"room\" (a race room's code, with an optional \"seat\").",
+                inReplyTo: "watch")
         }
     }
 

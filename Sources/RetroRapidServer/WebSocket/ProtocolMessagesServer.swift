@@ -35,11 +35,28 @@ enum ServerMessage: Equatable, Sendable {
     case settings(document: [UInt8])
     case pong
     case error(ProtocolError, quota: QuotaStatus?)
+    /// The answer to `watch`: whose game, where it stands, and how many watch it now. The
+    /// frames of the seat follow.
+    case watching(Watching)
+    /// The watched game ended (its reason), or the watch did (`stopped`, `moved`).
+    case watchEnded(gameID: String, reason: String, score: Int)
+    /// To a game's player (and every racer of its match): how many watch it now.
+    case watchers(gameID: String, count: Int)
 
     enum PauseReason: String, Sendable {
         /// The player asked. (A game whose connection dropped is paused too, but nobody is
         /// there to tell; the snapshot on return says `paused`.)
         case player
+        /// The player's connection dropped: said to the game's watchers.
+        case disconnected
+    }
+
+    struct Watching: Equatable, Sendable {
+        var playerName: String?
+        /// The race room the game is a seat of, if any.
+        var room: String?
+        var game: GameSnapshot
+        var watchers: Int
     }
 
     struct Welcome: Equatable, Sendable {
@@ -99,6 +116,9 @@ enum ServerMessage: Equatable, Sendable {
         case .settings: "settings"
         case .pong: "pong"
         case .error: "error"
+        case .watching: "watching"
+        case .watchEnded: "watchEnded"
+        case .watchers: "watchers"
         }
     }
 
@@ -182,11 +202,30 @@ enum ServerMessage: Equatable, Sendable {
             w.key("message"); w.string(error.message)
             if let inReplyTo = error.inReplyTo { w.key("inReplyTo"); w.string(inReplyTo) }
             if let retryAfter = error.retryAfter { w.key("retryAfter"); w.int(retryAfter) }
+            if let node = error.node { w.key("node"); w.string(node) }
             if let quota {
                 w.key("quota"); Self.write(quota, into: &w)
                 w.key("resetsAt"); w.string(Self.timestamp(quota.resetsAt))
                 w.key("unlock"); w.string(WebSocketLimits.unlockPath)
             }
+        case .watching(let watching):
+            w.key("gameId"); w.string(watching.game.gameID)
+            w.key("player")
+            w.beginObject()
+            w.key("name")
+            if let name = watching.playerName { w.string(name) } else { w.null() }
+            w.endObject()
+            w.key("room")
+            if let room = watching.room { w.string(room) } else { w.null() }
+            w.key("game"); Self.write(watching.game, into: &w)
+            w.key("watchers"); w.int(watching.watchers)
+        case .watchEnded(let gameID, let reason, let score):
+            w.key("gameId"); w.string(gameID)
+            w.key("reason"); w.string(reason)
+            w.key("score"); w.int(score)
+        case .watchers(let gameID, let count):
+            w.key("gameId"); w.string(gameID)
+            w.key("count"); w.int(count)
         }
         w.endObject()
     }

@@ -48,8 +48,11 @@ final class WebSocketConnection {
     /// WRITEABLE (after what is queued) sends the close frame. Never cleared.
     private(set) var closing: ProtocolError.Close?
 
-    /// The game this connection plays, if any (a `GameSession.id`).
-    var sessionID: Int?
+    /// The seat of a match this connection plays, if any.
+    var seat: MatchSeat.Address?
+    /// The seat of a match this connection watches, if any (never with `seat`: a connection
+    /// plays or watches).
+    var watching: MatchSeat.Address?
     /// The last game this connection played to its end: a move after it is "game over",
     /// not "no game".
     var lastEndedGameID: String?
@@ -133,6 +136,25 @@ final class WebSocketConnection {
         return .queued
     }
 
+    /// `send(_:using:)` for a message encoded once for several receivers: written now from
+    /// its bytes when nothing waits, otherwise the same bytes queued.
+    func send(_ message: WebSocketSharedMessage) -> SendOutcome {
+        guard closing == nil, !isGone else { return .ignored }
+        if queue.isEmpty && isOwnSocket && !wsi.isPartiallyBuffered {
+            let written = message.withBuffer { bytes in
+                wsi.write(bytes.baseAddress! + LWSConnection.headroom, count: bytes.count - LWSConnection.headroom, .text)
+            }
+            if written < 0 {
+                closing = .init(code: ProtocolError.Close.abnormal, reason: "write failed")
+                wsi.closeOnNextTurn()
+            }
+            return .written
+        }
+        guard queue.append(.shared(message)) else { return .queueFull }
+        wsi.requestWriteable()
+        return .queued
+    }
+
     enum SendOutcome {
         /// Handed to libwebsockets now.
         case written
@@ -189,7 +211,7 @@ final class WebSocketConnection {
             if !queue.isEmpty || closing != nil { wsi.requestWriteable() }
             return 0
         }
-        guard var message = queue.popFirst() else {
+        guard let message = queue.popFirst() else {
             if let closing {
                 closeNow(closing)
                 closeFrameRequested = true
@@ -198,8 +220,17 @@ final class WebSocketConnection {
             return 0
         }
         let headroom = LWSConnection.headroom
-        let written = message.withUnsafeMutableBufferPointer { buffer in
-            wsi.write(buffer.baseAddress! + headroom, count: buffer.count - headroom, .text)
+        let written: Int
+        // Consumed, so the popped bytes are the only reference and are written in place.
+        switch consume message {
+        case .own(var bytes):
+            written = bytes.withUnsafeMutableBufferPointer { buffer in
+                wsi.write(buffer.baseAddress! + headroom, count: buffer.count - headroom, .text)
+            }
+        case .shared(let shared):
+            written = shared.withBuffer { buffer in
+                wsi.write(buffer.baseAddress! + headroom, count: buffer.count - headroom, .text)
+            }
         }
         guard written >= 0 else { return -1 }
         if !queue.isEmpty || closing != nil { wsi.requestWriteable() }

@@ -296,6 +296,10 @@ public final class WebSocketHub: @unchecked Sendable {
             host.quit(for: identity, on: connection, now: now)
         case (.ready, .ping):
             connections.send(.pong, to: connection)
+        case (.ready(let identity), .watch(let target)):
+            host.watching.watch(target, for: identity, on: connection)
+        case (.ready, .stopWatching):
+            host.watching.stopWatching(on: connection)
         }
     }
 
@@ -356,6 +360,8 @@ extension ClientMessage {
         case .resume: "resume"
         case .quit: "quit"
         case .ping: "ping"
+        case .watch: "watch"
+        case .stopWatching: "stopWatching"
         }
     }
 }

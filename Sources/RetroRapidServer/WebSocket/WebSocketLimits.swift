@@ -40,6 +40,8 @@ struct WebSocketLimits: Equatable, Sendable {
     var idleTimeoutSeconds: Int { configuration.websocketIdleTimeoutSeconds }
     /// How long a game whose connection dropped waits, paused, for the player to come back.
     var disconnectGraceSeconds: Int { configuration.disconnectGraceSeconds }
+    /// Watchers of one seat at once (0: watching is off).
+    var watchersPerGame: Int { configuration.watchersPerGame }
     /// How often running games' logs are saved (`CheckpointWriter.swift`).
     var checkpointIntervalMilliseconds: Int { configuration.checkpointIntervalMilliseconds }
     /// The grace rule's window as configured; the engine caps it at half a step.

@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidSupport
+import Synchronization
 import Testing
 @testable import RetroRapidServer
 
@@ -78,6 +79,38 @@ struct WatchingTests {
         #expect(try error(second) == ("game_over", "watch"))
         try second.send(["type": "watch", "gameId": "00000000000000ff"])
         #expect(try error(second) == ("game_not_found", "watch"))
+    }
+
+    @Test func aRoomsSeatIsFoundThroughTheHookTheRoomsFill() throws {
+        // A stand-in for the rooms' owner: room K7QXM2 is the match of the game named here.
+        let roomGame = Mutex<String?>(nil)
+        let server = try RunningGameServer(components: { context in
+            let hub = WebSocketHub(context)
+            let host = hub.host
+            host.watching.roomSeat = { [unowned host] code, seat in
+                guard code == "K7QXM2", let gameID = roomGame.withLock({ $0 }),
+                      let (match, first) = host.runningSeat(gameID: gameID) else {
+                    return .failure(ProtocolError(.gameNotFound, "No race room has the code \(code)."))
+                }
+                return .success((match, seat ?? first.address.seat))
+            }
+            return [hub]
+        })
+        defer { server.server.stop() }
+        let ada = try signedIn(server, try server.createPlayer("Ada").token)
+        let watcher = try signedIn(server, try server.createPlayer("Bo").token)
+        let game = try start(ada)
+        roomGame.withLock { $0 = game }
+        try watcher.send(["type": "watch", "room": "K7QXM2"])
+        let watching = try watcher.next("watching")
+        #expect(watching["gameId"] as? String == game && watching["room"] as? String == "K7QXM2")
+        try watcher.send(["type": "watch", "room": "K7QXM2", "seat": 3])
+        #expect(try error(watcher) == ("game_not_found", "watch"))
+        try watcher.send(["type": "watch", "room": "NOPE99"])
+        #expect(try error(watcher) == ("game_not_found", "watch"))
+        // Refused watches changed nothing: the first one goes on.
+        try ada.send(["type": "quit"])
+        #expect(try watcher.next("watchEnded")["gameId"] as? String == game)
     }
 
     @Test func watchingTurnedOffRefusesEveryWatch() throws {

@@ -4,8 +4,9 @@ hears; a finished game; a dropped player; and every bad `watch`."""
 
 import asyncio
 import json
+import time
 
-from ws_client import GameClient, create_player, link_second_device, nearest_safe_move, run
+from ws_client import GameClient, RawGameSocket, create_player, link_second_device, metric, nearest_safe_move, run
 
 # What a watcher of a seat receives: the seat's game frames (docs/PROTOCOL.md, "Watching").
 GAME_FRAMES = {"step", "moved", "bump", "stepRevised", "speedUpSoon", "speedUp", "crash", "paused", "resumed"}
@@ -102,6 +103,7 @@ def test_the_cap_and_the_count_the_player_hears(server_factory):
         player = await GameClient.signed_in(server, player_token)
         first, second, third = [await GameClient.signed_in(server, token) for token in tokens]
         game_id = (await player.start("cruise", practice=True))["game"]["gameId"]
+        before_first = time.monotonic()
         await first.send(type="watch", gameId=game_id)
         assert (await first.expect("watching"))["watchers"] == 1
         await second.send(type="watch", gameId=game_id)
@@ -109,8 +111,10 @@ def test_the_cap_and_the_count_the_player_hears(server_factory):
         await third.send(type="watch", gameId=game_id)
         refused = await third.expect_error("watchers_full")
         assert refused["inReplyTo"] == "watch" and "2" in refused["message"]
-        # The player hears 1 at once and 2 within the second after it.
-        heard, _ = await player.until(lambda m: m["type"] == "watchers" and m["count"] == 2)
+        # The player hears 1 at once, then 2 no sooner than a second after that.
+        heard, before = await player.until(lambda m: m["type"] == "watchers" and m["count"] == 2)
+        assert time.monotonic() - before_first >= 1.0
+        assert [m["count"] for m in before if m["type"] == "watchers"] == [1]
         assert heard["gameId"] == game_id
         await first.send(type="stopWatching")
         stopped = await first.expect("watchEnded")
@@ -183,5 +187,47 @@ def test_watchers_see_the_player_drop_and_come_back(server):
         assert ended["gameId"] == game_id and ended["reason"] == "abandoned"
         await back.close()
         await watcher.close()
+
+    run(scenario())
+
+
+def test_a_watcher_that_stops_reading_is_dropped_and_the_game_goes_on(server_factory, tmp_path):
+    (tmp_path / "server0").mkdir()  # server_factory logs there but does not create it
+    server = server_factory("--websocket-max-queued-messages", "8")
+    player_token = create_player(server, "Ada")
+    watcher_token = create_player(server, "Bo")
+    watchers_other_device = link_second_device(server, watcher_token)
+
+    async def scenario():
+        player = await GameClient.signed_in(server, player_token)
+        game_id = (await player.start("cruise", practice=True))["game"]["gameId"]
+        await player.send(type="pause")
+        await player.expect("paused")
+        # A watcher on a small receive buffer that reads nothing after `watching`; settings
+        # pushed to it from its other device (~700 bytes each) fill its queue quickly.
+        watcher = RawGameSocket.connect(server, receive_buffer=1024)
+        watcher.send(type="hello", token=watcher_token)
+        watcher.receive("welcome")
+        watcher.send(type="watch", gameId=game_id)
+        assert watcher.receive("watching")["watchers"] == 1
+        count, _ = await player.until(lambda m: m["type"] == "watchers")
+        assert count["count"] == 1
+        version, pushes = 0, 0
+        while metric(server, "retrorapid_websocket_clients_dropped_total", reason="slow_reader") == 0:
+            assert pushes < 400, f"not dropped after {pushes} pushes:\n{server.log()}"
+            reply = server.request("PATCH", "/api/v1/settings", {"cueVolume": pushes % 100}, watchers_other_device,
+                                   {"If-Match": f'"{version}"'})
+            assert reply.status == 200, reply.body
+            version, pushes = reply.json()["version"], pushes + 1
+        assert watcher.ended(timeout=10), "the server kept the dropped watcher open"
+        watcher.close()
+        # The game never noticed: the player hears nobody watches any more, and plays on.
+        count, _ = await player.until(lambda m: m["type"] == "watchers" and m["count"] == 0)
+        assert count["gameId"] == game_id
+        await player.send(type="resume")
+        await player.expect("resumed")
+        step = await player.expect("step")
+        assert step["step"] >= 1
+        await player.close()
 
     run(scenario())

@@ -39,7 +39,8 @@ final class WatchHost: @unchecked Sendable {
     unowned let host: MatchHost
 
     /// The match and seat a race room's code (and seat, nil: the first racer) names, or the
-    /// refusal to send; set by the owner of race rooms. Until then no room is known.
+    /// refusal to send (its `inReplyTo` is filled here); set by the owner of race rooms. The
+    /// match must be one the host runs (`MatchHost.add`). Until it is set no room is known.
     var roomSeat: (_ code: String, _ seat: Int?) -> Result<(match: Match, seat: Int), ProtocolError> = { code, _ in
         .failure(ProtocolError(.gameNotFound, "No race room has the code \(code.prefix(16))."))
     }
@@ -88,7 +89,7 @@ final class WatchHost: @unchecked Sendable {
         case .room(let code, let seat):
             switch roomSeat(code, seat) {
             case .success(let (match, index)):
-                guard match.seats.indices.contains(index) else {
+                guard host.match(id: match.id) === match, match.seats.indices.contains(index) else {
                     return refuse(connection, ProtocolError(.gameNotFound, "Room \(code) has no racer in seat \(index).", inReplyTo: "watch"))
                 }
                 watch(match.seats[index], of: match, room: code, on: connection)

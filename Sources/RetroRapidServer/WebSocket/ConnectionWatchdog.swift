@@ -12,7 +12,8 @@ import RetroRapidSupport
 /// What "idle" means: a client that sends no message at all while no game runs on its
 /// connection. A running game sends a step every interval and its player may only be listening
 /// to the cues, so it is never idle; a dead peer there is found by the keepalive (no PONG to
-/// our PINGs, `keepaliveDue`) and one that stops reading by its queue. A PONG does not make a
+/// our PINGs, `keepaliveDue`) and one that stops reading by its queue. A connection watching a
+/// game counts as one that runs a game (`WatchHost`). A PONG does not make a
 /// connection without a game busy: browsers answer PINGs by themselves, even in a forgotten tab.
 ///
 /// Threading rule: owned by the `MatchHost` on the libwebsockets service thread. Its two timers

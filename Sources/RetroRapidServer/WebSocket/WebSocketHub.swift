@@ -15,9 +15,10 @@ import RetroRapidSupport
 /// (docs/PROTOCOL.md, docs/ARCHITECTURE.md):
 ///
 /// - `ConnectionRegistry`: every open connection, its address and player indexes, sending;
-/// - `MatchHost`: every running match (`Match`), their step timer, checkpoints and the
+/// - `MatchHost`: every running match (`Match`, its seats), their step timer, checkpoints and the
 ///   watchdog on silent connections (`ConnectionWatchdog`);
 /// - `GameRecorder` (the host's): finished games saved, the shutdown's summary;
+/// - `WatchHost` (the host's): `watch` and `stopWatching`;
 /// - `ConnectionSignIn`: `hello` (a sign-in is the connection's, not a game's).
 ///
 /// Itself it holds only what decides where a message goes: the upgrade checks, the rate limit

@@ -16,7 +16,9 @@
 #   scripts/bench-play-together.sh --quick    one short run of each shape at 200 racers, 100 watchers
 #
 # Options: --runs N, --players N, --seats K (2-8), --watchers W, --level L, --hold S,
-# --settle S, --shapes "solo race race+watch". BINARY=path uses that build instead of building
+# --settle S, --shapes "solo race race+watch", --miss-chance X (the bot's, default 0.02 as in
+# bench-capacity: a racer who crashes waits for the race's end, so fewer games run than in
+# solo; 0 keeps nearly every game running through the window). BINARY=path uses that build instead of building
 # `-c release` (every shape of a run uses the same one). Results:
 # .build/bench/play-together/results.md and runs.jsonl.
 set -euo pipefail
@@ -30,6 +32,7 @@ level=fast
 hold=20
 settle=8
 shapes="solo race race+watch"
+miss=0.02
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) runs=1; players=200; watchers=100; hold=8; settle=6 ;;
@@ -41,6 +44,7 @@ while [ $# -gt 0 ]; do
         --hold) hold="$2"; shift ;;
         --settle) settle="$2"; shift ;;
         --shapes) shapes="$2"; shift ;;
+        --miss-chance) miss="$2"; shift ;;
         *) echo "bench-play-together: unknown option $1" >&2; exit 64 ;;
     esac
     shift
@@ -117,7 +121,7 @@ run() {
     echo "== run $round: $shape, $players players${flags[*]:+ (${flags[*]})}, load average $load" >&2
     taskset -c 0 "$binary" loadtest --tokens-file "$work/tokens" --connections "$players" --port "$port" \
         --server-pid "$pid" --source-addresses "$sources" --ramp-per-second 1000 --level "$level" \
-        --settle-seconds "$settle" --hold-seconds "$hold" "${flags[@]}" --json \
+        --settle-seconds "$settle" --hold-seconds "$hold" --miss-chance "$miss" "${flags[@]}" --json \
         2>>"$work/loadtest.log" > "$work/report.json" || status=$?
     stop "$pid"
     if [ "$status" -ne 0 ]; then

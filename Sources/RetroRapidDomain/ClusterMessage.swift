@@ -12,6 +12,9 @@ public enum ClusterMessage: Sendable, Equatable {
     case releaseGame(gameID: String, playerID: Int64, owner: String)
     /// `gameID` is no longer held by the sending node; its last checkpoint is its whole log.
     case gameReleased(gameID: String, playerID: Int64)
+    /// The sending node keeps `gameID` and will not let go of it (a race's game, whose match
+    /// runs there): the asker tells the player to connect to that node (`game_elsewhere`).
+    case gameStays(gameID: String, playerID: Int64)
 
     /// The payload as sent: `kind|field|field…`, well under NOTIFY's 8,000-byte limit.
     public var encoded: String {
@@ -20,6 +23,7 @@ public enum ClusterMessage: Sendable, Equatable {
         case .deviceRevoked(let player, let device): return "revoked|\(player)|\(device)"
         case .releaseGame(let game, let player, let owner): return "release|\(game)|\(player)|\(owner)"
         case .gameReleased(let game, let player): return "released|\(game)|\(player)"
+        case .gameStays(let game, let player): return "stays|\(game)|\(player)"
         }
     }
 
@@ -39,6 +43,9 @@ public enum ClusterMessage: Sendable, Equatable {
         case ("released", 3):
             guard !fields[1].isEmpty, let player = Int64(fields[2]) else { return nil }
             self = .gameReleased(gameID: fields[1], playerID: player)
+        case ("stays", 3):
+            guard !fields[1].isEmpty, let player = Int64(fields[2]) else { return nil }
+            self = .gameStays(gameID: fields[1], playerID: player)
         default:
             return nil
         }
@@ -77,9 +84,10 @@ extension ClusterMessage {
         case .deviceRevoked: "revoked"
         case .releaseGame: "release"
         case .gameReleased: "released"
+        case .gameStays: "stays"
         }
     }
 
     /// Every kind, so a metric can show each one from the start.
-    public static let kinds = ["settings", "revoked", "release", "released"]
+    public static let kinds = ["settings", "revoked", "release", "released", "stays"]
 }

@@ -43,11 +43,13 @@ public struct NewGame: Sendable, Equatable {
     public var durationMilliseconds: Int
     /// The free play its start consumed was given back (a `server_crash` game only).
     public var playRefunded: Bool
+    /// Its road; a scored daily game also goes on its day's board (``DailyRoadRepository``).
+    public var road: GameRoad
 
     public init(
         publicID: String? = nil, playerID: Int64, level: SpeedLevel, seed: UInt64, rulesVersion: Int = GameRules.version,
         inputLog: InputLog, score: Int, steps: Int, endReason: GameEndReason, practice: Bool = false,
-        startedAt: Date, endedAt: Date, durationMilliseconds: Int, playRefunded: Bool = false
+        startedAt: Date, endedAt: Date, durationMilliseconds: Int, playRefunded: Bool = false, road: GameRoad = .random
     ) {
         self.publicID = publicID
         self.playerID = playerID
@@ -63,6 +65,7 @@ public struct NewGame: Sendable, Equatable {
         self.endedAt = endedAt
         self.durationMilliseconds = durationMilliseconds
         self.playRefunded = playRefunded
+        self.road = road
     }
 }
 
@@ -87,11 +90,12 @@ public struct GameRecord: Sendable, Equatable {
     public var durationMilliseconds: Int
     /// A `server_crash` game whose free play was given back.
     public var playRefunded: Bool
+    public var road: GameRoad
 
     public init(
         id: Int64, publicID: String? = nil, playerID: Int64, level: SpeedLevel, seed: UInt64, rulesVersion: Int,
         inputLog: String, score: Int, steps: Int, endReason: GameEndReason, practice: Bool, startedAt: Date,
-        endedAt: Date, durationMilliseconds: Int, playRefunded: Bool = false
+        endedAt: Date, durationMilliseconds: Int, playRefunded: Bool = false, road: GameRoad = .random
     ) {
         self.id = id
         self.publicID = publicID
@@ -108,6 +112,7 @@ public struct GameRecord: Sendable, Equatable {
         self.endedAt = endedAt
         self.durationMilliseconds = durationMilliseconds
         self.playRefunded = playRefunded
+        self.road = road
     }
 
     /// How people name it: the public id, or `#` and the row id for a game stored before 0005.
@@ -143,10 +148,13 @@ public struct RecordedGame: Sendable, Equatable {
     public var game: GameRecord
     /// Today, this week and all time for the game's level, in that order; empty for practice.
     public var standings: [LeaderboardStanding]
+    /// Its place on its day's daily board: a scored daily game only.
+    public var daily: DailyStanding?
 
-    package init(game: GameRecord, standings: [LeaderboardStanding]) {
+    package init(game: GameRecord, standings: [LeaderboardStanding], daily: DailyStanding? = nil) {
         self.game = game
         self.standings = standings
+        self.daily = daily
     }
 
     public func standing(_ period: LeaderboardPeriod) -> LeaderboardStanding? {
@@ -259,5 +267,6 @@ extension NewGame {
         guard self.durationMilliseconds >= 0, Int64(self.durationMilliseconds) <= (end - start + 1) * 1000 else {
             throw StoreError(.invalid, "must be from 0 to the time between start and end, got \(self.durationMilliseconds) ms", field: "durationMilliseconds")
         }
+        try self.road.validate(practice: self.practice, startedAt: self.startedAt)
     }
 }

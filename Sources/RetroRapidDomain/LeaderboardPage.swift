@@ -11,13 +11,16 @@ public struct LeaderboardEntry: Sendable, Equatable {
     public var score: Int
     /// When the game that set this best ended (whole UTC seconds).
     public var achievedAt: Date
+    /// The game that holds the score (its replay); nil for a game stored before public ids.
+    public var gameID: String?
 
-    public init(rank: Int, playerPublicID: String, displayName: String, score: Int, achievedAt: Date) {
+    public init(rank: Int, playerPublicID: String, displayName: String, score: Int, achievedAt: Date, gameID: String? = nil) {
         self.rank = rank
         self.playerPublicID = playerPublicID
         self.displayName = displayName
         self.score = score
         self.achievedAt = achievedAt
+        self.gameID = gameID
     }
 }
 
@@ -100,10 +103,14 @@ public struct LeaderboardPage: Sendable, Equatable {
     /// How many players are on the board.
     public var total: Int
     /// When the current period of this kind ends (nil for all time). A page read through a
-    /// cursor from a period that has since ended shows that old board, already over.
+    /// cursor from a period that has since ended shows that old board, already over. A daily
+    /// board's is the end of its day.
     public var resetsAt: Date?
+    /// Set on a daily road's board (``DailyRoadRepository``): its day (`periodKey` is the same
+    /// text, `period` is `today`).
+    public var day: UTCDay?
 
-    package init(level: SpeedLevel, period: LeaderboardPeriod, periodKey: String, entries: [LeaderboardEntry], nextCursor: LeaderboardCursor?, total: Int, resetsAt: Date?) {
+    package init(level: SpeedLevel, period: LeaderboardPeriod, periodKey: String, entries: [LeaderboardEntry], nextCursor: LeaderboardCursor?, total: Int, resetsAt: Date?, day: UTCDay? = nil) {
         self.level = level
         self.period = period
         self.periodKey = periodKey
@@ -111,6 +118,7 @@ public struct LeaderboardPage: Sendable, Equatable {
         self.nextCursor = nextCursor
         self.total = total
         self.resetsAt = resetsAt
+        self.day = day
     }
 }
 
@@ -129,8 +137,10 @@ public struct LeaderboardNeighbourhood: Sendable, Equatable {
     /// How many players are on the board ("rank 512 of 10,000").
     public var total: Int
     public var resetsAt: Date?
+    /// Set on a daily road's board, as on ``LeaderboardPage/day``.
+    public var day: UTCDay?
 
-    package init(level: SpeedLevel, period: LeaderboardPeriod, periodKey: String, me: LeaderboardEntry, entries: [LeaderboardEntry], nextCursor: LeaderboardCursor?, total: Int, resetsAt: Date?) {
+    package init(level: SpeedLevel, period: LeaderboardPeriod, periodKey: String, me: LeaderboardEntry, entries: [LeaderboardEntry], nextCursor: LeaderboardCursor?, total: Int, resetsAt: Date?, day: UTCDay? = nil) {
         self.level = level
         self.period = period
         self.periodKey = periodKey
@@ -139,6 +149,7 @@ public struct LeaderboardNeighbourhood: Sendable, Equatable {
         self.nextCursor = nextCursor
         self.total = total
         self.resetsAt = resetsAt
+        self.day = day
     }
 }
 

@@ -12,9 +12,12 @@ public struct RunningGameStart: Sendable, Equatable {
     public var practice: Bool
     /// When it starts: the stored start time, and the "now" of the play it consumes.
     public var startedAt: Date
+    /// Its road. A scored daily one takes the player's one attempt of the day at the level in
+    /// ``RunningGameRepository/begin(_:)``, and its seed must be the day's.
+    public var road: GameRoad
 
     public init(publicID: String, playerID: Int64, level: SpeedLevel, seed: UInt64,
-                rulesVersion: Int = GameRules.version, practice: Bool, startedAt: Date) {
+                rulesVersion: Int = GameRules.version, practice: Bool, startedAt: Date, road: GameRoad = .random) {
         self.publicID = publicID
         self.playerID = playerID
         self.level = level
@@ -22,6 +25,7 @@ public struct RunningGameStart: Sendable, Equatable {
         self.rulesVersion = rulesVersion
         self.practice = practice
         self.startedAt = startedAt
+        self.road = road
     }
 
     /// The refusals of ``RunningGameRepository/begin(_:)``, the same in every backend.
@@ -32,6 +36,7 @@ public struct RunningGameStart: Sendable, Equatable {
         guard rulesVersion >= 1 else {
             throw StoreError(.invalid, "must be 1 or more, got \(rulesVersion)", field: "rulesVersion")
         }
+        try road.validate(practice: practice, startedAt: startedAt)
     }
 }
 
@@ -79,9 +84,11 @@ public struct RunningGameRecord: Sendable, Equatable {
     public var durationMilliseconds: Int
     /// When the last checkpoint was taken (the start before the first).
     public var checkpointedAt: Date
+    public var road: GameRoad
 
     public init(publicID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, rulesVersion: Int, practice: Bool,
-                freePlay: Bool, startedAt: Date, inputLog: String, durationMilliseconds: Int, checkpointedAt: Date) {
+                freePlay: Bool, startedAt: Date, inputLog: String, durationMilliseconds: Int, checkpointedAt: Date,
+                road: GameRoad = .random) {
         self.publicID = publicID
         self.playerID = playerID
         self.level = level
@@ -93,6 +100,7 @@ public struct RunningGameRecord: Sendable, Equatable {
         self.inputLog = inputLog
         self.durationMilliseconds = durationMilliseconds
         self.checkpointedAt = checkpointedAt
+        self.road = road
     }
 }
 

@@ -49,7 +49,7 @@ package struct RunningGameRecovery {
             endReason: crashed ? .crash : .serverCrash, practice: record.practice,
             startedAt: record.startedAt, endedAt: endedAt,
             durationMilliseconds: replayed ? Int(min(Int64(record.durationMilliseconds), span)) : 0,
-            playRefunded: playRefunded)
+            playRefunded: playRefunded, road: record.road)
         try game.validate()
         return game
     }

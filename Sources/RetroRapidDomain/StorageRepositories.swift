@@ -16,12 +16,19 @@ public struct StorageRepositories {
     public let leaderboards: any LeaderboardRepository
     /// Who holds each running game in a cluster of nodes (unused by a single node).
     public let cluster: any ClusterRepository
+    /// The daily roads' seeds and boards.
+    public let dailyRoads: any DailyRoadRepository
+    /// Finished races and their finish order.
+    public let races: any RaceRepository
+    /// Which node holds each race room (cluster mode only).
+    public let roomPlaces: any RoomPlaceRepository
 
     public init(players: any PlayerRepository, linkCodes: any LinkCodeRepository, quota: any QuotaRepository,
                 entitlements: any EntitlementRepository, codes: any CodeRepository, orders: any OrderRepository,
                 paymentEvents: any PaymentEventRepository, settings: any SettingsRepository, games: any GameRepository,
                 runningGames: any RunningGameRepository, leaderboards: any LeaderboardRepository,
-                cluster: any ClusterRepository) {
+                cluster: any ClusterRepository, dailyRoads: any DailyRoadRepository, races: any RaceRepository,
+                roomPlaces: any RoomPlaceRepository) {
         self.players = players
         self.linkCodes = linkCodes
         self.quota = quota
@@ -34,6 +41,9 @@ public struct StorageRepositories {
         self.runningGames = runningGames
         self.leaderboards = leaderboards
         self.cluster = cluster
+        self.dailyRoads = dailyRoads
+        self.races = races
+        self.roomPlaces = roomPlaces
     }
 }
 

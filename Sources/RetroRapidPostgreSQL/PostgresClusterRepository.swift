@@ -27,15 +27,23 @@ public struct PostgresClusterRepository: ClusterRepository {
 
     public func join(nodeID: String, instance: String, now: Date, lease: TimeInterval) throws {
         let at = UTCCivilTime.text(now)
-        let joined = try connection.execute("""
-            INSERT INTO cluster_nodes (node_id, instance, started_at, seen_at) VALUES ($1, $2, $3, $3)
-            ON CONFLICT (node_id) DO UPDATE SET instance = excluded.instance, started_at = excluded.started_at,
-                seen_at = excluded.seen_at
-            WHERE cluster_nodes.instance = excluded.instance OR cluster_nodes.seen_at < $4
-            """, [nodeID, instance, at, Self.staleBefore(now, lease)])
-        guard joined.affectedRows == 1 else {
-            let seen = try connection.execute("SELECT seen_at FROM cluster_nodes WHERE node_id = $1", [nodeID]).first?.string(at: 0)
-            throw ClusterNodeInUseError(nodeID: nodeID, seenAt: seen.flatMap(UTCCivilTime.parse) ?? now)
+        try connection.transaction { db in
+            // The row as it was, locked: the upsert below re-checks it under the same lock.
+            let before = try db.execute("SELECT instance FROM cluster_nodes WHERE node_id = $1 FOR UPDATE", [nodeID]).first?.string(at: 0)
+            let joined = try db.execute("""
+                INSERT INTO cluster_nodes (node_id, instance, started_at, seen_at) VALUES ($1, $2, $3, $3)
+                ON CONFLICT (node_id) DO UPDATE SET instance = excluded.instance, started_at = excluded.started_at,
+                    seen_at = excluded.seen_at
+                WHERE cluster_nodes.instance = excluded.instance OR cluster_nodes.seen_at < $4
+                """, [nodeID, instance, at, Self.staleBefore(now, lease)])
+            guard joined.affectedRows == 1 else {
+                let seen = try db.execute("SELECT seen_at FROM cluster_nodes WHERE node_id = $1", [nodeID]).first?.string(at: 0)
+                throw ClusterNodeInUseError(nodeID: nodeID, seenAt: seen.flatMap(UTCCivilTime.parse) ?? now)
+            }
+            // A new process under the id holds none of the rooms an earlier one placed.
+            if before != instance {
+                try db.execute("DELETE FROM room_places WHERE node_id = $1", [nodeID])
+            }
         }
     }
 
@@ -45,7 +53,12 @@ public struct PostgresClusterRepository: ClusterRepository {
     }
 
     public func leave(nodeID: String, instance: String) throws {
-        _ = try connection.execute("DELETE FROM cluster_nodes WHERE node_id = $1 AND instance = $2", [nodeID, instance])
+        try connection.transaction { db in
+            // Its rooms close with it.
+            if try db.execute("DELETE FROM cluster_nodes WHERE node_id = $1 AND instance = $2", [nodeID, instance]).affectedRows == 1 {
+                try db.execute("DELETE FROM room_places WHERE node_id = $1", [nodeID])
+            }
+        }
     }
 
     @discardableResult

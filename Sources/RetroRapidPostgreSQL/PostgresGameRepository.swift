@@ -44,15 +44,25 @@ public struct PostgresGameRepository: GameRepository {
         let startedAt = UTCCivilTime.text(game.startedAt)
         let endedAt = UTCCivilTime.text(game.endedAt)
         try PostgresPlayerLookup.requirePlayer(game.playerID, in: db)
+        if let day = game.road.day, !game.practice {
+            // One scored daily game per player, day and level (games_one_scored_daily backs it
+            // against two records at once).
+            if let earlier = try db.execute("""
+                SELECT public_id FROM games WHERE player_id = $1 AND level = $2 AND daily_day = $3 AND NOT practice
+                """, [game.playerID, game.level.rawValue, day.text]).first {
+                throw DailyRoadPlayedError(level: game.level, day: day, gameID: earlier.optionalString(at: 0) ?? "")
+            }
+        }
         guard let id = try db.execute("""
             INSERT INTO games (public_id, player_id, level, seed, rules_version, input_log, score, steps, end_reason,
-                               practice, started_at, ended_at, duration_ms, play_refunded)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                               practice, started_at, ended_at, duration_ms, play_refunded, road, daily_day)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
             RETURNING id
             """, [
                 game.publicID, game.playerID, game.level.rawValue, Int64(bitPattern: game.seed), game.rulesVersion,
                 game.inputLog.encoded, game.score, game.steps, game.endReason.rawValue,
                 game.practice, startedAt, endedAt, game.durationMilliseconds, game.playRefunded,
+                game.road.name, game.road.day?.text,
             ]).first?.int64(at: 0) else {
             throw StoreError.unreadable("games returned no id for the row just inserted")
         }
@@ -64,7 +74,7 @@ public struct PostgresGameRepository: GameRepository {
             rulesVersion: game.rulesVersion, inputLog: game.inputLog.encoded, score: game.score, steps: game.steps,
             endReason: game.endReason, practice: game.practice, startedAt: UTCCivilTime.parse(startedAt) ?? game.startedAt,
             endedAt: UTCCivilTime.parse(endedAt) ?? game.endedAt, durationMilliseconds: game.durationMilliseconds,
-            playRefunded: game.playRefunded)
+            playRefunded: game.playRefunded, road: game.road)
         guard !game.practice else { return RecordedGame(game: stored, standings: []) }
 
         var standings: [LeaderboardStanding] = []
@@ -79,7 +89,17 @@ public struct PostgresGameRepository: GameRepository {
                 level: game.level, period: period, periodKey: board.key, personalBest: best.score,
                 isNewBest: isNewBest, rank: try PostgresLeaderboardRepository.rank(db, board, of: best.position)))
         }
-        return RecordedGame(game: stored, standings: standings)
+        // A scored daily game also goes on its day's board (one per player: its one attempt).
+        var daily: DailyStanding?
+        if let day = game.road.day {
+            let board = PostgresDailyRoadRepository.board(game.level, day)
+            _ = try PostgresLeaderboardRepository.offer(db, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
+            guard let best = try PostgresLeaderboardRepository.best(db, board, playerID: game.playerID) else {
+                throw StoreError.unreadable("best_scores lost the daily row just written for game \(id)")
+            }
+            daily = DailyStanding(day: day, best: best.score, rank: try PostgresLeaderboardRepository.rank(db, board, of: best.position))
+        }
+        return RecordedGame(game: stored, standings: standings, daily: daily)
     }
 
     /// The game with this id, or nil.
@@ -124,7 +144,7 @@ public struct PostgresGameRepository: GameRepository {
 
     private static let columns = """
         id, player_id, level, seed, rules_version, input_log, score, steps, end_reason, practice,
-        started_at, ended_at, duration_ms, public_id, play_refunded
+        started_at, ended_at, duration_ms, public_id, play_refunded, road, daily_day
         """
 
     private static func record(_ row: PostgresRow) throws -> GameRecord {
@@ -132,7 +152,8 @@ public struct PostgresGameRepository: GameRepository {
         guard let level = SpeedLevel(rawValue: row.string(at: 2)),
               let endReason = GameEndReason(rawValue: row.string(at: 8)),
               let startedAt = UTCCivilTime.parse(row.string(at: 10)),
-              let endedAt = UTCCivilTime.parse(row.string(at: 11))
+              let endedAt = UTCCivilTime.parse(row.string(at: 11)),
+              let road = GameRoad(storedName: row.string(at: 15), day: row.optionalString(at: 16))
         else {
             throw StoreError.unreadable("games row \(id) holds a value this build cannot read")
         }
@@ -140,6 +161,6 @@ public struct PostgresGameRepository: GameRepository {
             id: id, publicID: row.optionalString(at: 13), playerID: row.int64(at: 1), level: level,
             seed: UInt64(bitPattern: row.int64(at: 3)), rulesVersion: row.int(at: 4), inputLog: row.string(at: 5),
             score: row.int(at: 6), steps: row.int(at: 7), endReason: endReason, practice: row.bool(at: 9),
-            startedAt: startedAt, endedAt: endedAt, durationMilliseconds: row.int(at: 12), playRefunded: row.bool(at: 14))
+            startedAt: startedAt, endedAt: endedAt, durationMilliseconds: row.int(at: 12), playRefunded: row.bool(at: 14), road: road)
     }
 }

@@ -34,7 +34,13 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
         let limit = try LeaderboardPage.validatedSize(limit)
         let after = try LeaderboardPage.validatedPosition(cursor, level: level, period: period)
         let periodKey = after?.periodKey ?? period.key(containing: now)
-        let board = Board(level: level, period: period, key: periodKey)
+        return try page(Board(level: level, period: period, key: periodKey), limit: limit, after: after, now: now)
+    }
+
+    /// A page of `board` (the body of ``top(level:period:limit:after:now:)``, and of the daily
+    /// boards', which pass their day); `limit` and `after` already checked.
+    func page(_ board: Board, limit: Int, after: LeaderboardCursor.Position?, now: Date, daily: UTCDay? = nil) throws -> LeaderboardPage {
+        let (level, period, periodKey) = (board.level, board.period, board.key)
         return try connection.transaction(.repeatableRead) { db in
             let lines: [LeaderboardLine]
             let firstRank: Int
@@ -45,8 +51,9 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
                 lines = try Self.rows(db, board, after: nil, limit: limit + 1)
                 firstRank = 1
             }
-            return LeaderboardPage.assemble(level: level, period: period, periodKey: periodKey, lines: lines, firstRank: firstRank,
-                                            limit: limit, total: try Self.total(db, board), now: now)
+            return LeaderboardPage.assemble(level: level, period: period, periodKey: periodKey,
+                                            lines: try Self.withGameIDs(db, board, lines), firstRank: firstRank,
+                                            limit: limit, total: try Self.total(db, board), now: now, daily: daily)
         }
     }
 
@@ -57,7 +64,13 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
         playerID: Int64, level: SpeedLevel, period: LeaderboardPeriod, neighbours: Int = 5, now: Date
     ) throws -> LeaderboardNeighbourhood? {
         let neighbours = try LeaderboardNeighbourhood.validatedNeighbours(neighbours)
-        let board = Board(level: level, period: period, key: period.key(containing: now))
+        return try neighbourhood(playerID: playerID, board: Board(level: level, period: period, key: period.key(containing: now)),
+                                 neighbours: neighbours, now: now)
+    }
+
+    /// The body of ``aroundMe(playerID:level:period:neighbours:now:)`` for any board; `neighbours` already checked.
+    func neighbourhood(playerID: Int64, board: Board, neighbours: Int, now: Date, daily: UTCDay? = nil) throws -> LeaderboardNeighbourhood? {
+        let (level, period) = (board.level, board.period)
         return try connection.transaction(.repeatableRead) { db -> LeaderboardNeighbourhood? in
             guard let mine = try Self.best(db, board, playerID: playerID) else {
                 try PostgresPlayerLookup.requirePlayer(playerID, in: db)
@@ -66,9 +79,10 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
             let rank = try Self.rank(db, board, of: mine.position)
             let above = try Self.rows(db, board, before: mine.position, limit: neighbours)
             let below = try Self.rows(db, board, after: mine.position, limit: neighbours + 1)
-            return LeaderboardNeighbourhood.assemble(level: level, period: period, periodKey: board.key, mine: mine, rank: rank,
-                                                     above: above, below: below, neighbours: neighbours,
-                                                     total: try Self.total(db, board), now: now)
+            let named = try Self.withGameIDs(db, board, above + [mine] + below)
+            return LeaderboardNeighbourhood.assemble(level: level, period: period, periodKey: board.key, mine: named[above.count], rank: rank,
+                                                     above: Array(named[..<above.count]), below: Array(named[(above.count + 1)...]),
+                                                     neighbours: neighbours, total: try Self.total(db, board), now: now, daily: daily)
         }
     }
 
@@ -87,6 +101,27 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
     static func line(_ row: PostgresRow) -> LeaderboardLine {
         LeaderboardLine(playerID: row.int64(at: 0), publicID: row.string(at: 1), displayName: row.string(at: 2),
                         score: row.int(at: 3), achievedAt: row.string(at: 4))
+    }
+
+    /// `lines` with the public id of the game that holds each one's best: one look-up by the
+    /// primary key for the page, kept out of the ranking queries so they read their index only.
+    static func withGameIDs(_ db: PostgresConnection, _ board: Board, _ lines: [LeaderboardLine]) throws -> [LeaderboardLine] {
+        guard !lines.isEmpty else { return lines }
+        let players = "{" + lines.map { String($0.playerID) }.joined(separator: ",") + "}"
+        let rows = try db.execute("""
+            SELECT b.player_id, g.public_id
+            FROM best_scores b JOIN games g ON g.id = b.game_id
+            WHERE b.player_id = ANY ($4::bigint[]) AND b.level = $1 AND b.period = $2 AND b.period_key = $3
+            """, board.values + [players])
+        var ids: [Int64: String] = [:]
+        for row in rows.map({ $0 }) {
+            if let gameID = row.optionalString(at: 1) { ids[row.int64(at: 0)] = gameID }
+        }
+        return lines.map { line in
+            var named = line
+            named.gameID = ids[line.playerID]
+            return named
+        }
     }
 
     /// Keeps `score` as the player's best on `board` unless the stored best is at least as

@@ -45,17 +45,24 @@ public struct PostgresRunningGameRepository: RunningGameRepository {
         return try connection.transaction { db in
             var status: QuotaStatus?
             var freePlay = false
+            if let day = game.road.day {
+                // The player's row first, as every start of theirs takes it (the play below too).
+                try PostgresPlayerLookup.requirePlayer(game.playerID, in: db, lockingRow: true)
+                try PostgresDailyRoadRepository.requireDailySeed(game, day: day, db)
+                if !game.practice { try PostgresDailyRoadRepository.takeAttempt(game, day: day, db) }
+            }
             if !game.practice {
                 (status, freePlay) = try quota.consumePlay(db, playerID: game.playerID, gameID: game.publicID, now: game.startedAt)
             } else {
                 try PostgresPlayerLookup.requirePlayer(game.playerID, in: db, lockingRow: true)
             }
             try db.execute("""
-                INSERT INTO running_games (public_id, player_id, level, seed, rules_version, practice, free_play, started_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                INSERT INTO running_games (public_id, player_id, level, seed, rules_version, practice, free_play, started_at,
+                                           road, daily_day)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                 """, [
                     game.publicID, game.playerID, game.level.rawValue, Int64(bitPattern: game.seed), game.rulesVersion,
-                    game.practice, freePlay, UTCCivilTime.text(game.startedAt),
+                    game.practice, freePlay, UTCCivilTime.text(game.startedAt), game.road.name, game.road.day?.text,
                 ])
             return status
         }
@@ -73,6 +80,8 @@ public struct PostgresRunningGameRepository: RunningGameRepository {
             if row.bool(at: 1) {
                 try db.execute("DELETE FROM plays WHERE player_id = $1 AND game_id = $2", [row.int64(at: 0), publicID])
             }
+            // A start that never ran was no daily attempt either.
+            try db.execute("DELETE FROM daily_attempts WHERE game_id = $1", [publicID])
             return true
         }
     }
@@ -177,19 +186,20 @@ public struct PostgresRunningGameRepository: RunningGameRepository {
 
     // MARK: - Private
 
-    private static let columns = "public_id, player_id, level, seed, rules_version, practice, free_play, started_at"
+    private static let columns = "public_id, player_id, level, seed, rules_version, practice, free_play, started_at, road, daily_day"
 
     private static func record(_ row: PostgresRow) throws -> RunningGameRecord {
         let publicID = row.string(at: 0)
         guard let level = SpeedLevel(rawValue: row.string(at: 2)),
-              let startedAt = UTCCivilTime.parse(row.string(at: 7))
+              let startedAt = UTCCivilTime.parse(row.string(at: 7)),
+              let road = GameRoad(storedName: row.string(at: 8), day: row.optionalString(at: 9))
         else {
             throw StoreError.unreadable("running_games row \(publicID) holds a value this build cannot read")
         }
         return RunningGameRecord(
             publicID: publicID, playerID: row.int64(at: 1), level: level, seed: UInt64(bitPattern: row.int64(at: 3)),
             rulesVersion: row.int(at: 4), practice: row.bool(at: 5), freePlay: row.bool(at: 6), startedAt: startedAt,
-            inputLog: "0:", durationMilliseconds: 0, checkpointedAt: startedAt)
+            inputLog: "0:", durationMilliseconds: 0, checkpointedAt: startedAt, road: road)
     }
 
     /// `rows` with their checkpoints joined: the rows of these games only, through the index

@@ -30,7 +30,10 @@ public final class PostgresStorage: StorageConnection {
             games: PostgresGameRepository(connection: connection),
             runningGames: PostgresRunningGameRepository(connection: connection, dailyFreePlays: settings.dailyFreePlays),
             leaderboards: PostgresLeaderboardRepository(connection: connection),
-            cluster: PostgresClusterRepository(connection: connection))
+            cluster: PostgresClusterRepository(connection: connection),
+            dailyRoads: PostgresDailyRoadRepository(connection: connection),
+            races: PostgresRaceRepository(connection: connection),
+            roomPlaces: PostgresRoomPlaceRepository(connection: connection))
     }
 
     @discardableResult

@@ -24,6 +24,7 @@ public struct SQLiteClusterRepository: ClusterRepository {
     public func join(nodeID: String, instance: String, now: Date, lease: TimeInterval) throws {
         let at = UTCCivilTime.text(now)
         try database.transaction(.immediate) { db in
+            let before = try statements.prepare("SELECT instance FROM cluster_nodes WHERE node_id = ?").query([nodeID]) { $0.string(at: 0) }.first
             try statements.prepare("""
                 INSERT INTO cluster_nodes (node_id, instance, started_at, seen_at) VALUES (?1, ?2, ?3, ?3)
                 ON CONFLICT (node_id) DO UPDATE SET instance = excluded.instance, started_at = excluded.started_at,
@@ -33,6 +34,10 @@ public struct SQLiteClusterRepository: ClusterRepository {
             guard db.changes == 1 else {
                 let seen = try statements.prepare("SELECT seen_at FROM cluster_nodes WHERE node_id = ?").query([nodeID]) { $0.string(at: 0) }
                 throw ClusterNodeInUseError(nodeID: nodeID, seenAt: seen.first.flatMap(UTCCivilTime.parse) ?? now)
+            }
+            // A new process under the id holds none of the rooms an earlier one placed.
+            if before != instance {
+                try statements.prepare("DELETE FROM room_places WHERE node_id = ?").execute([nodeID])
             }
         }
     }
@@ -46,8 +51,12 @@ public struct SQLiteClusterRepository: ClusterRepository {
     }
 
     public func leave(nodeID: String, instance: String) throws {
-        try database.transaction(.immediate) { _ in
+        try database.transaction(.immediate) { db in
             try statements.prepare("DELETE FROM cluster_nodes WHERE node_id = ? AND instance = ?").execute([nodeID, instance])
+            // Its rooms close with it.
+            if db.changes == 1 {
+                try statements.prepare("DELETE FROM room_places WHERE node_id = ?").execute([nodeID])
+            }
         }
     }
 

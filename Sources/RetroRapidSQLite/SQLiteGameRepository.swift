@@ -40,14 +40,23 @@ public struct SQLiteGameRepository: GameRepository {
         let startedAt = UTCCivilTime.text(game.startedAt)
         let endedAt = UTCCivilTime.text(game.endedAt)
         try SQLitePlayerRepository.requirePlayer(game.playerID, in: statements)
+        if let day = game.road.day, !game.practice {
+            // One scored daily game per player, day and level (games_one_scored_daily backs it).
+            if let earlier = try statements.prepare("""
+                SELECT public_id FROM games WHERE player_id = ? AND level = ? AND daily_day = ? AND practice = 0
+                """).query([game.playerID, game.level.rawValue, day.text], { $0.isNull(at: 0) ? "" : $0.string(at: 0) }).first {
+                throw DailyRoadPlayedError(level: game.level, day: day, gameID: earlier)
+            }
+        }
         try statements.prepare("""
             INSERT INTO games (public_id, player_id, level, seed, rules_version, input_log, score, steps, end_reason,
-                               practice, started_at, ended_at, duration_ms, play_refunded)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               practice, started_at, ended_at, duration_ms, play_refunded, road, daily_day)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute([
                 game.publicID, game.playerID, game.level.rawValue, Int64(bitPattern: game.seed), game.rulesVersion,
                 game.inputLog.encoded, game.score, game.steps, game.endReason.rawValue,
                 game.practice, startedAt, endedAt, game.durationMilliseconds, game.playRefunded,
+                game.road.name, game.road.day?.text,
             ])
         let id = statements.database.lastInsertRowID
         if let publicID = game.publicID {
@@ -58,7 +67,7 @@ public struct SQLiteGameRepository: GameRepository {
             rulesVersion: game.rulesVersion, inputLog: game.inputLog.encoded, score: game.score, steps: game.steps,
             endReason: game.endReason, practice: game.practice, startedAt: UTCCivilTime.parse(startedAt) ?? game.startedAt,
             endedAt: UTCCivilTime.parse(endedAt) ?? game.endedAt, durationMilliseconds: game.durationMilliseconds,
-            playRefunded: game.playRefunded)
+            playRefunded: game.playRefunded, road: game.road)
         guard !game.practice else { return RecordedGame(game: stored, standings: []) }
 
         var standings: [LeaderboardStanding] = []
@@ -73,7 +82,17 @@ public struct SQLiteGameRepository: GameRepository {
                 level: game.level, period: period, periodKey: board.key, personalBest: best.score,
                 isNewBest: isNewBest, rank: try SQLiteLeaderboardRepository.rank(statements, board, of: best.position)))
         }
-        return RecordedGame(game: stored, standings: standings)
+        // A scored daily game also goes on its day's board (one per player: its one attempt).
+        var daily: DailyStanding?
+        if let day = game.road.day {
+            let board = SQLiteLeaderboardRepository.Board(level: game.level, period: .today, key: day.boardKey)
+            _ = try SQLiteLeaderboardRepository.offer(statements, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
+            guard let best = try SQLiteLeaderboardRepository.best(statements, board, playerID: game.playerID) else {
+                throw StoreError.unreadable("best_scores lost the daily row just written for game \(id)")
+            }
+            daily = DailyStanding(day: day, best: best.score, rank: try SQLiteLeaderboardRepository.rank(statements, board, of: best.position))
+        }
+        return RecordedGame(game: stored, standings: standings, daily: daily)
     }
 
     /// The game with this id, or nil.
@@ -120,7 +139,7 @@ public struct SQLiteGameRepository: GameRepository {
 
     private static let columns = """
         id, player_id, level, seed, rules_version, input_log, score, steps, end_reason, practice,
-        started_at, ended_at, duration_ms, public_id, play_refunded
+        started_at, ended_at, duration_ms, public_id, play_refunded, road, daily_day
         """
 
     private static func record(_ row: Statement) throws -> GameRecord {
@@ -128,7 +147,8 @@ public struct SQLiteGameRepository: GameRepository {
         guard let level = SpeedLevel(rawValue: row.string(at: 2)),
               let endReason = GameEndReason(rawValue: row.string(at: 8)),
               let startedAt = UTCCivilTime.parse(row.string(at: 10)),
-              let endedAt = UTCCivilTime.parse(row.string(at: 11))
+              let endedAt = UTCCivilTime.parse(row.string(at: 11)),
+              let road = GameRoad(storedName: row.string(at: 15), day: row.isNull(at: 16) ? nil : row.string(at: 16))
         else {
             throw StoreError.unreadable("games row \(id) holds a value this build cannot read")
         }
@@ -136,6 +156,6 @@ public struct SQLiteGameRepository: GameRepository {
             id: id, publicID: row.isNull(at: 13) ? nil : row.string(at: 13), playerID: row.int64(at: 1), level: level, seed: UInt64(bitPattern: row.int64(at: 3)),
             rulesVersion: row.int(at: 4), inputLog: row.string(at: 5), score: row.int(at: 6), steps: row.int(at: 7),
             endReason: endReason, practice: row.bool(at: 9), startedAt: startedAt, endedAt: endedAt,
-            durationMilliseconds: row.int(at: 12), playRefunded: row.bool(at: 14))
+            durationMilliseconds: row.int(at: 12), playRefunded: row.bool(at: 14), road: road)
     }
 }

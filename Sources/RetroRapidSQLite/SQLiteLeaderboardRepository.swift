@@ -40,7 +40,13 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
         let limit = try LeaderboardPage.validatedSize(limit)
         let after = try LeaderboardPage.validatedPosition(cursor, level: level, period: period)
         let periodKey = after?.periodKey ?? period.key(containing: now)
-        let board = Board(level: level, period: period, key: periodKey)
+        return try page(Board(level: level, period: period, key: periodKey), limit: limit, after: after, now: now)
+    }
+
+    /// A page of `board` (the body of ``top(level:period:limit:after:now:)``, and of the daily
+    /// boards', which pass their day); `limit` and `after` already checked.
+    func page(_ board: Board, limit: Int, after: LeaderboardCursor.Position?, now: Date, daily: UTCDay? = nil) throws -> LeaderboardPage {
+        let (level, period, periodKey) = (board.level, board.period, board.key)
         return try database.transaction(.deferred) { _ in
             let db = statements
             let rows: [LeaderboardLine]
@@ -52,8 +58,9 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
                 rows = try Self.rows(db, board, after: nil, limit: limit + 1)
                 firstRank = 1
             }
-            return LeaderboardPage.assemble(level: level, period: period, periodKey: periodKey, lines: rows, firstRank: firstRank,
-                                            limit: limit, total: try Self.total(db, board), now: now)
+            return LeaderboardPage.assemble(level: level, period: period, periodKey: periodKey,
+                                            lines: try Self.withGameIDs(db, board, rows), firstRank: firstRank,
+                                            limit: limit, total: try Self.total(db, board), now: now, daily: daily)
         }
     }
 
@@ -64,7 +71,13 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
         playerID: Int64, level: SpeedLevel, period: LeaderboardPeriod, neighbours: Int = 5, now: Date
     ) throws -> LeaderboardNeighbourhood? {
         let neighbours = try LeaderboardNeighbourhood.validatedNeighbours(neighbours)
-        let board = Board(level: level, period: period, key: period.key(containing: now))
+        return try neighbourhood(playerID: playerID, board: Board(level: level, period: period, key: period.key(containing: now)),
+                                 neighbours: neighbours, now: now)
+    }
+
+    /// The body of ``aroundMe(playerID:level:period:neighbours:now:)`` for any board; `neighbours` already checked.
+    func neighbourhood(playerID: Int64, board: Board, neighbours: Int, now: Date, daily: UTCDay? = nil) throws -> LeaderboardNeighbourhood? {
+        let (level, period) = (board.level, board.period)
         return try database.transaction(.deferred) { _ -> LeaderboardNeighbourhood? in
             let db = statements
             guard let mine = try Self.best(db, board, playerID: playerID) else {
@@ -74,9 +87,10 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
             let rank = try Self.rank(db, board, of: mine.position)
             let above = try Self.rows(db, board, before: mine.position, limit: neighbours)
             let below = try Self.rows(db, board, after: mine.position, limit: neighbours + 1)
-            return LeaderboardNeighbourhood.assemble(level: level, period: period, periodKey: board.key, mine: mine, rank: rank,
-                                                     above: above, below: below, neighbours: neighbours,
-                                                     total: try Self.total(db, board), now: now)
+            let named = try Self.withGameIDs(db, board, above + [mine] + below)
+            return LeaderboardNeighbourhood.assemble(level: level, period: period, periodKey: board.key, mine: named[above.count], rank: rank,
+                                                     above: Array(named[..<above.count]), below: Array(named[(above.count + 1)...]),
+                                                     neighbours: neighbours, total: try Self.total(db, board), now: now, daily: daily)
         }
     }
 
@@ -96,6 +110,24 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
     static func row(_ statement: Statement) -> LeaderboardLine {
         LeaderboardLine(playerID: statement.int64(at: 0), publicID: statement.string(at: 1), displayName: statement.string(at: 2),
             score: statement.int(at: 3), achievedAt: statement.string(at: 4))
+    }
+
+    /// `lines` with the public id of the game that holds each one's best: one look-up by the
+    /// primary key for the page, kept out of the ranking queries so they read their index only.
+    static func withGameIDs(_ db: ScoreStatements, _ board: Board, _ lines: [LeaderboardLine]) throws -> [LeaderboardLine] {
+        guard !lines.isEmpty else { return lines }
+        let players = "[" + lines.map { String($0.playerID) }.joined(separator: ",") + "]"
+        let pairs = try db.prepare("""
+            SELECT b.player_id, g.public_id
+            FROM json_each(?4) AS j CROSS JOIN best_scores b CROSS JOIN games g
+            WHERE b.player_id = j.value AND b.level = ?1 AND b.period = ?2 AND b.period_key = ?3 AND g.id = b.game_id
+            """).query(board.values + [players]) { ($0.int64(at: 0), $0.isNull(at: 1) ? nil : $0.string(at: 1)) }
+        let ids = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+        return lines.map { line in
+            var named = line
+            named.gameID = ids[line.playerID] ?? nil
+            return named
+        }
     }
 
     /// Keeps `score` as the player's best on `board` unless the stored best is at least as

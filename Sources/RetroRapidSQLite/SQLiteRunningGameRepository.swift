@@ -48,17 +48,23 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
         return try database.transaction(.immediate) { db in
             var status: QuotaStatus?
             var freePlay = false
+            if let day = game.road.day {
+                try SQLitePlayerRepository.requirePlayer(game.playerID, in: db)
+                try SQLiteDailyRoadRepository.requireDailySeed(game, day: day, statements)
+                if !game.practice { try SQLiteDailyRoadRepository.takeAttempt(game, day: day, statements) }
+            }
             if !game.practice {
                 (status, freePlay) = try quota.consumePlay(db, playerID: game.playerID, gameID: game.publicID, now: game.startedAt)
             } else {
                 try SQLitePlayerRepository.requirePlayer(game.playerID, in: db)
             }
             try statements.prepare("""
-                INSERT INTO running_games (public_id, player_id, level, seed, rules_version, practice, free_play, started_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO running_games (public_id, player_id, level, seed, rules_version, practice, free_play, started_at,
+                                           road, daily_day)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute([
                     game.publicID, game.playerID, game.level.rawValue, Int64(bitPattern: game.seed), game.rulesVersion,
-                    game.practice, freePlay, UTCCivilTime.text(game.startedAt),
+                    game.practice, freePlay, UTCCivilTime.text(game.startedAt), game.road.name, game.road.day?.text,
                 ])
             return status
         }
@@ -73,6 +79,10 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
             try statements.prepare("""
                 DELETE FROM plays
                 WHERE game_id = ?1 AND player_id = (SELECT player_id FROM running_games WHERE public_id = ?1 AND free_play = 1)
+                """).execute([publicID])
+            // A start that never ran was no daily attempt either.
+            try statements.prepare("""
+                DELETE FROM daily_attempts WHERE game_id = ?1 AND EXISTS (SELECT 1 FROM running_games WHERE public_id = ?1)
                 """).execute([publicID])
             try statements.prepare("DELETE FROM running_games WHERE public_id = ?").execute([publicID])
             return db.changes == 1
@@ -169,19 +179,20 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
 
     // MARK: - Private
 
-    private static let columns = "public_id, player_id, level, seed, rules_version, practice, free_play, started_at"
+    private static let columns = "public_id, player_id, level, seed, rules_version, practice, free_play, started_at, road, daily_day"
 
     private static func record(_ row: Statement) throws -> RunningGameRecord {
         let publicID = row.string(at: 0)
         guard let level = SpeedLevel(rawValue: row.string(at: 2)),
-              let startedAt = UTCCivilTime.parse(row.string(at: 7))
+              let startedAt = UTCCivilTime.parse(row.string(at: 7)),
+              let road = GameRoad(storedName: row.string(at: 8), day: row.isNull(at: 9) ? nil : row.string(at: 9))
         else {
             throw StoreError.unreadable("running_games row \(publicID) holds a value this build cannot read")
         }
         return RunningGameRecord(
             publicID: publicID, playerID: row.int64(at: 1), level: level, seed: UInt64(bitPattern: row.int64(at: 3)),
             rulesVersion: row.int(at: 4), practice: row.bool(at: 5), freePlay: row.bool(at: 6), startedAt: startedAt,
-            inputLog: "0:", durationMilliseconds: 0, checkpointedAt: startedAt)
+            inputLog: "0:", durationMilliseconds: 0, checkpointedAt: startedAt, road: road)
     }
 
     /// `rows` with their checkpoints joined: one pass over `game_checkpoints` in id order,

@@ -28,7 +28,10 @@ public final class SQLiteStorage: StorageConnection {
             games: SQLiteGameRepository(database: database),
             runningGames: SQLiteRunningGameRepository(database: database, dailyFreePlays: settings.dailyFreePlays),
             leaderboards: SQLiteLeaderboardRepository(database: database),
-            cluster: SQLiteClusterRepository(database: database))
+            cluster: SQLiteClusterRepository(database: database),
+            dailyRoads: SQLiteDailyRoadRepository(database: database),
+            races: SQLiteRaceRepository(database: database),
+            roomPlaces: SQLiteRoomPlaceRepository(database: database))
     }
 
     @discardableResult

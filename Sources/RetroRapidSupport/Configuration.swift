@@ -80,6 +80,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var paymentSecretKey: String? = nil
     public var paymentTimeoutSeconds = 10
     public var publicBaseURL: String? = nil
+    // Race rooms and quick races (docs/PROTOCOL.md "Race rooms").
+    /// The least time between two `standings` messages of one race.
+    public var standingsIntervalMilliseconds = 500
+    public var raceCountdownSeconds = 3
+    /// A race ends at this; the racers still racing end (`time_limit`).
+    public var raceTimeLimitSeconds = 600
+    /// The quick-race queue's wait after the second racer at a level joins it.
+    public var quickRaceWaitSeconds = 10
+    public var maxRooms = 5000
     public var metricsEnabled = true
     public var eventLoop = EventLoop.libev
 
@@ -590,6 +599,20 @@ extension ServerConfiguration {
         .optionalText("publicBaseURL", "public-base-url", \.publicBaseURL, valueName: "URL",
                       help: "This site's public address as players reach it (https://game.example.com): the "
                           + "provider sends them back to <URL>/unlock.html after paying or cancelling."),
+        .integer("standingsIntervalMilliseconds", "standings-interval-ms", \.standingsIntervalMilliseconds,
+                 range: 50...10_000,
+                 help: "The least time between two standings messages of one race (sent only when something "
+                     + "changed; the first and the last are always sent)."),
+        .integer("raceCountdownSeconds", "race-countdown-seconds", \.raceCountdownSeconds, range: 0...60,
+                 help: "The countdown between a race's start and its first step, the same for every racer."),
+        .integer("raceTimeLimitSeconds", "race-time-limit-seconds", \.raceTimeLimitSeconds, range: 10...86_400,
+                 help: "A race ends this long after its start deadline: the racers still racing end then (their "
+                     + "games are stored abandoned with their scores; the race says time_limit)."),
+        .integer("quickRaceWaitSeconds", "quick-race-wait-seconds", \.quickRaceWaitSeconds, range: 0...600,
+                 help: "How long the quick-race queue of a level waits, from its second racer's arrival, before it "
+                     + "forms a room of whoever waits (at once when 8 wait)."),
+        .integer("maxRooms", "max-rooms", \.maxRooms, range: 1...1_000_000,
+                 help: "Race rooms open on this node at once; one more is refused (too_many_rooms)."),
         .boolean("metricsEnabled", "metrics-enabled", \.metricsEnabled, help: "Whether the server exposes its metrics."),
         .choice("eventLoop", "event-loop", \.eventLoop, valueName: "LOOP",
                 help: "libev (epoll, for many connections; needs Debian's libwebsockets-evlib-ev) or poll "

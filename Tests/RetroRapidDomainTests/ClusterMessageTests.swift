@@ -8,6 +8,7 @@ struct ClusterMessageTests {
         .deviceRevoked(playerID: 7, deviceID: 9),
         .releaseGame(gameID: "g-1", playerID: 7, owner: "node-b"),
         .gameReleased(gameID: "g-1", playerID: 7),
+        .gameStays(gameID: "g-1", playerID: 7),
     ]
 
     @Test func everyMessageComesBackAsItWasSentWithItsSender() {
@@ -21,7 +22,7 @@ struct ClusterMessageTests {
 
     @Test func aPayloadWithoutASenderOrAKnownMessageIsIgnored() {
         for payload in ["", "|settings|1|2|3", "settings|1|2|3", "a|", "a|settings|1|2", "a|settings|x|2|3",
-                        "a|revoked|1|2|3", "a|release||1|b", "a|future|1", "a|settings|1|2|3|4"] {
+                        "a|revoked|1|2|3", "a|release||1|b", "a|stays||7", "a|stays|g-1", "a|future|1", "a|settings|1|2|3|4"] {
             #expect(ClusterEnvelope(encoded: payload) == nil, "\(payload)")
         }
     }

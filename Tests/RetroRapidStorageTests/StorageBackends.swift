@@ -35,7 +35,11 @@ struct BackendUnderTest: Sendable, CustomStringConvertible {
                 return db.lastInsertRowID
             },
             dump: { try db.dump() },
-            close: {})
+            close: {},
+            openAnother: {
+                // A long busy timeout: a race test's racers queue on the one write lock.
+                SQLiteStorage(database: try Database(path: path, busyTimeoutMilliseconds: 120_000), migrations: productMigrations)
+            })
     }
 
     /// PostgreSQL: a new database on the test server (`TestPostgres`), dropped after the test.
@@ -54,7 +58,11 @@ struct BackendUnderTest: Sendable, CustomStringConvertible {
                         """, [publicID, "Racer"]).first!.int64(at: 0)
                 },
                 dump: { try postgresDump(connection) },
-                close: drop)
+                close: drop,
+                openAnother: {
+                    PostgresStorage(connection: try PostgresConnection(conninfo: url),
+                                    migrations: productMigrations.appendingPathComponent("postgresql"), location: url)
+                })
         } catch {
             drop()
             throw error
@@ -87,9 +95,68 @@ struct StoreUnderTest {
     let dump: () throws -> [String]
     /// Drops what `open` made beyond the temporary folder (a PostgreSQL database).
     let close: () -> Void
+    /// Another connection to the same store, for racers on threads of their own.
+    let openAnother: @Sendable () throws -> any StorageConnection
 
     func repositories(_ settings: RepositorySettings = RepositorySettings()) -> StorageRepositories {
         connection.repositories(settings)
+    }
+}
+
+/// Races `count` connections of `store` for one rule: each thread opens its own connection,
+/// waits until all are open, then all run `body` at once. Returns each one's outcome by index.
+/// The tests assert the exact outcome, never how long it took. One race at a time in the
+/// process: PostgreSQL's connection limit is shared.
+func raceConnections<T: Sendable>(_ store: StoreUnderTest, _ count: Int,
+                                  _ body: @escaping @Sendable (_ index: Int, _ repositories: StorageRepositories) throws -> T) -> [Result<T, any Error>] {
+    contractRaces.lock()
+    defer { contractRaces.unlock() }
+    let outcomes = ContractRaceOutcomes<T>(count)
+    let opened = DispatchSemaphore(value: 0)
+    let go = DispatchSemaphore(value: 0)
+    let finished = DispatchGroup()
+    let open = store.openAnother
+    for index in 0..<count {
+        finished.enter()
+        Thread {
+            defer { finished.leave() }
+            let connection: any StorageConnection
+            do {
+                connection = try open()
+            } catch {
+                outcomes.set(index, .failure(error))
+                opened.signal()
+                return
+            }
+            opened.signal()
+            go.wait()
+            outcomes.set(index, Result { try body(index, connection.repositories(RepositorySettings())) })
+        }.start()
+    }
+    for _ in 0..<count { opened.wait() }
+    for _ in 0..<count { go.signal() }
+    finished.wait()
+    return outcomes.all
+}
+
+private let contractRaces = NSLock()
+
+private final class ContractRaceOutcomes<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [Result<T, any Error>?]
+
+    init(_ count: Int) { results = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ result: Result<T, any Error>) {
+        lock.lock()
+        results[index] = result
+        lock.unlock()
+    }
+
+    var all: [Result<T, any Error>] {
+        lock.lock()
+        defer { lock.unlock() }
+        return results.map { $0 ?? .failure(StoreError(.unreadable, "racer never finished")) }
     }
 }
 

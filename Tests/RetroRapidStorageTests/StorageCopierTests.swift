@@ -25,7 +25,7 @@ struct StorageCopierTests {
                 let tables = try sqliteTables(sqlite.database)
                 var inserted = 0
                 #expect(Set(report.tables.map(\.name)) == Set(tables))
-                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes"])
+                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together"])
                 for table in tables {
                     let expected = try sqliteRows(sqlite.database, table)
                     // The fixture reaches every table, so a table added later fails here until it does.
@@ -39,7 +39,8 @@ struct StorageCopierTests {
                 // Parents before children: every foreign key points to a table copied earlier.
                 let order = report.tables.map(\.name)
                 for (child, parent) in [("devices", "players"), ("link_codes", "devices"), ("code_redemptions", "promo_codes"),
-                                        ("orders", "promo_codes"), ("webhook_events", "orders"), ("best_scores", "games")] {
+                                        ("orders", "promo_codes"), ("webhook_events", "orders"), ("best_scores", "games"),
+                                        ("race_entries", "races"), ("race_entries", "games"), ("daily_attempts", "players")] {
                     #expect(order.firstIndex(of: parent)! < order.firstIndex(of: child)!, "\(parent) must come before \(child)")
                 }
                 _ = url
@@ -59,7 +60,7 @@ struct StorageCopierTests {
                     ORDER BY 1
                     """).map { "\($0.string(at: 0)) \($0.string(at: 1))" }
                 #expect(types == ["devices.token_hash bytea", "games.play_refunded boolean", "games.practice boolean",
-                                  "link_codes.code_hash bytea", "running_games.free_play boolean", "running_games.practice boolean"])
+                                  "link_codes.code_hash bytea", "races.practice boolean", "running_games.free_play boolean", "running_games.practice boolean"])
                 let sqlitePractice = try sqlite.database.prepare("SELECT count(*) FROM games WHERE practice = 1").query { $0.int(at: 0) }.first
                 #expect(try pg.execute("SELECT count(*) FROM games WHERE practice").first?.int(at: 0) == sqlitePractice)
                 #expect(sqlitePractice == 2)
@@ -82,7 +83,7 @@ struct StorageCopierTests {
                     SELECT table_name, column_name FROM information_schema.columns
                     WHERE table_schema = current_schema() AND is_identity = 'YES' ORDER BY 1
                     """).map { ($0.string(at: 0), $0.string(at: 1)) }
-                #expect(identities.count == 9)
+                #expect(identities.count == 10)
                 for (table, column) in identities {
                     let largest = try sqlite.database.prepare("SELECT coalesce(max(\(column)), 0) FROM \(table)").query { $0.int64(at: 0) }.first ?? 0
                     #expect(largest > 0, "the fixture leaves \(table) empty")
@@ -209,7 +210,7 @@ struct StorageCopierTests {
                 // Not even migrated: the target has no table at all.
                 #expect(try postgresDump(target.connection) == [])
             }
-            #expect(try sqlite.pendingMigrations().count == 4)
+            #expect(try sqlite.pendingMigrations().count == 5)
         }
     }
 
@@ -377,6 +378,27 @@ struct StorageCopierTests {
         #expect(try repositories.cluster.claim(gameID: "00000000000000b1", nodeID: "node-a", now: t0.addingTimeInterval(621),
                                                lease: ClusterLease.lease) == .claimed)
 
+        // Play together (migration 0008): a room placed on the node, a finished race of two
+        // stored games, the day's road with a scored attempt stored and a practice one running.
+        #expect(try repositories.roomPlaces.place(code: "K7QXM2", nodeID: "node-a", now: t0.addingTimeInterval(622), lease: ClusterLease.lease))
+        try repositories.races.record(NewRace(
+            roomCode: "K7QXM2", level: .fast, practice: false, seed: 11, startedAt: t0.addingTimeInterval(140),
+            endedAt: t0.addingTimeInterval(200), entries: [
+                .init(place: 1, seat: 1, playerID: bob.id, gameID: "00000000000000f2", score: state.score, endReason: .crash),
+                .init(place: 2, seat: 0, playerID: ada.id, gameID: "00000000000000f1", score: state.score, endReason: .timeLimit),
+            ]))
+        let day = UTCDay(containing: t0)
+        let dailySeed = try repositories.dailyRoads.seed(level: .cruise, day: day, now: t0.addingTimeInterval(700))
+        try repositories.runningGames.begin(RunningGameStart(publicID: "00000000000000d1", playerID: cy.id, level: .cruise, seed: dailySeed,
+                                                             practice: false, startedAt: t0.addingTimeInterval(700), road: .daily(day)))
+        var daily = scoredGame(player: cy.id, level: .cruise, score: 7, endedAt: t0.addingTimeInterval(760))
+        daily.publicID = "00000000000000d1"
+        daily.seed = dailySeed
+        daily.road = .daily(day)
+        _ = try repositories.games.record(daily)
+        try repositories.runningGames.begin(RunningGameStart(publicID: "00000000000000d2", playerID: bob.id, level: .cruise, seed: dailySeed,
+                                                             practice: true, startedAt: t0.addingTimeInterval(770), road: .daily(day)))
+
         // A game stored before games kept their public id (migration 0005): public_id NULL.
         try sqlite.database.prepare("""
             INSERT INTO games (player_id, level, seed, rules_version, input_log, score, steps, end_reason, practice,
@@ -471,7 +493,7 @@ struct StorageCopierTests {
             SELECT table_name FROM information_schema.tables
             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'
             """).map { $0.string(at: 0) }
-        #expect(tables.count == 17)
+        #expect(tables.count == 22)
         for table in tables {
             #expect(try pg.execute("SELECT count(*) FROM \(table)").first?.int(at: 0) == 0, "\(table) holds rows after a failed copy")
         }

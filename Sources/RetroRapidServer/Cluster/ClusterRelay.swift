@@ -125,7 +125,7 @@ public final class ClusterRelay: Sendable {
             })
         case .deviceRevoked(let playerID, let deviceID):
             events.publishDeviceRevoked(playerID: playerID, deviceID: deviceID, origin: .otherNode)
-        case .releaseGame, .gameReleased:
+        case .releaseGame, .gameReleased, .gameStays:
             break
         }
         for observer in observers.withLock({ $0 }) {

@@ -255,6 +255,15 @@ final class GameHandoff: @unchecked Sendable {
         switch envelope.message {
         case .releaseGame(let gameID, let playerID, let owner) where owner == nodeID:
             letGo(gameID, playerID: playerID, to: envelope.sender)
+        case .gameStays(let gameID, let playerID):
+            // A race's game stays where its race runs: the player is sent there.
+            guard let fetch = fetches.removeValue(forKey: playerID),
+                  let connection = connections[fetch.connectionID], connection.closing == nil else { return }
+            var refusal = ProtocolError(.gameElsewhere,
+                "Game \(gameID) is a race running on server \(envelope.sender): connect to it to take the game back.",
+                inReplyTo: fetch.purpose == .resume ? "resume" : "quit")
+            refusal.node = envelope.sender
+            connections.refuse(connection, refusal)
         case .gameReleased(_, let playerID):
             guard var fetch = fetches[playerID] else { return }
             fetch.retryAt = MonotonicClock.now()
@@ -273,6 +282,10 @@ final class GameHandoff: @unchecked Sendable {
             // Not running here (this process never had it, or it ended): release the row in
             // case it names this node, so the asker need not wait for the lease.
             if host.game(of: playerID)?.gameID != gameID { release(gameID, playerID: playerID) }
+            // A race's seat never moves while its race runs: the asker sends the player here.
+            else if let placed = host.playerSeat(of: playerID), placed.match.movableSeat == nil {
+                relay.publish(.gameStays(gameID: gameID, playerID: playerID))
+            }
             return
         }
         let nodeID = self.nodeID

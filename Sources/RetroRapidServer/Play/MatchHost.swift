@@ -146,6 +146,17 @@ final class MatchHost: @unchecked Sendable {
         return (match, seat)
     }
 
+    /// Whether a game is being started for the player (its play on the storage thread).
+    func isStarting(_ playerID: Int64) -> Bool { startingPlayers.contains(playerID) }
+
+    /// A race's play is being consumed for the player (`RoomHost`): no other start meanwhile,
+    /// and a shutdown waits for it, as for `start`'s.
+    func beginStart(_ playerID: Int64) { startingPlayers.insert(playerID) }
+    func endStart(_ playerID: Int64) {
+        startingPlayers.remove(playerID)
+        if shuttingDown { closeOnceStored() }
+    }
+
     /// The seat the connection plays, with its match, if any.
     private func playerSeat(of connection: WebSocketConnection) -> PlayerSeat? {
         guard let address = connection.seat, let match = matches[address.match], let seat = match.seat(at: address),

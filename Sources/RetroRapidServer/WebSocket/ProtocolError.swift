@@ -42,6 +42,25 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         static let watchElsewhere = Code(rawValue: "watch_elsewhere")
         /// `stopWatching` on a connection that watches nothing.
         static let notWatching = Code(rawValue: "not_watching")
+        // Race rooms and quick races (docs/PROTOCOL.md "Race rooms").
+        static let alreadyInRoom = Code(rawValue: "already_in_room")
+        static let notInRoom = Code(rawValue: "not_in_room")
+        static let roomNotFound = Code(rawValue: "room_not_found")
+        static let roomFull = Code(rawValue: "room_full")
+        /// The room is counting down, racing or saving a race: nobody joins, readies or starts.
+        static let raceRunning = Code(rawValue: "race_running")
+        static let notHost = Code(rawValue: "not_host")
+        /// Fewer than 2 racers, or a racer not ready (the message names who).
+        static let notReady = Code(rawValue: "not_ready")
+        static let tooManyRooms = Code(rawValue: "too_many_rooms")
+        static let alreadyInQueue = Code(rawValue: "already_in_queue")
+        static let notInQueue = Code(rawValue: "not_in_queue")
+        /// A move before the race's start deadline.
+        static let notStarted = Code(rawValue: "not_started")
+        /// Cluster mode: the room lives on another node (the error carries its `node`).
+        static let roomElsewhere = Code(rawValue: "room_elsewhere")
+        /// Cluster mode: a race game runs on another node and is not moved while the race runs.
+        static let gameElsewhere = Code(rawValue: "game_elsewhere")
 
         /// An upgrade on another path than /ws.
         static let notFound = Code(rawValue: "not_found")

@@ -25,9 +25,22 @@ enum ClientMessage: Equatable, Sendable {
         case game(String)
         case room(code: String, seat: Int?)
     }
+    // Race rooms (docs/PROTOCOL.md "Race rooms").
+    /// Opens a race room with the sender as host; `seats` 2–8.
+    case openRoom(level: SpeedLevel, seats: Int, practice: Bool)
+    /// Joins a room by its code as typed (case and spaces or dashes do not matter).
+    case joinRoom(code: String)
+    case ready(Bool)
+    /// The host starts the race.
+    case startRace
+    case leaveRoom
+    /// Waits for a quick race at `level`.
+    case quickRace(level: SpeedLevel)
+    case leaveQueue
 
     /// The `type` names, for error messages and metrics.
-    static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping", "watch", "stopWatching"]
+    static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping", "watch", "stopWatching",
+                            "openRoom", "joinRoom", "ready", "startRace", "leaveRoom", "quickRace", "leaveQueue"]
 
     /// Reads one complete message. Every failure is a `ProtocolError` that names the field.
     static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> ClientMessage {
@@ -67,6 +80,9 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
     package var gameId: String?
     package var room: String?
     package var seat: Int?
+    package var seats: Int?
+    package var code: String?
+    package var ready: Bool?
     /// Known fields that held the wrong kind of value (left nil above). Only a type that uses
     /// one refuses the message: the others ignore it like any field they do not use.
     package var wrongFields: Fields = []
@@ -86,6 +102,9 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         package static let gameId = Fields(rawValue: 1 << 7)
         package static let room = Fields(rawValue: 1 << 8)
         package static let seat = Fields(rawValue: 1 << 9)
+        package static let seats = Fields(rawValue: 1 << 10)
+        package static let code = Fields(rawValue: 1 << 11)
+        package static let ready = Fields(rawValue: 1 << 12)
     }
 
     /// One field as the wire has it.
@@ -111,6 +130,8 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         let name: StaticString
         /// The message type that reads it; nil for `type`, which every message has.
         let usedBy: String?
+        /// Other message types that read it.
+        var alsoUsedBy: [String] = []
         /// Its kind of value and where it is kept.
         let slot: Slot
         /// For a field its type cannot do without: what to send, said when it is missing (and,
@@ -138,19 +159,24 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
               required: "the device token from sign-up or linking", requiredNonEmpty: true),
         // Only logged.
         Field(flag: .client, name: "client", usedBy: "hello", slot: .string(\.client), maximumLength: 128),
-        Field(flag: .level, name: "level", usedBy: "start", slot: .string(\.level), required: "one of \(levelList)"),
-        Field(flag: .practice, name: "practice", usedBy: "start", slot: .bool(\.practice)),
+        Field(flag: .level, name: "level", usedBy: "start", alsoUsedBy: ["openRoom", "quickRace"], slot: .string(\.level),
+              required: "one of \(levelList)"),
+        Field(flag: .practice, name: "practice", usedBy: "start", alsoUsedBy: ["openRoom"], slot: .bool(\.practice)),
         Field(flag: .direction, name: "direction", usedBy: "move", slot: .string(\.direction), required: #""left" or "right""#),
         Field(flag: .step, name: "step", usedBy: "move", slot: .integer(\.step),
               required: "the number of the last step message the player saw"),
         Field(flag: .gameId, name: "gameId", usedBy: "watch", slot: .string(\.gameId), maximumLength: 64),
         Field(flag: .room, name: "room", usedBy: "watch", slot: .string(\.room), maximumLength: 64),
         Field(flag: .seat, name: "seat", usedBy: "watch", slot: .integer(\.seat)),
+        Field(flag: .seats, name: "seats", usedBy: "openRoom", slot: .integer(\.seats)),
+        Field(flag: .code, name: "code", usedBy: "joinRoom", slot: .string(\.code),
+              required: "the room's invite code, such as K7QXM2", requiredNonEmpty: true),
+        Field(flag: .ready, name: "ready", usedBy: "ready", slot: .bool(\.ready)),
     ]
 
     /// The fields each type reads; every other field is ignored, whatever it holds.
     static let fieldsUsed: [String: Fields] = fields.reduce(into: [:]) { used, field in
-        if let type = field.usedBy { used[type, default: []].insert(field.flag) }
+        for type in (field.usedBy.map { [$0] } ?? []) + field.alsoUsedBy { used[type, default: []].insert(field.flag) }
     }
 
     private static func field(_ flag: Fields) -> Field {
@@ -252,6 +278,19 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         case "ping": return .ping
         case "watch": return .watch(try watchTarget())
         case "stopWatching": return .stopWatching
+        case "openRoom":
+            let seats = self.seats ?? RaceRoom.defaultSeats
+            guard RaceRoom.seatRange.contains(seats) else {
+                throw ProtocolError(.badMessage, "openRoom needs \"seats\" from \(RaceRoom.seatRange.lowerBound) to "
+                    + "\(RaceRoom.seatRange.upperBound), got \(seats).", inReplyTo: type)
+            }
+            return .openRoom(level: try choice(level, .level, by: type), seats: seats, practice: practice ?? false)
+        case "joinRoom": return .joinRoom(code: String(try required(code, .code, by: type).prefix(64)))
+        case "ready": return .ready(ready ?? true)
+        case "startRace": return .startRace
+        case "leaveRoom": return .leaveRoom
+        case "quickRace": return .quickRace(level: try choice(level, .level, by: type))
+        case "leaveQueue": return .leaveQueue
         default:
             throw ProtocolError(.unknownType, "\"\(type.prefix(40))\" is not a message type; use one of \(Self.typeList).")
         }

@@ -42,6 +42,14 @@ enum ServerMessage: Equatable, Sendable {
     case watchEnded(gameID: String, reason: String, score: Int)
     /// To a game's player (and every racer of its match): how many watch it now.
     case watchers(gameID: String, count: Int)
+    // Race rooms (docs/PROTOCOL.md "Race rooms"; written by RaceMessages.swift).
+    /// A room as its receiver sees it (their seat in `you`).
+    case room(RoomView)
+    case roomLeft(code: RoomCode, reason: RoomLeftReason)
+    case countdown(code: RoomCode, startsInMilliseconds: Int)
+    case standings(code: RoomCode, racers: [RaceStandings.Entry])
+    case raceOver(RaceOutcome)
+    case queue(QueueView)
 
     enum PauseReason: String, Sendable {
         /// The player asked. (A game whose connection dropped is paused too, but nobody is
@@ -81,6 +89,8 @@ enum ServerMessage: Equatable, Sendable {
         var speedStage: Int
         var safeLanes: LaneSet
         var paused: Bool
+        /// The code of the room whose race this game is, if it is one.
+        var race: RoomCode? = nil
     }
 
     struct GameResult: Equatable, Sendable {
@@ -119,6 +129,12 @@ enum ServerMessage: Equatable, Sendable {
         case .watching: "watching"
         case .watchEnded: "watchEnded"
         case .watchers: "watchers"
+        case .room: "room"
+        case .roomLeft: "roomLeft"
+        case .countdown: "countdown"
+        case .standings: "standings"
+        case .raceOver: "raceOver"
+        case .queue: "queue"
         }
     }
 
@@ -226,6 +242,21 @@ enum ServerMessage: Equatable, Sendable {
         case .watchers(let gameID, let count):
             w.key("gameId"); w.string(gameID)
             w.key("count"); w.int(count)
+        case .room(let room):
+            w.key("room"); RaceMessages.write(room, into: &w)
+        case .roomLeft(let code, let reason):
+            w.key("code"); w.string(code.text)
+            w.key("reason"); w.string(reason.rawValue)
+        case .countdown(let code, let startsIn):
+            w.key("code"); w.string(code.text)
+            w.key("startsInMs"); w.int(startsIn)
+        case .standings(let code, let racers):
+            w.key("code"); w.string(code.text)
+            w.key("racers"); RaceMessages.write(racers, into: &w)
+        case .raceOver(let outcome):
+            RaceMessages.write(outcome, into: &w)
+        case .queue(let queue):
+            RaceMessages.write(queue, into: &w)
         }
         w.endObject()
     }
@@ -245,6 +276,7 @@ enum ServerMessage: Equatable, Sendable {
         w.key("speedStage"); w.int(game.speedStage)
         w.key("safeLanes"); write(game.safeLanes, into: &w)
         w.key("paused"); w.bool(game.paused)
+        if let race = game.race { w.key("race"); w.string(race.text) }
         w.endObject()
     }
 

@@ -48,6 +48,8 @@ public final class WebSocketHub: @unchecked Sendable {
     let rateLimits: RateLimits
     let connections: ConnectionRegistry
     let host: MatchHost
+    /// Race rooms and quick races, beside the matches they ask `host` for.
+    let rooms: RoomHost
     let signIn: ConnectionSignIn
 
     private var serviceThread: pthread_t?
@@ -68,6 +70,15 @@ public final class WebSocketHub: @unchecked Sendable {
         rateLimits = context.rateLimits
         connections = ConnectionRegistry(limits: limits, metrics: metrics)
         host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: metrics, logger: logger)
+        rooms = RoomHost(configuration: context.configuration, connections: connections, host: host, worker: worker,
+                         logger: logger)
+        // Watching a room's seat: the rooms know which race seat a code and seat name.
+        host.watching.roomSeat = { [unowned rooms] code, seat in
+            guard let found = rooms.raceSeat(code: code, seat: seat) else {
+                return .failure(ProtocolError(.gameNotFound, "No race of room \(code.prefix(16)) runs here."))
+            }
+            return .success((match: found.match, seat: found.seat.address.seat))
+        }
         signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
                                   rateLimits: rateLimits, metrics: metrics, logger: logger)
         if let membership = context.membership {
@@ -131,6 +142,7 @@ public final class WebSocketHub: @unchecked Sendable {
     func protocolInitialised(context: OpaquePointer) {
         serviceThread = pthread_self()
         host.attach(context: context)
+        rooms.attach(context: context)
     }
 
     /// A message from another node (bus thread → `ClusterRelay` → mailbox → here, the service
@@ -138,7 +150,7 @@ public final class WebSocketHub: @unchecked Sendable {
     func clusterMessage(_ envelope: ClusterEnvelope) {
         assertOnServiceThread()
         switch envelope.message {
-        case .releaseGame, .gameReleased:
+        case .releaseGame, .gameReleased, .gameStays:
             host.handoff?.received(envelope)
         case .settingsChanged, .deviceRevoked:
             break  // ClusterRelay turns these into local PlayerEvents itself
@@ -148,6 +160,7 @@ public final class WebSocketHub: @unchecked Sendable {
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
     func protocolDestroyed() {
         host.detach()
+        rooms.detach()
     }
 
     func assertOnServiceThread() {
@@ -213,6 +226,7 @@ public final class WebSocketHub: @unchecked Sendable {
         connection.markGone()
         connections.remove(connection)
         host.connectionClosed(connection)
+        rooms.connectionClosed(connection)
         logger.info("game connection closed", metadata: [
             "ws.connection.id": String(connection.id), "client.address": connection.clientAddress])
         host.connectionsMayHaveEmptied()
@@ -286,13 +300,16 @@ public final class WebSocketHub: @unchecked Sendable {
         case (.ready(let identity), .start(let level, let practice)):
             host.start(level: level, practice: practice, for: identity, on: connection)
         case (.ready, .move(let direction, let seenStep)):
+            if let early = rooms.refusalBeforeStart(on: connection, type: "move", now: now) { return refuse(connection, early) }
             host.withGame(of: connection, replyingTo: "move") { session in
                 session.move(direction, seenStep: seenStep, now: now)
             }
         case (.ready, .pause):
+            if let early = rooms.refusalBeforeStart(on: connection, type: "pause", now: now) { return refuse(connection, early) }
             host.withGame(of: connection, replyingTo: "pause") { session in session.pause(now: now) }
         case (.ready(let identity), .resume):
             host.resume(for: identity, on: connection, now: now)
+            rooms.resumed(for: identity, on: connection)
         case (.ready(let identity), .quit):
             host.quit(for: identity, on: connection, now: now)
         case (.ready, .ping):
@@ -301,6 +318,20 @@ public final class WebSocketHub: @unchecked Sendable {
             host.watching.watch(target, for: identity, on: connection)
         case (.ready, .stopWatching):
             host.watching.stopWatching(on: connection)
+        case (.ready(let identity), .openRoom(let level, let seats, let practice)):
+            rooms.openRoom(level: level, seats: seats, practice: practice, for: identity, on: connection)
+        case (.ready(let identity), .joinRoom(let code)):
+            rooms.joinRoom(code: code, for: identity, on: connection)
+        case (.ready(let identity), .ready(let ready)):
+            rooms.ready(ready, for: identity, on: connection)
+        case (.ready(let identity), .startRace):
+            rooms.startRace(for: identity, on: connection)
+        case (.ready(let identity), .leaveRoom):
+            rooms.leaveRoom(for: identity, on: connection)
+        case (.ready(let identity), .quickRace(let level)):
+            rooms.quickRace(level: level, for: identity, on: connection)
+        case (.ready(let identity), .leaveQueue):
+            rooms.leaveQueue(for: identity, on: connection)
         }
     }
 
@@ -343,6 +374,11 @@ public final class WebSocketHub: @unchecked Sendable {
 extension WebSocketHub: ServerComponent {
     var protocols: [LWSProtocolDefinition] { [protocolDefinition] }
 
+    /// GET /api/v1/rooms/{code} reads the rooms here (`RoomRoutes`).
+    func addRoutes(to router: inout HTTPRouter) {
+        RoomRoutes.add(to: &router, rooms: rooms, nodeID: host.handoff?.nodeID)
+    }
+
     /// Service thread (posted by `GameServer.stop`): ends every game as "shutdown", saves them,
     /// says goodbye to every client, then calls `done`.
     func beginShutdown(_ done: @escaping @Sendable () -> Void) {
@@ -363,6 +399,13 @@ extension ClientMessage {
         case .ping: "ping"
         case .watch: "watch"
         case .stopWatching: "stopWatching"
+        case .openRoom: "openRoom"
+        case .joinRoom: "joinRoom"
+        case .ready: "ready"
+        case .startRace: "startRace"
+        case .leaveRoom: "leaveRoom"
+        case .quickRace: "quickRace"
+        case .leaveQueue: "leaveQueue"
         }
     }
 }

@@ -180,7 +180,9 @@ def test_four_racers_race_to_the_end_in_the_right_order_and_a_rematch_keeps_the_
 
     async def scenario():
         clients = [await GameClient.signed_in(server, token) for token in tokens]
-        room = await open_room(clients[0], seats=4)
+        # Rapid: half its rows have a car, so a racer steering into traffic crashes within a few
+        # steps, well before the next racer stops dodging (ten steps later).
+        room = await open_room(clients[0], seats=4, level="rapid")
         code = room["code"]
         for client in clients[1:]:
             await join(client, code)
@@ -203,8 +205,8 @@ def test_four_racers_race_to_the_end_in_the_right_order_and_a_rematch_keeps_the_
         await clients[1].send(type="move", direction="left", step=0)
         early = await clients[1].expect_error("not_started")
         assert early["inReplyTo"] == "move"
-        # Seats 0..3 stop dodging at steps 4, 12, 20, 28: they finish in reverse seat order.
-        results = await race_to_the_end(clients, [4, 12, 20, 28], code)
+        # Seats 0..3 stop dodging at steps 4, 14, 24, 34: they finish in reverse seat order.
+        results = await race_to_the_end(clients, [4, 14, 24, 34], code)
         race_over = results[0][2]
         assert all(result[2] == race_over for result in results)
         assert race_over["code"] == code
@@ -230,7 +232,7 @@ def test_four_racers_race_to_the_end_in_the_right_order_and_a_rematch_keeps_the_
             "SELECT r.room_code, r.level, r.practice, e.place, e.seat, e.game_id, e.score, e.end_reason "
             "FROM race_entries e JOIN races r ON r.id = e.race_id WHERE r.public_id = ? ORDER BY e.place",
             (race_over["raceId"],))
-        assert entries == [(code, "cruise", 0, entry["place"], entry["seat"], entry["gameId"], entry["score"], "crash")
+        assert entries == [(code, "rapid", 0, entry["place"], entry["seat"], entry["gameId"], entry["score"], "crash")
                            for entry in race_over["results"]]
         # Back in the lobby: the same code, the next race, nobody ready.
         for client in clients:
@@ -434,5 +436,45 @@ def test_the_time_limit_ends_the_racers_still_racing(server_factory):
             "SELECT e.seat, e.end_reason, g.end_reason FROM race_entries e JOIN games g ON g.public_id = e.game_id "
             "ORDER BY e.seat")
         assert stored == [(0, "abandoned", "abandoned"), (1, "time_limit", "abandoned")]
+
+    run(scenario())
+
+
+def test_a_watcher_watches_a_racer_by_room_and_seat(server_factory):
+    server = server_factory("--race-countdown-seconds", "2", "--standings-interval-ms", "200")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo", "Eve"]]
+
+    async def scenario():
+        ada, bo, eve = [await GameClient.signed_in(server, token) for token in tokens]
+        room = await open_room(ada)
+        code = room["code"]
+        await eve.send(type="watch", room=code)
+        lobby_refusal = await eve.expect_error("game_not_found")
+        assert "lobby" in lobby_refusal["message"]
+        await eve.send(type="watch", room="ZZZZZZ")
+        await eve.expect_error("room_not_found")
+        await join(bo, code)
+        await bo.send(type="ready")
+        await settle([ada, bo])
+        await ada.send(type="startRace")
+        bo_game = (await bo.expect("started"))["game"]
+        await ada.expect("started")
+        await eve.send(type="watch", room=code.lower(), seat=1)
+        watching = await eve.expect("watching")
+        assert watching["room"] == code and watching["gameId"] == bo_game["gameId"]
+        assert watching["player"]["name"] == "Bo"
+        # The watcher gets the racer's frames and the race's standings.
+        await eve.expect("step", timeout=10)
+        standings = await eve.expect("standings", timeout=10)
+        assert standings["code"] == code and {r["name"] for r in standings["racers"]} == {"Ada", "Bo"}
+        # The room counts its watchers.
+        await ada.send(type="leaveRoom")
+        await ada.expect("roomLeft")
+        after = await room_of(bo)
+        while after["watchers"] != 1:
+            after = await room_of(bo)
+        await bo.send(type="quit")
+        ended = await eve.expect("watchEnded")
+        assert ended["gameId"] == bo_game["gameId"]
 
     run(scenario())

@@ -139,13 +139,6 @@ final class MatchHost: @unchecked Sendable {
     /// The match with this id, while it runs.
     func match(id: Int) -> Match? { matches[id] }
 
-    /// The running seat a player's game `gameID` drives, with its match.
-    func runningSeat(gameID: String) -> (Match, MatchSeat)? {
-        guard let address = seatByGameID[gameID], let match = matches[address.match], let seat = match.seat(at: address),
-              !seat.driver.isOver else { return nil }
-        return (match, seat)
-    }
-
     /// Whether a game is being started for the player (its play on the storage thread).
     func isStarting(_ playerID: Int64) -> Bool { startingPlayers.contains(playerID) }
 
@@ -155,6 +148,13 @@ final class MatchHost: @unchecked Sendable {
     func endStart(_ playerID: Int64) {
         startingPlayers.remove(playerID)
         if shuttingDown { closeOnceStored() }
+    }
+
+    /// The running seat a player's game `gameID` drives, with its match.
+    func runningSeat(gameID: String) -> (Match, MatchSeat)? {
+        guard let address = seatByGameID[gameID], let match = matches[address.match], let seat = match.seat(at: address),
+              !seat.driver.isOver else { return nil }
+        return (match, seat)
     }
 
     /// The seat the connection plays, with its match, if any.

@@ -33,15 +33,6 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The database failed; the request may be tried again.
         static let unavailable = Code(rawValue: "unavailable")
 
-        // Watching (docs/PROTOCOL.md, "Watching").
-        /// No running game has that id, here or on any node, and none was stored.
-        static let gameNotFound = Code(rawValue: "game_not_found")
-        /// The game has as many watchers as allowed (`--watchers-per-game`), or watching is off.
-        static let watchersFull = Code(rawValue: "watchers_full")
-        /// The game runs on another node (cluster mode): the error's `node` says which.
-        static let watchElsewhere = Code(rawValue: "watch_elsewhere")
-        /// `stopWatching` on a connection that watches nothing.
-        static let notWatching = Code(rawValue: "not_watching")
         // Race rooms and quick races (docs/PROTOCOL.md "Race rooms").
         static let alreadyInRoom = Code(rawValue: "already_in_room")
         static let notInRoom = Code(rawValue: "not_in_room")
@@ -61,6 +52,15 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         static let roomElsewhere = Code(rawValue: "room_elsewhere")
         /// Cluster mode: a race game runs on another node and is not moved while the race runs.
         static let gameElsewhere = Code(rawValue: "game_elsewhere")
+        // Watching (docs/PROTOCOL.md, "Watching").
+        /// No running game has that id, here or on any node, and none was stored.
+        static let gameNotFound = Code(rawValue: "game_not_found")
+        /// The game has as many watchers as allowed (`--watchers-per-game`), or watching is off.
+        static let watchersFull = Code(rawValue: "watchers_full")
+        /// The game runs on another node (cluster mode): the error's `node` says which.
+        static let watchElsewhere = Code(rawValue: "watch_elsewhere")
+        /// `stopWatching` on a connection that watches nothing.
+        static let notWatching = Code(rawValue: "not_watching")
 
         /// An upgrade on another path than /ws.
         static let notFound = Code(rawValue: "not_found")

@@ -17,14 +17,6 @@ enum ClientMessage: Equatable, Sendable {
     case quit
     /// Answered with `pong`; keeps an otherwise silent connection from the idle timeout.
     case ping
-    /// Watches a running game: by its id, or a race room's seat (the first racer's when nil).
-    case watch(WatchTarget)
-    case stopWatching
-
-    enum WatchTarget: Equatable, Sendable {
-        case game(String)
-        case room(code: String, seat: Int?)
-    }
     // Race rooms (docs/PROTOCOL.md "Race rooms").
     /// Opens a race room with the sender as host; `seats` 2–8.
     case openRoom(level: SpeedLevel, seats: Int, practice: Bool)
@@ -37,6 +29,14 @@ enum ClientMessage: Equatable, Sendable {
     /// Waits for a quick race at `level`.
     case quickRace(level: SpeedLevel)
     case leaveQueue
+    /// Watches a running game: by its id, or a race room's seat (the first racer's when nil).
+    case watch(WatchTarget)
+    case stopWatching
+
+    enum WatchTarget: Equatable, Sendable {
+        case game(String)
+        case room(code: String, seat: Int?)
+    }
 
     /// The `type` names, for error messages and metrics.
     static let typeNames = ["hello", "start", "move", "pause", "resume", "quit", "ping", "watch", "stopWatching",
@@ -77,12 +77,12 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
     package var practice: Bool?
     package var direction: String?
     package var step: Int?
-    package var gameId: String?
-    package var room: String?
-    package var seat: Int?
     package var seats: Int?
     package var code: String?
     package var ready: Bool?
+    package var gameId: String?
+    package var room: String?
+    package var seat: Int?
     /// Known fields that held the wrong kind of value (left nil above). Only a type that uses
     /// one refuses the message: the others ignore it like any field they do not use.
     package var wrongFields: Fields = []
@@ -165,13 +165,13 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         Field(flag: .direction, name: "direction", usedBy: "move", slot: .string(\.direction), required: #""left" or "right""#),
         Field(flag: .step, name: "step", usedBy: "move", slot: .integer(\.step),
               required: "the number of the last step message the player saw"),
-        Field(flag: .gameId, name: "gameId", usedBy: "watch", slot: .string(\.gameId), maximumLength: 64),
-        Field(flag: .room, name: "room", usedBy: "watch", slot: .string(\.room), maximumLength: 64),
-        Field(flag: .seat, name: "seat", usedBy: "watch", slot: .integer(\.seat)),
         Field(flag: .seats, name: "seats", usedBy: "openRoom", slot: .integer(\.seats)),
         Field(flag: .code, name: "code", usedBy: "joinRoom", slot: .string(\.code),
               required: "the room's invite code, such as K7QXM2", requiredNonEmpty: true),
         Field(flag: .ready, name: "ready", usedBy: "ready", slot: .bool(\.ready)),
+        Field(flag: .gameId, name: "gameId", usedBy: "watch", slot: .string(\.gameId), maximumLength: 64),
+        Field(flag: .room, name: "room", usedBy: "watch", slot: .string(\.room), maximumLength: 64),
+        Field(flag: .seat, name: "seat", usedBy: "watch", slot: .integer(\.seat)),
     ]
 
     /// The fields each type reads; every other field is ignored, whatever it holds.
@@ -276,8 +276,6 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         case "resume": return .resume
         case "quit": return .quit
         case "ping": return .ping
-        case "watch": return .watch(try watchTarget())
-        case "stopWatching": return .stopWatching
         case "openRoom":
             let seats = self.seats ?? RaceRoom.defaultSeats
             guard RaceRoom.seatRange.contains(seats) else {
@@ -291,6 +289,8 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
         case "leaveRoom": return .leaveRoom
         case "quickRace": return .quickRace(level: try choice(level, .level, by: type))
         case "leaveQueue": return .leaveQueue
+        case "watch": return .watch(try watchTarget())
+        case "stopWatching": return .stopWatching
         default:
             throw ProtocolError(.unknownType, "\"\(type.prefix(40))\" is not a message type; use one of \(Self.typeList).")
         }

@@ -35,13 +35,6 @@ enum ServerMessage: Equatable, Sendable {
     case settings(document: [UInt8])
     case pong
     case error(ProtocolError, quota: QuotaStatus?)
-    /// The answer to `watch`: whose game, where it stands, and how many watch it now. The
-    /// frames of the seat follow.
-    case watching(Watching)
-    /// The watched game ended (its reason), or the watch did (`stopped`, `moved`).
-    case watchEnded(gameID: String, reason: String, score: Int)
-    /// To a game's player (and every racer of its match): how many watch it now.
-    case watchers(gameID: String, count: Int)
     // Race rooms (docs/PROTOCOL.md "Race rooms"; written by RaceMessages.swift).
     /// A room as its receiver sees it (their seat in `you`).
     case room(RoomView)
@@ -50,6 +43,13 @@ enum ServerMessage: Equatable, Sendable {
     case standings(code: RoomCode, racers: [RaceStandings.Entry])
     case raceOver(RaceOutcome)
     case queue(QueueView)
+    /// The answer to `watch`: whose game, where it stands, and how many watch it now. The
+    /// frames of the seat follow.
+    case watching(Watching)
+    /// The watched game ended (its reason), or the watch did (`stopped`, `moved`).
+    case watchEnded(gameID: String, reason: String, score: Int)
+    /// To a game's player (and every racer of its match): how many watch it now.
+    case watchers(gameID: String, count: Int)
 
     enum PauseReason: String, Sendable {
         /// The player asked. (A game whose connection dropped is paused too, but nobody is
@@ -126,15 +126,15 @@ enum ServerMessage: Equatable, Sendable {
         case .settings: "settings"
         case .pong: "pong"
         case .error: "error"
-        case .watching: "watching"
-        case .watchEnded: "watchEnded"
-        case .watchers: "watchers"
         case .room: "room"
         case .roomLeft: "roomLeft"
         case .countdown: "countdown"
         case .standings: "standings"
         case .raceOver: "raceOver"
         case .queue: "queue"
+        case .watching: "watching"
+        case .watchEnded: "watchEnded"
+        case .watchers: "watchers"
         }
     }
 
@@ -224,6 +224,21 @@ enum ServerMessage: Equatable, Sendable {
                 w.key("resetsAt"); w.string(Self.timestamp(quota.resetsAt))
                 w.key("unlock"); w.string(WebSocketLimits.unlockPath)
             }
+        case .room(let room):
+            w.key("room"); RaceMessages.write(room, into: &w)
+        case .roomLeft(let code, let reason):
+            w.key("code"); w.string(code.text)
+            w.key("reason"); w.string(reason.rawValue)
+        case .countdown(let code, let startsIn):
+            w.key("code"); w.string(code.text)
+            w.key("startsInMs"); w.int(startsIn)
+        case .standings(let code, let racers):
+            w.key("code"); w.string(code.text)
+            w.key("racers"); RaceMessages.write(racers, into: &w)
+        case .raceOver(let outcome):
+            RaceMessages.write(outcome, into: &w)
+        case .queue(let queue):
+            RaceMessages.write(queue, into: &w)
         case .watching(let watching):
             w.key("gameId"); w.string(watching.game.gameID)
             w.key("player")
@@ -242,21 +257,6 @@ enum ServerMessage: Equatable, Sendable {
         case .watchers(let gameID, let count):
             w.key("gameId"); w.string(gameID)
             w.key("count"); w.int(count)
-        case .room(let room):
-            w.key("room"); RaceMessages.write(room, into: &w)
-        case .roomLeft(let code, let reason):
-            w.key("code"); w.string(code.text)
-            w.key("reason"); w.string(reason.rawValue)
-        case .countdown(let code, let startsIn):
-            w.key("code"); w.string(code.text)
-            w.key("startsInMs"); w.int(startsIn)
-        case .standings(let code, let racers):
-            w.key("code"); w.string(code.text)
-            w.key("racers"); RaceMessages.write(racers, into: &w)
-        case .raceOver(let outcome):
-            RaceMessages.write(outcome, into: &w)
-        case .queue(let queue):
-            RaceMessages.write(queue, into: &w)
         }
         w.endObject()
     }

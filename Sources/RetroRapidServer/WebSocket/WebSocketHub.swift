@@ -72,13 +72,6 @@ public final class WebSocketHub: @unchecked Sendable {
         host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: metrics, logger: logger)
         rooms = RoomHost(configuration: context.configuration, connections: connections, host: host, worker: worker,
                          logger: logger)
-        // Watching a room's seat: the rooms know which race seat a code and seat name.
-        host.watching.roomSeat = { [unowned rooms] code, seat in
-            guard let found = rooms.raceSeat(code: code, seat: seat) else {
-                return .failure(ProtocolError(.gameNotFound, "No race of room \(code.prefix(16)) runs here."))
-            }
-            return .success((match: found.match, seat: found.seat.address.seat))
-        }
         signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
                                   rateLimits: rateLimits, metrics: metrics, logger: logger)
         if let membership = context.membership {
@@ -314,10 +307,6 @@ public final class WebSocketHub: @unchecked Sendable {
             host.quit(for: identity, on: connection, now: now)
         case (.ready, .ping):
             connections.send(.pong, to: connection)
-        case (.ready(let identity), .watch(let target)):
-            host.watching.watch(target, for: identity, on: connection)
-        case (.ready, .stopWatching):
-            host.watching.stopWatching(on: connection)
         case (.ready(let identity), .openRoom(let level, let seats, let practice)):
             rooms.openRoom(level: level, seats: seats, practice: practice, for: identity, on: connection)
         case (.ready(let identity), .joinRoom(let code)):
@@ -332,6 +321,10 @@ public final class WebSocketHub: @unchecked Sendable {
             rooms.quickRace(level: level, for: identity, on: connection)
         case (.ready(let identity), .leaveQueue):
             rooms.leaveQueue(for: identity, on: connection)
+        case (.ready(let identity), .watch(let target)):
+            rooms.watch(target, for: identity, on: connection)
+        case (.ready, .stopWatching):
+            host.watching.stopWatching(on: connection)
         }
     }
 
@@ -397,8 +390,6 @@ extension ClientMessage {
         case .resume: "resume"
         case .quit: "quit"
         case .ping: "ping"
-        case .watch: "watch"
-        case .stopWatching: "stopWatching"
         case .openRoom: "openRoom"
         case .joinRoom: "joinRoom"
         case .ready: "ready"
@@ -406,6 +397,8 @@ extension ClientMessage {
         case .leaveRoom: "leaveRoom"
         case .quickRace: "quickRace"
         case .leaveQueue: "leaveQueue"
+        case .watch: "watch"
+        case .stopWatching: "stopWatching"
         }
     }
 }

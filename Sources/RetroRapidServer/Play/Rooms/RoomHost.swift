@@ -115,6 +115,7 @@ final class RoomHost: @unchecked Sendable {
         registry = RoomRegistry(maxRooms: configuration.maxRooms, random: random)
         queue = QuickRaceQueue(waitMicroseconds: Int64(configuration.quickRaceWaitSeconds) * 1_000_000)
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
+        host.watching.roomSeat = { [unowned self] code, seat in self.watchedSeat(code: code, seat: seat) }
     }
 
     /// LWS_CALLBACK_PROTOCOL_INIT / DESTROY (through the hub).
@@ -361,6 +362,7 @@ final class RoomHost: @unchecked Sendable {
             return sendRoom(room)
         }
         let code = room.code
+        match.roomCode = code.text
         raceByMatch[match.id] = code
         match.onSeatEnded = { [unowned self] seat, reason in self.seatEnded(seat, reason: reason, code: code) }
         for (index, racer) in racers.enumerated() {
@@ -404,13 +406,49 @@ final class RoomHost: @unchecked Sendable {
                              inReplyTo: type)
     }
 
-    /// The race seat a watcher of room `typed` watches: `seat` (a room seat), or the first
-    /// racer's. Nil when no race of that room runs here.
-    func raceSeat(code typed: String, seat: Int?) -> (match: Match, seat: MatchSeat)? {
-        guard let code = RoomCode(reading: typed), let race = runs[code]?.race, let match = race.match else { return nil }
+    /// `watch` with `room` (`WatchHost.roomSeat`): the race match and the seat index room seat
+    /// `seat` races in (nil: the first racer's), or why not.
+    private func watchedSeat(code typed: String, seat: Int?) -> Result<(match: Match, seat: Int), ProtocolError> {
+        guard let code = RoomCode(reading: typed), let room = registry.room(code) else {
+            return .failure(RoomRefusal.roomNotFound(String(typed.prefix(16))).error(inReplyTo: "watch"))
+        }
+        guard let race = runs[code]?.race, let match = race.match else {
+            return .failure(ProtocolError(.gameNotFound,
+                "Room \(room.code) is in its lobby: no race to watch yet. Watch again once it starts.", inReplyTo: "watch"))
+        }
         let entrant = seat.map { wanted in race.entrants.first { $0.seat == wanted } } ?? race.entrants.first
-        guard let entrant else { return nil }
-        return (match, match.seats[entrant.seatIndex])
+        guard let entrant else {
+            return .failure(ProtocolError(.gameNotFound, "Room \(room.code) has no racer in seat \(seat ?? 0).", inReplyTo: "watch"))
+        }
+        return .success((match, entrant.seatIndex))
+    }
+
+    /// `watch` from the hub: a room another node holds (cluster mode) is answered
+    /// `room_elsewhere`; everything else goes to the `WatchHost`.
+    func watch(_ target: ClientMessage.WatchTarget, for identity: WebSocketConnection.Identity,
+               on connection: WebSocketConnection) {
+        // The code as the room writes it, however it was typed (`watching` repeats it).
+        var written = target
+        if case .room(let typed, let seat) = target, let code = RoomCode(reading: typed) { written = .room(code: code.text, seat: seat) }
+        let target = written
+        guard case .room(let typed, _) = target, nodeID != nil, let code = RoomCode(reading: typed),
+              registry.room(code) == nil else {
+            return host.watching.watch(target, for: identity, on: connection)
+        }
+        let connectionID = connection.id
+        lookUpPlace(code) { [self] node in
+            guard let connection = connections[connectionID] else { return }
+            guard let node else { return host.watching.watch(target, for: identity, on: connection) }
+            var refusal = ProtocolError(.roomElsewhere, "Room \(code) is on server \(node): connect to it and watch again.",
+                                        inReplyTo: "watch")
+            refusal.node = node
+            connections.refuse(connection, refusal)
+        }
+    }
+
+    /// How many watch the room's race now (every seat's watchers).
+    private func watcherCount(_ room: RaceRoom) -> Int {
+        runs[room.code]?.race?.match?.seats.reduce(0) { $0 + $1.watchers.count } ?? 0
     }
 
     // MARK: - A race running
@@ -715,7 +753,7 @@ final class RoomHost: @unchecked Sendable {
     /// `GET /api/v1/rooms/{code}`: the room as anyone may see it.
     func publicView(_ typed: String) -> RoomView? {
         guard let code = RoomCode(reading: typed), let room = registry.room(code) else { return nil }
-        return RoomView(room, you: nil, watchers: 0)
+        return RoomView(room, you: nil, watchers: watcherCount(room))
     }
 
     // MARK: - Parts
@@ -801,9 +839,10 @@ final class RoomHost: @unchecked Sendable {
 
     /// `room` to each racer (with their seat).
     private func sendRoom(_ room: RaceRoom) {
+        let watchers = watcherCount(room)
         for racer in room.racers {
             guard let connection = connectionOf(racer.playerID) else { continue }
-            connections.send(.room(RoomView(room, you: racer.seat, watchers: 0)), to: connection)
+            connections.send(.room(RoomView(room, you: racer.seat, watchers: watchers)), to: connection)
         }
     }
 

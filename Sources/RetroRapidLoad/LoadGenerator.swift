@@ -22,7 +22,7 @@ public final class LoadGenerator {
     public let options: LoadTestOptions
     var players: [VirtualPlayer]
     var statistics = LoadStatistics()
-    private let interval: Int
+    let interval: Int
     private let tokens: [[UInt8]]
     /// One send buffer per connection (libwebsockets may read it after `lws_write` returns):
     /// LWS_PRE bytes of headroom, then the message.
@@ -31,7 +31,7 @@ public final class LoadGenerator {
     private var sendBufferStride: Int { LWSConnection.headroom + Self.sendBufferPayload }
     /// Wakes at least every 10 ms (libev; see `TickScheduler.maximumSleep`): a bot's move is
     /// planned from a socket callback 150 ms or more ahead, so it is never held back.
-    private let scheduler = TickScheduler(maximumSleepMicroseconds: 10_000)
+    let scheduler = TickScheduler(maximumSleepMicroseconds: 10_000)
     private var controlID: Int { players.count }
     /// The client context, while `run` runs; its C memory goes with it.
     private var context: LWSNativeContext?
@@ -55,8 +55,26 @@ public final class LoadGenerator {
     private var connectionsAtHoldEnd = 0
     private var gamesAtHoldEnd = 0
     private var peakConnections = 0
+    private var watchingAtHoldEnd = 0
     /// Close codes peers sent, until the connection's CLIENT_CLOSED reads them.
     var peerCloseCodes: [Int: Int] = [:]
+
+    // Race and watch tests (LoadGenerator+PlayTogether.swift): all empty in a solo test
+    // without watchers.
+    let seating: PlayTogetherPlan
+    /// Each room's code, once its host's `room` answer brought it.
+    var roomCodes: [[UInt8]] = []
+    /// Each player's current game id (from `started`), for watchers of solo games.
+    var gameIds: [[UInt8]] = []
+    /// The watchers (connection indices) that follow each player.
+    var watchersOf: [[Int]] = []
+    /// When each player received each of its last `stepRingSize` steps (by step modulo the
+    /// size), to time a watcher's copy of the same step against it.
+    var stepArrivals: [Int64] = []
+    var stepArrivalNumbers: [Int32] = []
+    static let stepRingSize = 8
+    var hasWatchers: Bool { options.watchers > 0 }
+    var isRace: Bool { options.mode == .race }
 
     /// Set from the SIGINT handler; the timer ends the run early and still reports.
     static let interruptRequested = Atomic<Bool>(false)
@@ -69,15 +87,24 @@ public final class LoadGenerator {
         try options.validate()
         self.options = options
         interval = ["cruise": 800, "fast": 600, "rapid": 420][options.level]!
-        tokens = options.tokens.prefix(options.connections).map { Array($0.utf8) }
         var seeds = SplitMix64(seed: options.seed)
-        players = (0..<options.connections).map { _ in
+        let total = options.connections + options.watchers
+        tokens = options.tokens.prefix(total).map { Array($0.utf8) }
+        players = (0..<total).map { _ in
             VirtualPlayer(bot: LoadBot(behaviour: options.behaviour, seed: seeds.next()))
         }
         stateCounts = [Int](repeating: 0, count: VirtualPlayer.State.allCases.count)
-        stateCounts[VirtualPlayer.State.waiting.rawValue] = options.connections
+        stateCounts[VirtualPlayer.State.waiting.rawValue] = total
         let stride = LWSConnection.headroom + Self.sendBufferPayload
-        sendBuffers = UnsafeMutableRawPointer.allocate(byteCount: stride * options.connections, alignment: 16)
+        sendBuffers = UnsafeMutableRawPointer.allocate(byteCount: stride * total, alignment: 16)
+        seating = PlayTogetherPlan(options)
+        if options.mode == .race { roomCodes = [[UInt8]](repeating: [], count: seating.rooms) }
+        if options.watchers > 0 {
+            watchersOf = seating.watchersByTarget()
+            if options.mode == .solo { gameIds = [[UInt8]](repeating: [], count: options.connections) }
+            stepArrivals = [Int64](repeating: 0, count: options.connections * Self.stepRingSize)
+            stepArrivalNumbers = [Int32](repeating: -1, count: options.connections * Self.stepRingSize)
+        }
     }
 
     deinit {
@@ -175,6 +202,10 @@ public final class LoadGenerator {
 
     private func handle(_ index: Int, _ message: MessageScanner) {
         let now = MonotonicClock.now()
+        if seating.isWatcher(index) {
+            watcherReceived(index, message, now: now)
+            return
+        }
         statistics.messagesReceived += 1
         statistics.bytesReceived += message.bytes.count
         switch message.kind {
@@ -185,6 +216,8 @@ public final class LoadGenerator {
                 players[index].outgoing.insert(.resume)
                 setState(index, .starting)
                 if let wsi = players[index].wsi { wsi.requestWriteable() }
+            } else if isRace {
+                enterRoom(index, now: now)
             } else if !options.idle {
                 // Spread first starts over one step so the server's steps are spread too.
                 let delay = players[index].bot.spread(below: interval)
@@ -197,6 +230,10 @@ public final class LoadGenerator {
             players[index].lastStepAt = now
             players[index].lastInterval = message.integer("interval") ?? interval
             if message.kind == .started { statistics.gamesStarted += 1 }
+            if isRace { raceGameStarted(index) }
+            if hasWatchers, !isRace, message.kind == .started, let id = message.string("gameId") {
+                gameIds[index] = Array(id.utf8)
+            }
         case .step:
             stepArrived(index, message, now: now)
         case .moved, .bump:
@@ -204,6 +241,10 @@ public final class LoadGenerator {
             answerArrived(index, now: now)
         case .crash:
             statistics.crashes += 1
+        case .gameOver where isRace:
+            statistics.gamesEnded += 1
+            players[index].moveSentAt = 0
+            raceGameOver(index, now: now)
         case .gameOver:
             statistics.gamesEnded += 1
             setState(index, .lobby)
@@ -211,7 +252,9 @@ public final class LoadGenerator {
             plan(index, .start, at: now + Int64(players[index].bot.thinkTime()) * 1000)
         case .error:
             statistics.serverErrors[message.string("code") ?? "unknown", default: 0] += 1
+            statistics.wholeRun.serverErrors[message.string("code") ?? "unknown", default: 0] += 1
             answerArrived(index, now: now, counts: false)
+            if isRace { raceRefused(index, message, now: now) }
             if players[index].state == .starting {
                 setState(index, .lobby)
                 if message.string("code") == "game_in_progress" {
@@ -224,7 +267,9 @@ public final class LoadGenerator {
                     plan(index, .start, at: now + 5_000_000)
                 }
             }
-        case .stepRevised, .pong, .other:
+        case .room, .roomLeft, .countdown, .standings, .raceOver:
+            racerReceived(index, message, now: now)
+        case .stepRevised, .pong, .watching, .watchEnded, .other:
             break
         }
     }
@@ -244,9 +289,11 @@ public final class LoadGenerator {
             let expected = Int64(player.lastInterval) * 1000
             statistics.stepJitters.append(UInt32(clamping: abs(gap - expected)))
         }
+        let firstOfGame = player.lastStep == 0
         player.lastStep = step
         player.lastStepAt = now
         player.lastInterval = message.integer("interval") ?? player.lastInterval
+        if hasWatchers { stepRecorded(index, step: step, now: now, firstOfGame: firstOfGame) }
         switch player.bot.decide(lane: player.lane, safeLanes: safeLanes, intervalMilliseconds: player.lastInterval) {
         case .stay:
             if case .move = player.plan { player.plan = .none }
@@ -264,7 +311,7 @@ public final class LoadGenerator {
         if counts { statistics.inputLatencies.append(UInt32(clamping: now - sentAt)) }
     }
 
-    private func plan(_ index: Int, _ plan: VirtualPlayer.Plan, at deadline: Int64) {
+    func plan(_ index: Int, _ plan: VirtualPlayer.Plan, at deadline: Int64) {
         players[index].plan = plan
         scheduler.schedule(index, at: deadline)
     }
@@ -303,10 +350,30 @@ public final class LoadGenerator {
             writer.append("}")
             player.moveSentAt = MonotonicClock.now()
             statistics.movesSent += 1
+        } else if player.outgoing.contains(.openRoom) {
+            player.outgoing.remove(.openRoom)
+            PlayTogetherMessages.openRoom(&writer, level: options.level, seats: options.roomSeats)
+        } else if player.outgoing.contains(.joinRoom) {
+            player.outgoing.remove(.joinRoom)
+            PlayTogetherMessages.joinRoom(&writer, code: roomCodes[seating.room(of: index)])
+        } else if player.outgoing.contains(.ready) {
+            player.outgoing.remove(.ready)
+            PlayTogetherMessages.ready(&writer)
+        } else if player.outgoing.contains(.startRace) {
+            player.outgoing.remove(.startRace)
+            PlayTogetherMessages.startRace(&writer)
+        } else if player.outgoing.contains(.watch) {
+            player.outgoing.remove(.watch)
+            let target = seating.target(ofWatcher: index)
+            if isRace {
+                PlayTogetherMessages.watch(&writer, room: roomCodes[seating.room(of: target)], seat: players[target].seat)
+            } else {
+                PlayTogetherMessages.watch(&writer, gameId: gameIds[target])
+            }
         } else {
             return 0
         }
-        guard !writer.overflowed else { return -1 }  // cannot happen with 43-character tokens
+        guard !writer.overflowed else { return -1 }  // cannot happen with 43-character tokens and our codes and ids
         let written = wsi.write(payload.assumingMemoryBound(to: UInt8.self), count: writer.count, .text)
         guard written >= writer.count else { return -1 }
         statistics.messagesSent += 1
@@ -337,6 +404,11 @@ public final class LoadGenerator {
             guard players[id].state == .playing, players[id].moveSentAt == 0 else { return }
             players[id].pendingMove = (direction, players[id].lastStep)
             players[id].outgoing.insert(.move)
+        case .openRoom, .joinRoom, .ready, .watch:
+            let planned = players[id].plan
+            players[id].plan = .none
+            guard phase != .finished, let message = playTogetherDue(id, planned, now: now) else { return }
+            players[id].outgoing.insert(message)
         }
         players[id].plan = .none
         wsi.requestWriteable()
@@ -384,7 +456,7 @@ public final class LoadGenerator {
         if now - lastProgressAt >= Self.progressEveryMicroseconds {
             lastProgressAt = now
             progress("\(phase): \(signedInCount) signed in, \(playingCount) playing, \(statistics.stepFrames) steps, "
-                     + "\(statistics.errorCount) errors, \(statistics.disconnectCount) disconnects")
+                     + "\(statistics.errorCount) errors, \(statistics.disconnectCount) disconnects" + playTogetherProgress)
         }
         scheduler.schedule(controlID, at: now + Self.controlTickMicroseconds)
     }
@@ -395,12 +467,15 @@ public final class LoadGenerator {
     }
 
     private func startHold(now: Int64) {
-        // Only the window is measured: the ramp's handshakes and first games are left out.
-        statistics = LoadStatistics()
+        // Only the window is measured: the ramp's handshakes and first games are left out
+        // (the whole run's counts stay).
         holdStartedAt = now
         serverAtHoldStart = options.serverPID.flatMap { ProcessSampler.sample(pid: $0, at: now) }
         selfAtHoldStart = ProcessSampler.sample(pid: getpid(), at: now)
-        progress("measuring for \(options.holdSeconds) s with \(signedInCount) signed in, \(playingCount) playing")
+        let wholeRun = statistics.wholeRun
+        statistics = LoadStatistics()
+        statistics.wholeRun = wholeRun
+        progress("measuring for \(options.holdSeconds) s with \(signedInCount) signed in, \(playingCount) playing" + playTogetherProgress)
         enter(.holding, now: now)
     }
 
@@ -410,6 +485,7 @@ public final class LoadGenerator {
         selfAtHoldEnd = ProcessSampler.sample(pid: getpid(), at: now)
         connectionsAtHoldEnd = signedInCount
         gamesAtHoldEnd = playingCount
+        watchingAtHoldEnd = watchingCount
     }
 
     private func finish() {
@@ -421,16 +497,21 @@ public final class LoadGenerator {
     /// load generator a fifth of its core at 20,000 players).
     private var stateCounts: [Int] = []
 
-    private func setState(_ index: Int, _ state: VirtualPlayer.State) {
+    func setState(_ index: Int, _ state: VirtualPlayer.State) {
         stateCounts[players[index].state.rawValue] -= 1
         stateCounts[state.rawValue] += 1
         players[index].state = state
     }
 
+    func stateCount(_ state: VirtualPlayer.State) -> Int { stateCounts[state.rawValue] }
+
     private var connectingCount: Int { stateCounts[VirtualPlayer.State.connecting.rawValue] }
     private var playingCount: Int { stateCounts[VirtualPlayer.State.playing.rawValue] }
+    private var inRoomCount: Int { stateCounts[VirtualPlayer.State.inRoom.rawValue] }
+    private var watchingCount: Int { stateCounts[VirtualPlayer.State.watching.rawValue] }
     private var signedInCount: Int {
         stateCounts[VirtualPlayer.State.lobby.rawValue] + stateCounts[VirtualPlayer.State.starting.rawValue] + playingCount
+            + inRoomCount + watchingCount
     }
 
     static func seconds(_ microseconds: Int64) -> String {
@@ -443,7 +524,7 @@ public final class LoadGenerator {
             measuredSeconds: holdEndedAt > holdStartedAt ? Double(holdEndedAt - holdStartedAt) / 1_000_000 : 0,
             connectionsHeld: connectionsAtHoldEnd, peakConnections: peakConnections, gamesRunning: gamesAtHoldEnd,
             serverBeforeRamp: serverBeforeRamp, serverAtHoldStart: serverAtHoldStart, serverAtHoldEnd: serverAtHoldEnd,
-            selfAtHoldStart: selfAtHoldStart, selfAtHoldEnd: selfAtHoldEnd)
+            selfAtHoldStart: selfAtHoldStart, selfAtHoldEnd: selfAtHoldEnd, watchersWatching: watchingAtHoldEnd)
     }
 }
 

@@ -18,6 +18,8 @@ public struct LoadReport: Sendable {
     public let serverAtHoldEnd: ProcessSample?
     public let selfAtHoldStart: ProcessSample?
     public let selfAtHoldEnd: ProcessSample?
+    /// Watchers following a game at the end of the window.
+    public var watchersWatching = 0
 
     public var latency: Percentiles { Percentiles(microseconds: statistics.inputLatencies) }
     public var jitter: Percentiles { Percentiles(microseconds: statistics.stepJitters) }
@@ -46,6 +48,20 @@ public struct LoadReport: Sendable {
         guard let before = serverBeforeRamp, let end = serverAtHoldEnd else { return nil }
         return end.residentKiB - before.residentKiB
     }
+    public var watcherLag: Percentiles { Percentiles(microseconds: statistics.watcherLags) }
+    public var watcherJitter: Percentiles { Percentiles(microseconds: statistics.watcherJitters) }
+    /// Every message that reached the watchers, per second (steps, moves, standings, …).
+    public var watcherMessagesPerSecond: Double { perSecond(statistics.watcherMessages) }
+    public var watcherStepFramesPerSecond: Double { perSecond(statistics.watcherStepFrames) }
+    public var watcherBytesPerSecond: Double { perSecond(statistics.watcherBytes) }
+    public var standingsPerSecond: Double { perSecond(statistics.standingsReceived) }
+    /// Server memory added per connection, watchers included.
+    public var serverAddedKiBPerConnection: Double? {
+        guard let added = serverAddedKiB, options.connections + options.watchers > 0 else { return nil }
+        return Double(added) / Double(options.connections + options.watchers)
+    }
+    private var isPlayTogether: Bool { options.mode == .race || options.watchers > 0 }
+
     public var clientCoreShare: Double? {
         guard let start = selfAtHoldStart, let end = selfAtHoldEnd else { return nil }
         return end.coreShare(since: start)
@@ -71,6 +87,7 @@ public struct LoadReport: Sendable {
         if let share = clientCoreShare {
             lines.append("  load generator    \(format(share * 100)) % of a core")
         }
+        if isPlayTogether { lines.append(contentsOf: playTogetherLines) }
         return lines.joined(separator: "\n")
     }
 
@@ -94,8 +111,63 @@ public struct LoadReport: Sendable {
         if let added = serverAddedKiB { object["serverAddedKiB"] = added }
         if let rss = serverBeforeRamp?.residentKiB { object["serverBaselineKiB"] = rss }
         if let share = clientCoreShare { object["clientCoreShare"] = share }
+        if isPlayTogether { object.merge(playTogetherJSON) { _, new in new } }
         let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Race and watch tests only (a solo test's report stays as it was).
+    private var playTogetherLines: [String] {
+        let run = statistics.wholeRun, lag = watcherLag, wj = watcherJitter
+        var lines: [String] = []
+        if options.mode == .race {
+            lines.append("  rooms             \(options.rooms) of \(options.roomSeats) seats; \(run.roomsOpened) opened, races started \(run.racesStarted), ended \(run.racesEnded) (in the window \(statistics.racesStarted), \(statistics.racesEnded))")
+            lines.append("  standings         \(format(standingsPerSecond))/s to racers, \(statistics.standingsReceived > 0 ? format(Double(statistics.standingsBytes) / Double(statistics.standingsReceived)) : "0") bytes each")
+        }
+        if options.watchers > 0 {
+            lines.append("  watchers          \(watchersWatching) of \(options.watchers) watching; \(run.watchesStarted) watches started, \(statistics.watchesEnded) ended in the window")
+            lines.append("  to watchers       \(format(watcherMessagesPerSecond)) messages/s (\(format(watcherStepFramesPerSecond)) steps/s, \(statistics.watcherStandings) standings), \(format(watcherBytesPerSecond)) bytes/s")
+            lines.append("  watcher lag       p50 \(format(lag.p50)) ms, p99 \(format(lag.p99)) ms, max \(format(lag.max)) ms behind its player (\(lag.count) steps, \(statistics.watcherFramesFirst) first)")
+            lines.append("  watcher jitter    p50 \(format(wj.p50)) ms, p99 \(format(wj.p99)) ms, max \(format(wj.max)) ms (\(wj.count) steps)")
+        }
+        if !run.serverErrors.isEmpty {
+            lines.append("  errors, whole run \(run.serverErrors.values.reduce(0, +))\(describe(run.serverErrors))")
+        }
+        if let perConnection = serverAddedKiBPerConnection {
+            lines.append("  server memory     \(format(perConnection)) KiB per connection (players and watchers)")
+        }
+        return lines
+    }
+
+    private var playTogetherJSON: [String: Any] {
+        let run = statistics.wholeRun, lag = watcherLag, wj = watcherJitter
+        var object: [String: Any] = [
+            "mode": options.mode.rawValue, "watchers": options.watchers,
+            "errorsWholeRun": run.serverErrors.values.reduce(0, +), "errorCodesWholeRun": run.serverErrors,
+        ]
+        if options.mode == .race {
+            object["roomSeats"] = options.roomSeats
+            object["rooms"] = options.rooms
+            object["race"] = [
+                "roomsOpened": run.roomsOpened, "racesStarted": run.racesStarted, "racesEnded": run.racesEnded,
+                "racesStartedInWindow": statistics.racesStarted, "racesEndedInWindow": statistics.racesEnded,
+                "standingsPerSecond": standingsPerSecond, "standingsBytes": statistics.standingsBytes,
+                "roomsLeft": statistics.roomsLeft,
+            ] as [String: Any]
+        }
+        if options.watchers > 0 {
+            object["watch"] = [
+                "watching": watchersWatching, "watchesStarted": run.watchesStarted,
+                "watchesEndedInWindow": statistics.watchesEnded,
+                "messagesPerSecond": watcherMessagesPerSecond, "stepFramesPerSecond": watcherStepFramesPerSecond,
+                "bytesPerSecond": watcherBytesPerSecond, "standings": statistics.watcherStandings,
+                "lagMs": ["p50": lag.p50, "p95": lag.p95, "p99": lag.p99, "max": lag.max, "count": lag.count],
+                "framesFirst": statistics.watcherFramesFirst,
+                "jitterMs": ["p50": wj.p50, "p95": wj.p95, "p99": wj.p99, "max": wj.max, "count": wj.count],
+            ] as [String: Any]
+        }
+        if let perConnection = serverAddedKiBPerConnection { object["serverAddedKiBPerConnection"] = perConnection }
+        return object
     }
 
     private func format(_ value: Double) -> String {

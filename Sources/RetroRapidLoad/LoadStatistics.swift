@@ -23,6 +23,43 @@ public struct LoadStatistics: Sendable {
     public var disconnects: [Int: Int] = [:]
     public var connectFailures = 0
 
+    // Race tests (counted at the racers; a race once, at its host).
+    /// `standings` messages the racers received, and their bytes.
+    public var standingsReceived = 0
+    public var standingsBytes = 0
+    /// Races whose `countdown` / `raceOver` reached their host.
+    public var racesStarted = 0
+    public var racesEnded = 0
+    /// `roomLeft` messages: a racer's room closed or it was put out.
+    public var roomsLeft = 0
+
+    // Watchers: what they received. Not in the players' counts above.
+    public var watcherMessages = 0
+    public var watcherBytes = 0
+    public var watcherStepFrames = 0
+    public var watcherStandings = 0
+    public var watchesStarted = 0
+    public var watchesEnded = 0
+    /// A watcher's step arrival minus the arrival of the same step at the racer (or solo
+    /// player) it watches, microseconds, both on the load generator's clock; 0 when the
+    /// watcher had it first (those are also counted in `watcherFramesFirst`).
+    public var watcherLags: [UInt32] = []
+    public var watcherFramesFirst = 0
+    /// Jitter of the steps a watcher receives, measured as for players.
+    public var watcherJitters: [UInt32] = []
+
+    /// Counts over the whole run (ramp and settle too, where rooms open and fill), which the
+    /// start of the measured window does not reset.
+    public struct WholeRun: Sendable {
+        public var roomsOpened = 0
+        public var racesStarted = 0
+        public var racesEnded = 0
+        public var watchesStarted = 0
+        public var serverErrors: [String: Int] = [:]
+        public init() {}
+    }
+    public var wholeRun = WholeRun()
+
     public init() {}
 
     public var errorCount: Int { serverErrors.values.reduce(0, +) }

@@ -24,6 +24,22 @@ public struct LoadTestOptions: Sendable, Equatable {
     public var serverPID: Int32? = nil
     public var behaviour = LoadBot.Behaviour()
     public var seed: UInt64 = 1
+    /// `solo`: every player plays games of its own. `race`: the players meet in rooms of
+    /// `roomSeats` (the first of each room opens it, the rest join by its code), get ready,
+    /// and race; after a race they get ready again for the rematch (docs/PROTOCOL.md, rooms).
+    public var mode = Mode.solo
+    /// Racers per room in a race test, 2 to 8; `connections` is a whole number of rooms.
+    public var roomSeats = 8
+    /// Extra signed-in connections that watch the players' games, spread evenly over them
+    /// (a room's seats in a race test, each player's current game in a solo one).
+    public var watchers = 0
+
+    public enum Mode: String, Sendable, Equatable, CaseIterable {
+        case solo, race
+    }
+
+    /// Rooms in a race test (none in a solo one).
+    public var rooms: Int { mode == .race ? connections / roomSeats : 0 }
 
     /// Limits that keep a mistake from turning into a flood: sockets fit under this machine's
     /// hard open-file limit (20,000, one process) and a run ends within the hour.
@@ -43,8 +59,23 @@ public struct LoadTestOptions: Sendable, Equatable {
         guard (1...Self.maximumConnections).contains(connections) else {
             throw LoadTestError("--connections must be between 1 and \(Self.maximumConnections) (one process may hold ~19,990 sockets here)")
         }
-        guard tokens.count >= connections else {
-            throw LoadTestError("\(connections) connections need \(connections) device tokens; the tokens file has \(tokens.count) (make more with retrorapid seed-players)")
+        guard (0...Self.maximumConnections).contains(watchers), connections + watchers <= Self.maximumConnections else {
+            throw LoadTestError("--connections plus --watchers must be at most \(Self.maximumConnections) (one process may hold ~19,990 sockets here)")
+        }
+        guard tokens.count >= connections + watchers else {
+            let wanted = watchers > 0 ? "\(connections) connections and \(watchers) watchers" : "\(connections) connections"
+            throw LoadTestError("\(wanted) need \(connections + watchers) device tokens; the tokens file has \(tokens.count) (make more with retrorapid seed-players)")
+        }
+        if mode == .race {
+            guard (2...8).contains(roomSeats) else {
+                throw LoadTestError("--room-seats must be between 2 and 8 (a room's seats), not \(roomSeats)")
+            }
+            guard connections % roomSeats == 0 else {
+                throw LoadTestError("--connections \(connections) is not a whole number of rooms of \(roomSeats) (--room-seats): every room must fill to start")
+            }
+        }
+        if idle, mode == .race || watchers > 0 {
+            throw LoadTestError("--idle players never start a game: it does not go with --mode race or --watchers")
         }
         guard ["cruise", "fast", "rapid"].contains(level) else {
             throw LoadTestError("--level must be cruise, fast or rapid, not '\(level)'")

@@ -67,6 +67,24 @@ public struct MessageScanner {
         return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<end]), as: UTF8.self)
     }
 
+    /// How many times `text` occurs in the message, byte for byte (e.g. `"ready":true` in a
+    /// `room` message: one per racer who is ready).
+    public func occurrences(of text: StaticString) -> Int {
+        let length = text.utf8CodeUnitCount
+        guard length > 0, bytes.count >= length else { return 0 }
+        var found = 0
+        var index = 0
+        while index + length <= bytes.count {
+            if memcmpEqual(bytes.baseAddress! + index, text.utf8Start, length) {
+                found += 1
+                index += length
+            } else {
+                index += 1
+            }
+        }
+        return found
+    }
+
     private static let typeKey: StaticString = "type"
 
     /// Index of the first byte after `"key":` (and any spaces), or nil.
@@ -99,7 +117,10 @@ public struct MessageScanner {
 
 /// The server messages the load generator tells apart (docs/PROTOCOL.md, "Server → client").
 public enum ServerMessageKind: Equatable, Sendable {
-    case welcome, started, snapshot, step, moved, bump, stepRevised, crash, gameOver, error, pong, other
+    case welcome, started, snapshot, step, moved, bump, stepRevised, crash, gameOver, error, pong
+    // Rooms and races, and watching (docs/PROTOCOL.md).
+    case room, roomLeft, countdown, standings, raceOver, watching, watchEnded
+    case other
 
     init(name: UnsafeRawBufferPointer) {
         switch String(decoding: name, as: UTF8.self) {
@@ -114,6 +135,13 @@ public enum ServerMessageKind: Equatable, Sendable {
         case "gameOver": self = .gameOver
         case "error": self = .error
         case "pong": self = .pong
+        case "room": self = .room
+        case "roomLeft": self = .roomLeft
+        case "countdown": self = .countdown
+        case "standings": self = .standings
+        case "raceOver": self = .raceOver
+        case "watching": self = .watching
+        case "watchEnded": self = .watchEnded
         default: self = .other
         }
     }

@@ -14,6 +14,11 @@ struct VirtualPlayer {
         /// `start` sent, `started` not yet come.
         case starting
         case playing
+        /// A racer in its room with no game: waiting for the others to join, get ready, start,
+        /// or finish their games of the race.
+        case inRoom
+        /// A watcher following a game (after `watching`, until `watchEnded`).
+        case watching
         /// Closed, by the server, the network or a failed connect; not reopened.
         case closed
     }
@@ -23,16 +28,26 @@ struct VirtualPlayer {
         case none
         case start
         case move(Direction)
+        // Race and watch tests.
+        case openRoom
+        case joinRoom
+        case ready
+        case watch
     }
 
     /// Messages waiting for the next WRITEABLE, in this order of priority.
     struct Outgoing: OptionSet {
-        let rawValue: UInt8
+        let rawValue: UInt16
         static let hello = Outgoing(rawValue: 1)
         static let start = Outgoing(rawValue: 2)
         static let move = Outgoing(rawValue: 4)
         /// Take back the player's game that waits (left by an earlier run, or a lost connection).
         static let resume = Outgoing(rawValue: 8)
+        static let openRoom = Outgoing(rawValue: 16)
+        static let joinRoom = Outgoing(rawValue: 32)
+        static let ready = Outgoing(rawValue: 64)
+        static let startRace = Outgoing(rawValue: 128)
+        static let watch = Outgoing(rawValue: 256)
     }
 
     var wsi: LWSConnection?
@@ -49,6 +64,14 @@ struct VirtualPlayer {
     var lastStep = 0
     var lastStepAt: Int64 = 0
     var lastInterval = 0
+    /// A racer's seat in its room (`you` of its `room` messages); -1 before it has one.
+    var seat = -1
+    /// A racer's `ready` for the coming race is written or planned.
+    var readyPlanned = false
+    /// A host's `startRace` for the coming race is written.
+    var startSent = false
+    /// When the coming race's first step is due (its `countdown`), monotonic µs; 0 when none.
+    var raceStartsAt: Int64 = 0
     /// Bytes of a message that came in several fragments, until its last one.
     var partial: [UInt8] = []
 

@@ -12,7 +12,8 @@ enum LoadTestCommand: Command {
                                    [--idle] [--host ADDRESS] [--port P] [--ramp-per-second R]
                                    [--settle-seconds S] [--hold-seconds H] [--source-addresses A,B,…]
                                    [--server-pid PID] [--miss-chance X] [--wander-chance X]
-                                   [--seed S] [--json]
+                                   [--seed S] [--mode solo|race] [--room-seats K] [--watchers W]
+                                   [--json]
 
           --tokens-file FILE   device tokens, one per line, one per connection
                                (retrorapid seed-players makes them)
@@ -29,12 +30,24 @@ enum LoadTestCommand: Command {
           --miss-chance X      chance a needed move is not made, so the player crashes (default 0.02)
           --wander-chance X    chance of an unneeded lane change on a safe step (default 0.25)
           --seed S             the bots' random seed (default 1)
+          --mode M             solo: every player plays games of its own (default);
+                               race: the players race in rooms of --room-seats
+          --room-seats K       racers per room, 2 to 8 (default 8; --mode race only); the
+                               connections must fill whole rooms (2,000 racers: 250 rooms of 8)
+          --watchers W         extra signed-in connections that watch the players' games,
+                               spread evenly over them (default 0; tokens after the players')
           --json               print one JSON object instead of the text summary
 
         The bot plays like a person: it hears the safe-lane cue, moves 150–350 ms into the step,
         sometimes misses, and after a game over waits 1–3 s and starts again. Latency is from a
         move written to its `moved` answer; jitter is how far each step's arrival is from the
         interval the step before announced. Only the window after the ramp and settle is measured.
+        In a race the first racer of each room opens it, the others join by its code, all get
+        ready and the first starts; each racer plays its race game as a solo player does, and
+        gets ready again for the rematch 1–3 s after `raceOver`. Watchers watch a room's seat
+        (a race) or a player's current game (solo) from its first step, and again from the
+        next game after `watchEnded`; their lag is a step's arrival at the watcher minus its
+        arrival at the player watched, on the load generator's one clock.
         Progress goes to standard error. Exit status: 0 measured, 1 could not run, 64 bad arguments.
         """
 
@@ -46,7 +59,7 @@ enum LoadTestCommand: Command {
                 arguments, booleanFlags: ["idle", "json"],
                 valueOptions: ["tokens-file", "connections", "level", "host", "port", "ramp-per-second",
                                "settle-seconds", "hold-seconds", "source-addresses", "server-pid",
-                               "miss-chance", "wander-chance", "seed"])
+                               "miss-chance", "wander-chance", "seed", "mode", "room-seats", "watchers"])
             guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
             guard let tokensPath = parsed.value("tokens-file") else { throw UsageError("--tokens-file FILE is required") }
             options.connections = try parsed.int("connections", default: options.connections, range: 1...LoadTestOptions.maximumConnections)
@@ -64,6 +77,13 @@ enum LoadTestCommand: Command {
             options.behaviour.missChance = try probability(parsed, "miss-chance", default: options.behaviour.missChance)
             options.behaviour.wanderChance = try probability(parsed, "wander-chance", default: options.behaviour.wanderChance)
             options.seed = UInt64(try parsed.int("seed", default: 1, range: 0...Int.max))
+            let mode = try parsed.string("mode", default: options.mode.rawValue, allowed: LoadTestOptions.Mode.allCases.map(\.rawValue))
+            options.mode = LoadTestOptions.Mode(rawValue: mode)!
+            if parsed.value("room-seats") != nil, options.mode != .race {
+                throw UsageError("--room-seats goes with --mode race")
+            }
+            options.roomSeats = try parsed.int("room-seats", default: options.roomSeats, range: 2...8)
+            options.watchers = try parsed.int("watchers", default: options.watchers, range: 0...LoadTestOptions.maximumConnections)
             asJSON = parsed.flag("json")
             guard let contents = try? String(contentsOfFile: tokensPath, encoding: .utf8) else {
                 throw UsageError("cannot read the tokens file \(tokensPath)")

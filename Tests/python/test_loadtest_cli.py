@@ -80,3 +80,25 @@ def test_loadtest_refuses_other_machines_and_unbounded_runs(server, tmp_path):
                             "--port", str(server.port), *extra)
         assert result.returncode == 64, (extra, result.stderr)
         assert message in result.stderr, (extra, result.stderr)
+
+
+def test_loadtest_refuses_race_and_watch_options_that_cannot_run(server, tmp_path):
+    tokens = seed(server, tmp_path, 4)
+    cases = [
+        (["--connections", "4", "--mode", "duel"], "one of solo, race"),
+        (["--connections", "4", "--mode", "race", "--room-seats", "9"], "from 2 to 8"),
+        (["--connections", "4", "--mode", "race", "--room-seats", "1"], "from 2 to 8"),
+        (["--connections", "4", "--room-seats", "2"], "goes with --mode race"),
+        (["--connections", "3", "--mode", "race", "--room-seats", "2"], "whole number of rooms"),
+        (["--connections", "4", "--mode", "race", "--room-seats", "2", "--watchers", "1"],
+         "4 connections and 1 watchers need 5 device tokens"),
+        (["--connections", "2", "--watchers", "19899"], "at most 19900"),
+        (["--connections", "2", "--watchers", "-1"], "--watchers"),
+        (["--connections", "2", "--mode", "race", "--room-seats", "2", "--idle"], "--idle"),
+        (["--connections", "2", "--watchers", "2", "--idle"], "--idle"),
+    ]
+    for extra, message in cases:
+        result = retrorapid("loadtest", "--tokens-file", str(tokens), "--port", str(server.port), *extra)
+        assert result.returncode == 64, (extra, result.stderr)
+        assert message in result.stderr, (extra, result.stderr)
+        assert result.stdout == "", (extra, result.stdout)

@@ -55,6 +55,8 @@ public final class LoadGenerator {
     private var connectionsAtHoldEnd = 0
     private var gamesAtHoldEnd = 0
     private var peakConnections = 0
+    /// A bounded test (`options.steps`): players whose one game has ended, or who closed.
+    private var boundedPlayersDone = 0
     /// Close codes peers sent, until the connection's CLIENT_CLOSED reads them.
     var peerCloseCodes: [Int: Int] = [:]
 
@@ -153,6 +155,7 @@ public final class LoadGenerator {
         setState(index, .closed)
         players[index].wsi = nil
         scheduler.cancel(index)
+        if options.steps != nil { markBoundedPlayerDone(index) }
         guard wasOpen, phase != .finished else { return }
         if failedToConnect {
             statistics.connectFailures += 1
@@ -197,6 +200,7 @@ public final class LoadGenerator {
             players[index].lastStepAt = now
             players[index].lastInterval = message.integer("interval") ?? interval
             if message.kind == .started { statistics.gamesStarted += 1 }
+            if options.steps == 0 { askToQuit(index) }
         case .step:
             stepArrived(index, message, now: now)
         case .moved, .bump:
@@ -208,6 +212,13 @@ public final class LoadGenerator {
             statistics.gamesEnded += 1
             setState(index, .lobby)
             players[index].moveSentAt = 0
+            if options.steps != nil {
+                // A bounded test plays one game a player, however it ended.
+                players[index].plan = .none
+                players[index].boundedGameDone = true
+                markBoundedPlayerDone(index)
+                return
+            }
             plan(index, .start, at: now + Int64(players[index].bot.thinkTime()) * 1000)
         case .error:
             statistics.serverErrors[message.string("code") ?? "unknown", default: 0] += 1
@@ -247,6 +258,13 @@ public final class LoadGenerator {
         player.lastStep = step
         player.lastStepAt = now
         player.lastInterval = message.integer("interval") ?? player.lastInterval
+        guard !player.boundedGameDone else { return }  // quit asked: no more moves
+        if let bound = options.steps, step >= bound {
+            players[index] = player
+            askToQuit(index)
+            player = players[index]
+            return
+        }
         switch player.bot.decide(lane: player.lane, safeLanes: safeLanes, intervalMilliseconds: player.lastInterval) {
         case .stay:
             if case .move = player.plan { player.plan = .none }
@@ -254,6 +272,24 @@ public final class LoadGenerator {
             player.plan = .move(direction)
             scheduler.schedule(index, at: now + Int64(delay) * 1000)
         }
+    }
+
+    /// Counts a bounded test's player as done once: its game ended, or it closed.
+    private func markBoundedPlayerDone(_ index: Int) {
+        guard !players[index].boundedCounted else { return }
+        players[index].boundedCounted = true
+        boundedPlayersDone += 1
+    }
+
+    /// A bounded test's game has had its steps: quit it, with no move after.
+    private func askToQuit(_ index: Int) {
+        guard !players[index].boundedGameDone else { return }
+        players[index].boundedGameDone = true
+        players[index].plan = .none
+        players[index].outgoing.remove(.move)
+        players[index].outgoing.insert(.quit)
+        scheduler.cancel(index)
+        players[index].wsi?.requestWriteable()
     }
 
     /// A `moved`, `bump` or `error` came: the answer to the outstanding move, if one is.
@@ -294,6 +330,9 @@ public final class LoadGenerator {
             writer.append("{\"type\":\"start\",\"level\":\"")
             writer.append(options.level)
             writer.append("\"}")
+        } else if player.outgoing.contains(.quit) {
+            player.outgoing.remove(.quit)
+            writer.append("{\"type\":\"quit\"}")
         } else if player.outgoing.contains(.move) {
             player.outgoing.remove(.move)
             writer.append(player.pendingMove.direction == .left
@@ -365,11 +404,25 @@ public final class LoadGenerator {
             let planned = Int64(players.count) * 1_000_000 / Int64(options.rampPerSecond)
             if (nextToConnect == players.count && connectingCount == 0) || elapsed > 3 * planned + 30_000_000 {
                 progress("ramp done: \(signedInCount) of \(players.count) signed in after \(Self.seconds(elapsed)) s")
-                enter(.settling, now: now)
+                if options.steps != nil {
+                    startHold(now: now)  // a bounded test: no settle, the whole run counts
+                } else {
+                    enter(.settling, now: now)
+                }
             }
         case .settling:
             if elapsed >= Int64(options.settleSeconds) * 1_000_000 {
                 startHold(now: now)
+            }
+        case .holding where options.steps != nil:
+            if boundedPlayersDone == players.count || elapsed >= Int64(options.holdSeconds) * 1_000_000 {
+                if boundedPlayersDone < players.count {
+                    interrupted = true  // out of time: the report covers the games that ran
+                    progress("--hold-seconds reached with \(players.count - boundedPlayersDone) games not over")
+                }
+                endHold(now: now)
+                finish()
+                return
             }
         case .holding:
             if elapsed >= Int64(options.holdSeconds) * 1_000_000 {
@@ -395,8 +448,9 @@ public final class LoadGenerator {
     }
 
     private func startHold(now: Int64) {
-        // Only the window is measured: the ramp's handshakes and first games are left out.
-        statistics = LoadStatistics()
+        // Only the window is measured: the ramp's handshakes and first games are left out
+        // (in a bounded test, the whole run is).
+        if options.steps == nil { statistics = LoadStatistics() }
         holdStartedAt = now
         serverAtHoldStart = options.serverPID.flatMap { ProcessSampler.sample(pid: $0, at: now) }
         selfAtHoldStart = ProcessSampler.sample(pid: getpid(), at: now)

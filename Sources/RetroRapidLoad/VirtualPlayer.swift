@@ -33,6 +33,8 @@ struct VirtualPlayer {
         static let move = Outgoing(rawValue: 4)
         /// Take back the player's game that waits (left by an earlier run, or a lost connection).
         static let resume = Outgoing(rawValue: 8)
+        /// End the game (a bounded test's, after its steps).
+        static let quit = Outgoing(rawValue: 16)
     }
 
     var wsi: LWSConnection?
@@ -51,6 +53,11 @@ struct VirtualPlayer {
     var lastInterval = 0
     /// Bytes of a message that came in several fragments, until its last one.
     var partial: [UInt8] = []
+    /// A bounded test's game is over for this player (quit asked, or the game ended): nothing
+    /// more is planned or moved.
+    var boundedGameDone = false
+    /// Counted among the bounded test's finished players (game over, or closed).
+    var boundedCounted = false
 
     init(bot: LoadBot) {
         self.bot = bot

@@ -12,7 +12,7 @@ enum LoadTestCommand: Command {
                                    [--idle] [--host ADDRESS] [--port P] [--ramp-per-second R]
                                    [--settle-seconds S] [--hold-seconds H] [--source-addresses A,B,…]
                                    [--server-pid PID] [--miss-chance X] [--wander-chance X]
-                                   [--seed S] [--json]
+                                   [--seed S] [--steps S] [--json]
 
           --tokens-file FILE   device tokens, one per line, one per connection
                                (retrorapid seed-players makes them)
@@ -29,6 +29,10 @@ enum LoadTestCommand: Command {
           --miss-chance X      chance a needed move is not made, so the player crashes (default 0.02)
           --wander-chance X    chance of an unneeded lane change on a safe step (default 0.25)
           --seed S             the bots' random seed (default 1)
+          --steps S            a fixed, bounded workload: each player plays one game, quits it
+                               after S steps (0: at once) and starts no other; the run ends when
+                               every game is over and all of it is measured (no settle, no window;
+                               --hold-seconds is then the most the games may take after the ramp)
           --json               print one JSON object instead of the text summary
 
         The bot plays like a person: it hears the safe-lane cue, moves 150–350 ms into the step,
@@ -46,7 +50,7 @@ enum LoadTestCommand: Command {
                 arguments, booleanFlags: ["idle", "json"],
                 valueOptions: ["tokens-file", "connections", "level", "host", "port", "ramp-per-second",
                                "settle-seconds", "hold-seconds", "source-addresses", "server-pid",
-                               "miss-chance", "wander-chance", "seed"])
+                               "miss-chance", "wander-chance", "seed", "steps"])
             guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
             guard let tokensPath = parsed.value("tokens-file") else { throw UsageError("--tokens-file FILE is required") }
             options.connections = try parsed.int("connections", default: options.connections, range: 1...LoadTestOptions.maximumConnections)
@@ -64,6 +68,9 @@ enum LoadTestCommand: Command {
             options.behaviour.missChance = try probability(parsed, "miss-chance", default: options.behaviour.missChance)
             options.behaviour.wanderChance = try probability(parsed, "wander-chance", default: options.behaviour.wanderChance)
             options.seed = UInt64(try parsed.int("seed", default: 1, range: 0...Int.max))
+            if parsed.value("steps") != nil {
+                options.steps = try parsed.int("steps", default: 0, range: 0...100_000)
+            }
             asJSON = parsed.flag("json")
             guard let contents = try? String(contentsOfFile: tokensPath, encoding: .utf8) else {
                 throw UsageError("cannot read the tokens file \(tokensPath)")

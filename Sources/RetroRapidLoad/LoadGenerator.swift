@@ -415,10 +415,13 @@ public final class LoadGenerator {
                 startHold(now: now)
             }
         case .holding where options.steps != nil:
-            if boundedPlayersDone == players.count || elapsed >= Int64(options.holdSeconds) * 1_000_000 {
-                if boundedPlayersDone < players.count {
+            // Done when every player that signed in has had its game; one the ramp gave up on
+            // (never signed in) plays none, and the report's counts show it.
+            let neverSignedIn = stateCounts[VirtualPlayer.State.connecting.rawValue] + stateCounts[VirtualPlayer.State.waiting.rawValue]
+            if boundedPlayersDone + neverSignedIn == players.count || elapsed >= Int64(options.holdSeconds) * 1_000_000 {
+                if boundedPlayersDone + neverSignedIn < players.count {
                     interrupted = true  // out of time: the report covers the games that ran
-                    progress("--hold-seconds reached with \(players.count - boundedPlayersDone) games not over")
+                    progress("--hold-seconds reached with \(players.count - boundedPlayersDone - neverSignedIn) games not over")
                 }
                 endHold(now: now)
                 finish()

@@ -121,7 +121,7 @@ bench-capacity: deps
 	scripts/bench-capacity.sh
 
 # Instructions and allocations per step frame and per move answered, under callgrind, for the
-# server and the direct C broadcaster (docs/BENCHMARKS.md, "Cost per frame"; ~8 minutes).
+# server and the direct C broadcaster (docs/BENCHMARKS.md, "Cost per frame"; ~10 minutes).
 bench-cost: deps
 	@scripts/install-deps.sh valgrind
 	scripts/bench-cost.sh --runs 3

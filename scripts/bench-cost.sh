@@ -37,7 +37,7 @@
 # TARGETS="retrorapid broadcaster-direct" (the default; also broadcaster).
 # Results: .build/bench/cost/LABEL/results.md, figures.json (the medians) and runs.jsonl (one
 # line a run), the callgrind
-# files beside them (callgrind_annotate reads them). About 1.5 minutes a repetition a target at
+# files beside them (callgrind_annotate reads them). About 2 minutes a repetition a target at
 # the defaults. Needs valgrind and 2 CPUs.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -27,14 +27,14 @@ struct VirtualPlayer {
 
     /// Messages waiting for the next WRITEABLE, in this order of priority.
     struct Outgoing: OptionSet {
-        let rawValue: UInt8
+        let rawValue: UInt16
         static let hello = Outgoing(rawValue: 1)
         static let start = Outgoing(rawValue: 2)
         static let move = Outgoing(rawValue: 4)
         /// Take back the player's game that waits (left by an earlier run, or a lost connection).
         static let resume = Outgoing(rawValue: 8)
-        /// End the game (a bounded test's, after its steps).
-        static let quit = Outgoing(rawValue: 16)
+        /// End the game (a bounded test's, after its steps); a high bit, leaving the ones below for other kinds.
+        static let quit = Outgoing(rawValue: 512)
     }
 
     var wsi: LWSConnection?

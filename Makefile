@@ -47,7 +47,7 @@ POSTGRES_E2E_TESTS = \
 	Tests/python/test_ws_shutdown.py \
 	Tests/python/test_ws_server_crash.py
 
-.PHONY: all deps build run test test-postgres-e2e test-sanitizers fuzz fuzz-merge bench bench-capacity sim clean python-test-deps
+.PHONY: all deps build run test test-postgres-e2e test-sanitizers fuzz fuzz-merge bench bench-capacity bench-cost sim clean python-test-deps
 
 all: build
 
@@ -119,6 +119,12 @@ bench: deps
 
 bench-capacity: deps
 	scripts/bench-capacity.sh
+
+# Instructions and allocations per step frame and per move answered, under callgrind, for the
+# server and the direct C broadcaster (docs/BENCHMARKS.md, "Cost per frame"; ~10 minutes).
+bench-cost: deps
+	@scripts/install-deps.sh valgrind
+	scripts/bench-cost.sh --runs 3
 
 sim: build
 	.build/release/retrorapid sim --level all --seeds 1000 --steps 5000 --bot perfect --threads 2

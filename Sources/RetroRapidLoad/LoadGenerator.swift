@@ -56,6 +56,8 @@ public final class LoadGenerator {
     private var gamesAtHoldEnd = 0
     private var peakConnections = 0
     private var watchingAtHoldEnd = 0
+    /// A bounded test (`options.steps`): players whose one game has ended, or who closed.
+    private var boundedPlayersDone = 0
     /// Close codes peers sent, until the connection's CLIENT_CLOSED reads them.
     var peerCloseCodes: [Int: Int] = [:]
 
@@ -180,6 +182,7 @@ public final class LoadGenerator {
         setState(index, .closed)
         players[index].wsi = nil
         scheduler.cancel(index)
+        if options.steps != nil { markBoundedPlayerDone(index) }
         guard wasOpen, phase != .finished else { return }
         if failedToConnect {
             statistics.connectFailures += 1
@@ -234,6 +237,7 @@ public final class LoadGenerator {
             if hasWatchers, !isRace, message.kind == .started, let id = message.string("gameId") {
                 gameIds[index] = Array(id.utf8)
             }
+            if options.steps == 0 { askToQuit(index) }
         case .step:
             stepArrived(index, message, now: now)
         case .moved, .bump:
@@ -249,6 +253,13 @@ public final class LoadGenerator {
             statistics.gamesEnded += 1
             setState(index, .lobby)
             players[index].moveSentAt = 0
+            if options.steps != nil {
+                // A bounded test plays one game a player, however it ended.
+                players[index].plan = .none
+                players[index].boundedGameDone = true
+                markBoundedPlayerDone(index)
+                return
+            }
             plan(index, .start, at: now + Int64(players[index].bot.thinkTime()) * 1000)
         case .error:
             statistics.serverErrors[message.string("code") ?? "unknown", default: 0] += 1
@@ -294,6 +305,13 @@ public final class LoadGenerator {
         player.lastStepAt = now
         player.lastInterval = message.integer("interval") ?? player.lastInterval
         if hasWatchers { stepRecorded(index, step: step, now: now, firstOfGame: firstOfGame) }
+        guard !player.boundedGameDone else { return }  // quit asked: no more moves
+        if let bound = options.steps, step >= bound {
+            players[index] = player
+            askToQuit(index)
+            player = players[index]
+            return
+        }
         switch player.bot.decide(lane: player.lane, safeLanes: safeLanes, intervalMilliseconds: player.lastInterval) {
         case .stay:
             if case .move = player.plan { player.plan = .none }
@@ -301,6 +319,24 @@ public final class LoadGenerator {
             player.plan = .move(direction)
             scheduler.schedule(index, at: now + Int64(delay) * 1000)
         }
+    }
+
+    /// Counts a bounded test's player as done once: its game ended, or it closed.
+    private func markBoundedPlayerDone(_ index: Int) {
+        guard !players[index].boundedCounted else { return }
+        players[index].boundedCounted = true
+        boundedPlayersDone += 1
+    }
+
+    /// A bounded test's game has had its steps: quit it, with no move after.
+    private func askToQuit(_ index: Int) {
+        guard !players[index].boundedGameDone else { return }
+        players[index].boundedGameDone = true
+        players[index].plan = .none
+        players[index].outgoing.remove(.move)
+        players[index].outgoing.insert(.quit)
+        scheduler.cancel(index)
+        players[index].wsi?.requestWriteable()
     }
 
     /// A `moved`, `bump` or `error` came: the answer to the outstanding move, if one is.
@@ -341,6 +377,9 @@ public final class LoadGenerator {
             writer.append("{\"type\":\"start\",\"level\":\"")
             writer.append(options.level)
             writer.append("\"}")
+        } else if player.outgoing.contains(.quit) {
+            player.outgoing.remove(.quit)
+            writer.append("{\"type\":\"quit\"}")
         } else if player.outgoing.contains(.move) {
             player.outgoing.remove(.move)
             writer.append(player.pendingMove.direction == .left
@@ -437,11 +476,28 @@ public final class LoadGenerator {
             let planned = Int64(players.count) * 1_000_000 / Int64(options.rampPerSecond)
             if (nextToConnect == players.count && connectingCount == 0) || elapsed > 3 * planned + 30_000_000 {
                 progress("ramp done: \(signedInCount) of \(players.count) signed in after \(Self.seconds(elapsed)) s")
-                enter(.settling, now: now)
+                if options.steps != nil {
+                    startHold(now: now)  // a bounded test: no settle, the whole run counts
+                } else {
+                    enter(.settling, now: now)
+                }
             }
         case .settling:
             if elapsed >= Int64(options.settleSeconds) * 1_000_000 {
                 startHold(now: now)
+            }
+        case .holding where options.steps != nil:
+            // Done when every player that signed in has had its game; one the ramp gave up on
+            // (never signed in) plays none, and the report's counts show it.
+            let neverSignedIn = stateCounts[VirtualPlayer.State.connecting.rawValue] + stateCounts[VirtualPlayer.State.waiting.rawValue]
+            if boundedPlayersDone + neverSignedIn == players.count || elapsed >= Int64(options.holdSeconds) * 1_000_000 {
+                if boundedPlayersDone + neverSignedIn < players.count {
+                    interrupted = true  // out of time: the report covers the games that ran
+                    progress("--hold-seconds reached with \(players.count - boundedPlayersDone - neverSignedIn) games not over")
+                }
+                endHold(now: now)
+                finish()
+                return
             }
         case .holding:
             if elapsed >= Int64(options.holdSeconds) * 1_000_000 {
@@ -468,13 +524,15 @@ public final class LoadGenerator {
 
     private func startHold(now: Int64) {
         // Only the window is measured: the ramp's handshakes and first games are left out
-        // (the whole run's counts stay).
+        // (the whole run's counts stay; a bounded test measures the whole run).
         holdStartedAt = now
         serverAtHoldStart = options.serverPID.flatMap { ProcessSampler.sample(pid: $0, at: now) }
         selfAtHoldStart = ProcessSampler.sample(pid: getpid(), at: now)
-        let wholeRun = statistics.wholeRun
-        statistics = LoadStatistics()
-        statistics.wholeRun = wholeRun
+        if options.steps == nil {
+            let wholeRun = statistics.wholeRun
+            statistics = LoadStatistics()
+            statistics.wholeRun = wholeRun
+        }
         progress("measuring for \(options.holdSeconds) s with \(signedInCount) signed in, \(playingCount) playing" + playTogetherProgress)
         enter(.holding, now: now)
     }

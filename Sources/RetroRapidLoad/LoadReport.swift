@@ -99,13 +99,14 @@ public struct LoadReport: Sendable {
             "interrupted": interrupted, "measuredSeconds": measuredSeconds,
             "connectionsHeld": connectionsHeld, "peakConnections": peakConnections, "gamesRunning": gamesRunning,
             "gamesStarted": statistics.gamesStarted, "gamesEnded": statistics.gamesEnded, "crashes": statistics.crashes,
-            "stepFramesPerSecond": stepFramesPerSecond, "bytesPerStepFrame": bytesPerStepFrame,
+            "stepFrames": statistics.stepFrames, "stepFramesPerSecond": stepFramesPerSecond, "bytesPerStepFrame": bytesPerStepFrame,
             "bytesPerGamePerSecond": bytesPerGamePerSecond, "movesSent": statistics.movesSent,
             "latencyMs": ["p50": l.p50, "p95": l.p95, "p99": l.p99, "max": l.max, "count": l.count],
             "jitterMs": ["p50": j.p50, "p95": j.p95, "p99": j.p99, "max": j.max, "count": j.count],
             "errors": statistics.errorCount, "disconnects": statistics.disconnectCount,
             "connectFailures": statistics.connectFailures,
         ]
+        if let steps = options.steps { object["steps"] = steps }
         if let share = serverCoreShare { object["serverCoreShare"] = share }
         if let rss = serverResidentKiB { object["serverResidentKiB"] = rss }
         if let added = serverAddedKiB { object["serverAddedKiB"] = added }

@@ -22,6 +22,12 @@ public struct LoadTestOptions: Sendable, Equatable {
     public var sourceAddresses: [String] = []
     /// The server's pid, to sample its CPU and memory (Linux /proc); nil skips that.
     public var serverPID: Int32? = nil
+    /// A fixed, bounded workload (scripts/bench-cost.sh counts its cost): every player plays
+    /// one game, quits it after this many steps (0: as soon as it starts) and starts no other;
+    /// the run ends when every game has ended and the whole run is measured (no settle, no
+    /// window). `holdSeconds` is then the most the games may take after the ramp. nil: play
+    /// on, game after game, through the settle and the window.
+    public var steps: Int? = nil
     public var behaviour = LoadBot.Behaviour()
     public var seed: UInt64 = 1
     /// `solo`: every player plays games of its own. `race`: the players meet in rooms of
@@ -83,6 +89,10 @@ public struct LoadTestOptions: Sendable, Equatable {
         guard (1...100_000).contains(rampPerSecond) else { throw LoadTestError("--ramp-per-second must be between 1 and 100000") }
         guard (0...Self.maximumSeconds).contains(settleSeconds), (1...Self.maximumSeconds).contains(holdSeconds) else {
             throw LoadTestError("--settle-seconds (0…3600) and --hold-seconds (1…3600) bound the run")
+        }
+        if let steps {
+            guard (0...100_000).contains(steps) else { throw LoadTestError("--steps must be between 0 and 100000") }
+            guard !idle else { throw LoadTestError("--steps plays one game per player; --idle plays none: choose one") }
         }
         guard (1...65535).contains(port) else { throw LoadTestError("--port must be between 1 and 65535") }
     }

@@ -48,6 +48,8 @@ struct VirtualPlayer {
         static let ready = Outgoing(rawValue: 64)
         static let startRace = Outgoing(rawValue: 128)
         static let watch = Outgoing(rawValue: 256)
+        /// End the game (a bounded test's, after its steps); a high bit, leaving the ones below for other kinds.
+        static let quit = Outgoing(rawValue: 512)
     }
 
     var wsi: LWSConnection?
@@ -74,6 +76,11 @@ struct VirtualPlayer {
     var raceStartsAt: Int64 = 0
     /// Bytes of a message that came in several fragments, until its last one.
     var partial: [UInt8] = []
+    /// A bounded test's game is over for this player (quit asked, or the game ended): nothing
+    /// more is planned or moved.
+    var boundedGameDone = false
+    /// Counted among the bounded test's finished players (game over, or closed).
+    var boundedCounted = false
 
     init(bot: LoadBot) {
         self.bot = bot

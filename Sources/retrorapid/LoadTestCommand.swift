@@ -13,7 +13,7 @@ enum LoadTestCommand: Command {
                                    [--settle-seconds S] [--hold-seconds H] [--source-addresses A,B,…]
                                    [--server-pid PID] [--miss-chance X] [--wander-chance X]
                                    [--seed S] [--mode solo|race] [--room-seats K] [--watchers W]
-                                   [--json]
+                                   [--steps S] [--json]
 
           --tokens-file FILE   device tokens, one per line, one per connection
                                (retrorapid seed-players makes them)
@@ -36,6 +36,10 @@ enum LoadTestCommand: Command {
                                connections must fill whole rooms (2,000 racers: 250 rooms of 8)
           --watchers W         extra signed-in connections that watch the players' games,
                                spread evenly over them (default 0; tokens after the players')
+          --steps S            a fixed, bounded workload: each player plays one game, quits it
+                               after S steps (0: at once) and starts no other; the run ends when
+                               every game is over and all of it is measured (no settle, no window;
+                               --hold-seconds is then the most the games may take after the ramp)
           --json               print one JSON object instead of the text summary
 
         The bot plays like a person: it hears the safe-lane cue, moves 150–350 ms into the step,
@@ -59,7 +63,7 @@ enum LoadTestCommand: Command {
                 arguments, booleanFlags: ["idle", "json"],
                 valueOptions: ["tokens-file", "connections", "level", "host", "port", "ramp-per-second",
                                "settle-seconds", "hold-seconds", "source-addresses", "server-pid",
-                               "miss-chance", "wander-chance", "seed", "mode", "room-seats", "watchers"])
+                               "miss-chance", "wander-chance", "seed", "mode", "room-seats", "watchers", "steps"])
             guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
             guard let tokensPath = parsed.value("tokens-file") else { throw UsageError("--tokens-file FILE is required") }
             options.connections = try parsed.int("connections", default: options.connections, range: 1...LoadTestOptions.maximumConnections)
@@ -84,6 +88,12 @@ enum LoadTestCommand: Command {
             }
             options.roomSeats = try parsed.int("room-seats", default: options.roomSeats, range: 2...8)
             options.watchers = try parsed.int("watchers", default: options.watchers, range: 0...LoadTestOptions.maximumConnections)
+            if parsed.value("steps") != nil {
+                if options.mode != .solo || options.watchers > 0 {
+                    throw UsageError("--steps is a bounded solo workload: it goes with neither --mode race nor --watchers")
+                }
+                options.steps = try parsed.int("steps", default: 0, range: 0...100_000)
+            }
             asJSON = parsed.flag("json")
             guard let contents = try? String(contentsOfFile: tokensPath, encoding: .utf8) else {
                 throw UsageError("cannot read the tokens file \(tokensPath)")

@@ -130,5 +130,15 @@ struct LoadPiecesTests {
         var forever = options
         forever.holdSeconds = 3601
         #expect(throws: LoadTestError.self) { try forever.validate() }
+        var bounded = options
+        bounded.steps = 0
+        #expect(throws: Never.self) { try bounded.validate() }
+        bounded.steps = -1
+        #expect(throws: LoadTestError.self) { try bounded.validate() }
+        bounded.steps = 100_001
+        #expect(throws: LoadTestError.self) { try bounded.validate() }
+        bounded.steps = 10
+        bounded.idle = true  // one game each, and none: contradictory
+        #expect(throws: LoadTestError.self) { try bounded.validate() }
     }
 }

@@ -86,6 +86,43 @@ struct LoadGeneratorEndToEndTests {
         #expect(second.gamesRunning == 3 && second.statistics.stepFrames > 0)
     }
 
+    /// `--steps`: the fixed workload scripts/bench-cost.sh counts.
+    @Test func aBoundedTestPlaysOneGameOfItsStepsPerPlayerThenEnds() throws {
+        let server = try RunningGameServer()
+        let tokens = try seedPlayers(4, in: server)
+        var options = options(server, tokens: tokens, connections: 4)
+        options.level = "cruise"
+        options.steps = 5
+        options.holdSeconds = 120  // the bound, not a window: the run ends when the games do
+        options.behaviour.missChance = 0
+        options.behaviour.wanderChance = 0.5
+        let report = try LoadGenerator(options: options).run()
+        #expect(!report.interrupted)
+        #expect(report.statistics.serverErrors.isEmpty, "errors: \(report.statistics.serverErrors)")
+        // One game each, none started again after its game over.
+        #expect(report.statistics.gamesStarted == 4 && report.statistics.gamesEnded == 4)
+        // Steps 1…5 of every game, then the quit: no step after it (fewer only after a crash).
+        #expect(report.statistics.stepFrames <= 20)
+        #expect(report.statistics.crashes > 0 || report.statistics.stepFrames == 20)
+        #expect(report.latency.count <= report.statistics.movesSent)
+        #expect(report.json.contains("\"steps\":5"))
+        #expect(try server.count("games") == 4)
+    }
+
+    @Test func aBoundedTestOfNoStepsQuitsEachGameAsItStarts() throws {
+        let server = try RunningGameServer()
+        let tokens = try seedPlayers(3, in: server)
+        var options = options(server, tokens: tokens, connections: 3)
+        options.steps = 0
+        options.holdSeconds = 60
+        let report = try LoadGenerator(options: options).run()
+        #expect(!report.interrupted)
+        #expect(report.statistics.gamesStarted == 3 && report.statistics.gamesEnded == 3)
+        #expect(report.statistics.stepFrames == 0 && report.statistics.movesSent == 0)
+        #expect(report.statistics.serverErrors.isEmpty, "errors: \(report.statistics.serverErrors)")
+        #expect(try server.count("games") == 3)
+    }
+
     @Test func countsPlayersTheServerTurnsAway() throws {
         let server = try RunningGameServer()
         var tokens = try seedPlayers(2, in: server)

@@ -96,6 +96,8 @@ def test_loadtest_refuses_race_and_watch_options_that_cannot_run(server, tmp_pat
         (["--connections", "2", "--watchers", "-1"], "--watchers"),
         (["--connections", "2", "--mode", "race", "--room-seats", "2", "--idle"], "--idle"),
         (["--connections", "2", "--watchers", "2", "--idle"], "--idle"),
+        (["--connections", "2", "--mode", "race", "--room-seats", "2", "--steps", "5"], "bounded solo workload"),
+        (["--connections", "2", "--watchers", "1", "--steps", "5"], "bounded solo workload"),
     ]
     for extra, message in cases:
         result = retrorapid("loadtest", "--tokens-file", str(tokens), "--port", str(server.port), *extra)

@@ -68,6 +68,9 @@ final class MatchHost: @unchecked Sendable {
     /// Players whose `start` waits for the storage thread (one at a time, across devices). A
     /// shutdown waits for them too (`closeOnceStored`).
     private var startingPlayers: Set<Int64> = []
+    /// Storage jobs other owners queued that a shutdown must see done before the worker closes
+    /// (a race's record: `RoomHost`), counted by `beginStore` and `endStore`.
+    private var storesInFlight = 0
     private var lastID = 0
     /// Set by `beginShutdown`: no new game starts or resumes.
     private(set) var shuttingDown = false
@@ -151,6 +154,14 @@ final class MatchHost: @unchecked Sendable {
     func beginStart(_ playerID: Int64) { startingPlayers.insert(playerID) }
     func endStart(_ playerID: Int64) {
         startingPlayers.remove(playerID)
+        if shuttingDown { closeOnceStored() }
+    }
+
+    /// Another owner has queued (or is about to queue) a storage job that must run before the
+    /// worker closes: a shutdown waits for its `endStore` (`closeOnceStored`), as for a save.
+    func beginStore() { storesInFlight += 1 }
+    func endStore() {
+        storesInFlight -= 1
         if shuttingDown { closeOnceStored() }
     }
 
@@ -704,19 +715,21 @@ final class MatchHost: @unchecked Sendable {
             }
         }
         logger.notice("ending every game for shutdown", metadata: [
-            "games.saving": String(recorder.savesInFlight), "games.starting": String(startingPlayers.count)])
+            "games.saving": String(recorder.savesInFlight), "games.starting": String(startingPlayers.count),
+            "stores.other": String(storesInFlight)])
         closeOnceStored()
         metrics.flush()
     }
 
-    /// Closes every connection once no save is in flight and no start waits for its storage
-    /// thread. A start answered during the shutdown queues its cancel (`startAnswered`) before
+    /// Closes every connection once no save is in flight, no start waits for its storage
+    /// thread and no other owner's store is under way (`beginStore`: a race's record, queued
+    /// once its racers' games are saved). A start answered during the shutdown queues its cancel (`startAnswered`) before
     /// this lets `GameServer.stop` close the worker, which runs every job already queued; so
     /// the start's `running_games` row goes and its play comes back. With several storage
     /// threads a start can be answered after every save is done (its lane had none of them
     /// behind it); with one thread, when no game was saved at all.
     private func closeOnceStored() {
-        guard recorder.savesInFlight == 0, startingPlayers.isEmpty else { return }
+        guard recorder.savesInFlight == 0, startingPlayers.isEmpty, storesInFlight == 0 else { return }
         closeEveryConnection()
     }
 

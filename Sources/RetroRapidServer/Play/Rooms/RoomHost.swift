@@ -39,6 +39,10 @@ final class RoomHost: @unchecked Sendable {
     /// The room whose race each race match is, by match id.
     private var raceByMatch: [Int: RoomCode] = [:]
     private var lastTimerID = 0
+    private var lastRaceKey = 0
+    /// Races (by `Race.key`) from their last game's end until their record is answered: each
+    /// holds a shutdown back (`MatchHost.beginStore`), so the worker closes only after it.
+    private var racesHoldingShutdown: Set<Int> = []
     /// Races whose plays are being consumed, by room.
     private var starts: [RoomCode: StartProgress] = [:]
 
@@ -82,6 +86,8 @@ final class RoomHost: @unchecked Sendable {
             var steps = 0
         }
 
+        /// Unique while the server runs: how a storage job's completion names the race.
+        let key: Int
         let seed: UInt64
         let startsAt: Int64
         let endsAt: Int64
@@ -93,7 +99,8 @@ final class RoomHost: @unchecked Sendable {
         var started = false
         /// Racers' saves not yet known to be done (`afterSaves`).
         var savesPending = 0
-        init(seed: UInt64, startsAt: Int64, endsAt: Int64, entrants: [Entrant], standings: RaceStandings) {
+        init(key: Int, seed: UInt64, startsAt: Int64, endsAt: Int64, entrants: [Entrant], standings: RaceStandings) {
+            self.key = key
             self.seed = seed
             self.startsAt = startsAt
             self.endsAt = endsAt
@@ -383,7 +390,8 @@ final class RoomHost: @unchecked Sendable {
             }
         }
         host.reschedule(match)
-        let race = Race(seed: seed, startsAt: startsAt, endsAt: endsAt, entrants: entrants,
+        lastRaceKey += 1
+        let race = Race(key: lastRaceKey, seed: seed, startsAt: startsAt, endsAt: endsAt, entrants: entrants,
                         standings: RaceStandings(entries: entries,
                                                  intervalMicroseconds: Int64(configuration.standingsIntervalMilliseconds) * 1000))
         race.match = match
@@ -476,7 +484,18 @@ final class RoomHost: @unchecked Sendable {
         }
         race.standings.update(seat: entrant.seat, score: state.score, lane: state.lane.rawValue, step: state.step,
                               state: standingsState)
+        // Taken now, in the same turn as the last game's end (a shutdown ends every game at
+        // once, then closes the worker when nothing it knows of is in flight).
+        if race.isOver { holdShutdown(race) }
         if let room = registry.room(code) { reschedule(room) }
+    }
+
+    private func holdShutdown(_ race: Race) {
+        if racesHoldingShutdown.insert(race.key).inserted { host.beginStore() }
+    }
+
+    private func releaseShutdown(_ key: Int) {
+        if racesHoldingShutdown.remove(key) != nil { host.endStore() }
     }
 
     /// The room's timer: the countdown's end, standings due, the time limit, the race's end,
@@ -533,9 +552,12 @@ final class RoomHost: @unchecked Sendable {
     private func afterSaves(_ room: RaceRoom, race: Race) {
         race.savesPending = race.entrants.count
         let code = room.code
+        let key = race.key
         for entrant in race.entrants {
             worker.perform(orderedBy: entrant.playerID, { _ in () }, then: { [self] _ in
-                guard let room = registry.room(code), let race = runs[code]?.race else { return }
+                guard let room = registry.room(code), let race = runs[code]?.race, race.key == key else {
+                    return releaseShutdown(key)
+                }
                 race.savesPending -= 1
                 if race.savesPending == 0 { recordRace(room, race: race) }
             })
@@ -560,7 +582,10 @@ final class RoomHost: @unchecked Sendable {
         let newRace = NewRace(roomCode: room.code.text, level: room.level, practice: room.practice, seed: race.seed,
                               startedAt: race.startedAt, endedAt: Date(), entries: entries)
         let code = room.code
+        let key = race.key
         worker.perform({ storage in try storage.races.record(newRace).publicID }, then: { [self] result in
+            // After `raceOver` went out: a shutdown closes the connections once nothing holds it.
+            defer { releaseShutdown(key) }
             let raceID: String?
             switch result {
             case .success(let id): raceID = id
@@ -797,6 +822,8 @@ final class RoomHost: @unchecked Sendable {
             })
         }
         guard let run = runs.removeValue(forKey: room.code) else { return }
+        // A race of a room that closed is not recorded (nobody is left to hear its results).
+        if let race = run.race { releaseShutdown(race.key) }
         runByTimer[run.timerID] = nil
         scheduler.cancel(run.timerID)
         logger.info("room closed", metadata: ["room.code": room.code.text])

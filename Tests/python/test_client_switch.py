@@ -1,5 +1,5 @@
 """One switch alone plays the whole game loop (docs/GAME_RULES.md, "One-switch play"): start a
-race, dodge, hold to pause, hear and see the scan over Resume and End game, resume, pause
+race, dodge, hold to pause, hear and see the scan over Resume, End game and Share a link to watch, resume, pause
 again and end the game, then play again from the game-over panel, all with Space and nothing
 else, in real headless Chromium against the real server. The server's own view (its metrics
 and its database) says each step happened, not only the page."""
@@ -18,6 +18,7 @@ ROAD = "[data-part='play-area']"
 PHASE = f"document.querySelector(\"{ROAD}\").dataset.phase"
 PAUSE_BUTTON = "document.querySelector(\"[data-part='pause']\")"
 QUIT_BUTTON = "document.querySelector(\"[data-part='quit']\")"
+SHARE_BUTTON = "document.querySelector(\"[data-part='share-watch']\")"
 HIGHLIGHTED = "document.querySelector('.switch-highlight')"
 # A stand-in pad (no gamepad here) that the page reads through navigator.getGamepads.
 FAKE_PAD = """
@@ -112,7 +113,7 @@ def test_one_switch_alone_starts_pauses_resumes_quits_and_plays_again(server, br
     paused = [m for m in browser.execute_script("return window.__rr.socketIn") if m["type"] == "paused"]
     assert paused[-1]["reason"] == "player"
     # The pause is announced with how to resume by switch, Resume first and framed, focus on it.
-    wait_spoken(browser, "To race on, press the switch while Resume is highlighted; the highlight steps through Resume and End game. Now: Resume.")
+    wait_spoken(browser, "To race on, press the switch while Resume is highlighted; the highlight steps through Resume, End game, and Share a link to watch. Now: Resume.")
     assert is_highlighted(browser, PAUSE_BUTTON)
     assert browser.execute_script("return document.querySelectorAll('.switch-highlight').length") == 1
     # The server takes no step while paused (Cruise steps every 0.8 s).
@@ -125,18 +126,21 @@ def test_one_switch_alone_starts_pauses_resumes_quits_and_plays_again(server, br
     assert steps_taken(server) == steps
     assert browser.execute_script(f"return {PHASE}") == "paused"
 
-    # The scan moves on to End game: seen, focused and said once; then back to Resume, said
-    # once too (one round of the scan, from a moment Resume is highlighted).
+    # The scan moves on to End game, then Share a link to watch: each seen, focused and said
+    # once; then back to Resume, said once too (one round of the scan, from a moment Resume is
+    # highlighted).
     wait_for(browser, f"{HIGHLIGHTED} === {PAUSE_BUTTON}", timeout=5)
     wait_for(browser, "['Resume', ''].includes(window.__rr.announcements.at(-1).replace(/^.*Now: Resume\\.$/, ''))", timeout=5)
     before = spoken(browser)
     wait_for(browser, f"{HIGHLIGHTED} === {QUIT_BUTTON}", timeout=5)
     assert is_highlighted(browser, QUIT_BUTTON)
     wait_for(browser, f"window.__rr.announcements.length > {len(before)} && window.__rr.announcements.at(-1) === 'End game'", timeout=5)
+    wait_for(browser, f"{HIGHLIGHTED} === {SHARE_BUTTON}", timeout=5)
+    assert is_highlighted(browser, SHARE_BUTTON)
     wait_for(browser, f"{HIGHLIGHTED} === {PAUSE_BUTTON}", timeout=5)
     assert is_highlighted(browser, PAUSE_BUTTON)
-    wait_for(browser, f"window.__rr.announcements.length > {len(before) + 1}", timeout=5)
-    assert spoken(browser)[len(before):] == ["End game", "Resume"], spoken(browser)
+    wait_for(browser, f"window.__rr.announcements.length > {len(before) + 2}", timeout=5)
+    assert spoken(browser)[len(before):] == ["End game", "Share a link to watch", "Resume"], spoken(browser)
 
     # A press on Resume resumes: the server steps again, focus is back on the road.
     press(browser, Keys.SPACE)

@@ -14,12 +14,14 @@ export class Announcer {
     this.#region = region;
   }
 
-  /** Queues `text`; `{low: true}` drops it when something else is waiting. */
+  /** Queues `text`; `{low: true}` drops it when something else is waiting. Returns whether
+   * it was queued (a caller whose news must not be lost tries again later). */
   say(text, { low = false } = {}) {
-    if (!text || !this.#region) return;
-    if (low && (this.#queue.length > 0 || performance.now() - this.#lastAt < GAP_MS)) return;
+    if (!text || !this.#region) return false;
+    if (low && (this.#queue.length > 0 || performance.now() - this.#lastAt < GAP_MS)) return false;
     this.#queue.push(text);
     this.#pump();
+    return true;
   }
 
   /** Drops what waits and says `text` next (a crash makes a queued milestone moot). */

@@ -26,8 +26,11 @@ export class GameController extends Emitter {
   state = initialState();
   #frame = 0;
 
-  constructor(root, { socket, store, announcer }) {
+  /** `pauseExtras()`: the page's own buttons that the one switch's pause menu steps through
+   * after Resume and End game (the play page's "Share a link to watch"). */
+  constructor(root, { socket, store, announcer, pauseExtras = () => [] }) {
     super();
+    this.pauseExtras = pauseExtras;
     this.root = root;
     this.socket = socket;
     this.store = store;
@@ -163,10 +166,10 @@ export class GameController extends Emitter {
   }
 
   /** Paused with one switch: Resume and End game, Resume first (the HUD's buttons, drawn now
-   * so they already say "Resume"). */
+   * so they already say "Resume"), then the page's extras. */
   #scanPauseMenu(announce, words = "") {
     this.#render(true);
-    const text = this.#scanMenu(() => [this.hud.pause, this.hud.quit], words,
+    const text = this.#scanMenu(() => [this.hud.pause, this.hud.quit, ...this.pauseExtras()], words,
       (choices) => t("say.switchResume", { resume: choiceName(this.hud.pause), choices }));
     if (announce && this.settings.announcements) this.announcer.say(text);
   }

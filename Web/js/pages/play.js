@@ -5,6 +5,8 @@ import { t, formatTime, formatNumber } from "../app/i18n.js";
 import { GameController } from "../game/controller.js";
 import { DailyRoadChoice } from "../watch/daily-road-choice.js";
 import { StartSocket } from "../watch/start-socket.js";
+import { WatchShare } from "../game/watch-share.js";
+import { WatcherNews } from "../game/watcher-news.js";
 
 const context = await startPage();
 const { store, socket, announcer } = context;
@@ -16,7 +18,10 @@ const roadSocket = new StartSocket(socket, {
     ? socket.send({ type: "start", level, road: "daily", practice })
     : socket.start(level, practice)),
 });
-const game = new GameController(main, { socket: roadSocket, store, announcer });
+// "Share a link to watch" sits with Pause and End game; the one switch's pause menu reaches it too.
+const shareButton = main.querySelector("[data-part='share-watch']");
+const game = new GameController(main, { socket: roadSocket, store, announcer, pauseExtras: () => [shareButton] });
+const share = new WatchShare(main, { announcer });
 
 const setup = document.getElementById("setup");
 const startButton = document.getElementById("start");
@@ -198,13 +203,27 @@ function showDaily(daily) {
   roads.refresh();  // the scored run of today may now be used
 }
 
-// How many watch this game (sent when it changes): shown beside the keys, not spoken.
+// How many watch this game (sent when it changes): shown beside the keys; said only when it
+// goes from nobody to someone and back, seldom (Web/js/game/watcher-news.js).
 const watcherCount = document.getElementById("watcher-count");
+const watcherNews = new WatcherNews(announcer, () => store.settings.announcements);
 socket.on("watchers", (message) => {
+  if (game.state.gameId && message.gameId && message.gameId !== game.state.gameId) return;
   watcherCount.hidden = !(message.count > 0);
   watcherCount.textContent = t("watch.watchingYou", { count: formatNumber(message.count) });
+  watcherNews.update(message.count);
 });
-socket.on("gameOver", () => { watcherCount.hidden = true; });
+// The link to watch is offered from the game's first picture to its end.
+roadSocket.on("message", (message) => {
+  if (message.type === "started" || message.type === "snapshot") {
+    if (message.type === "started") watcherNews.reset();
+    share.show(message.game?.gameId);
+  } else if (message.type === "gameOver") {
+    watcherCount.hidden = true;
+    watcherNews.reset();
+    share.hide();
+  }
+});
 
 socket.on("connection", ({ state }) => {
   updateButtons();

@@ -77,7 +77,7 @@ function setPhase(next, focus = null) {
 const SCAN = {
   entry: () => [$("resume-race"), $("open-room"), $("quick-race"), $("join-code").value.trim() ? $("join-room") : null],
   queue: () => [$("leave-queue")],
-  lobby: () => [$("ready"), $("start-race"), $("copy-link"), $("leave-room")],
+  lobby: () => [$("ready"), $("start-race"), $("copy-link"), $("copy-watch-link"), $("leave-room")],
   results: () => [$("rematch"), $("to-lobby"), $("results-leave")],
   racing: () => [$("say-standings"), $("race-leave")],
 };
@@ -180,21 +180,23 @@ for (const [id, target] of [["leave-room", "lobby-message"], ["results-leave", "
   $(id).addEventListener("click", () => send({ type: "leaveRoom" }, $(target)));
 }
 
-$("copy-link").addEventListener("click", async () => {
-  const field = $("room-link");
-  const message = $("copy-message");
+/** Copies the link in `field`, saying so in `message` (`done`: the key of the good news). */
+async function copyLink(field, message, done) {
   try {
     await navigator.clipboard.writeText(field.value);
-    showGood(message, "race.linkCopied");
+    showGood(message, done);
   } catch {
     // No clipboard here (permissions, an old browser): select it so the player can copy it.
     field.focus();
     field.select();
     const copied = document.execCommand?.("copy");
-    if (copied) showGood(message, "race.linkCopied");
+    if (copied) showGood(message, done);
     else showError(message, { code: "copy_failed" });
   }
-});
+}
+// The invite link (joins the room) and the watch link (watches its race), each with its Copy.
+$("copy-link").addEventListener("click", () => copyLink($("room-link"), $("copy-message"), "race.linkCopied"));
+$("copy-watch-link").addEventListener("click", () => copyLink($("room-watch-link"), $("copy-watch-message"), "race.watchLinkCopied"));
 
 $("rematch").addEventListener("click", () => {
   game.audio.unlock();

@@ -9,6 +9,7 @@ import { StandingsView } from "../watch/standings-view.js";
 import { PacedSpeaker } from "../watch/paced-speaker.js";
 import { PageSwitch } from "../watch/page-switch.js";
 import { watchTarget, replayLink, endReason } from "../watch/watch-target.js";
+import { LobbyWait } from "../watch/lobby-wait.js";
 
 const { store, socket, announcer } = await startPage();
 const main = document.getElementById("main");
@@ -23,6 +24,7 @@ const speaker = new PacedSpeaker(announcer, { enabled: () => store.settings.anno
 const view = new WatchView(gameArea, { store, announcer, soundToggle: document.getElementById("watch-sound") });
 const standings = new StandingsView(document.getElementById("standings"), speaker);
 new PageSwitch(main, { store, announcer });
+const lobbyWait = new LobbyWait();
 
 let target = watchTarget(new URLSearchParams(location.search));
 let watched = null;  // {gameId, name, room} once the server says `watching`
@@ -49,7 +51,7 @@ function showSubject() {
   document.title = `${heading.textContent} · ${t("common.brand")}`;
 }
 
-socket.on("welcome", () => sendWatch());
+socket.on("welcome", () => { if (!lobbyWait.waiting) sendWatch(); });
 
 socket.on("message", (m) => {
   switch (m.type) {
@@ -116,8 +118,25 @@ function showEnd(end) {
   if (store.settings.announcements) announcer.say(t("watch.sayEnded", { name: watched.name, score }));
 }
 
-/** A refused `watch`: in words, with the replay when the game has ended. */
+/** A refused `watch`: in words, with the replay when the game has ended. A room's link opened
+ * while the room is in its lobby waits for its race instead (Web/js/watch/lobby-wait.js). */
 function refused(error) {
+  if (error.code === "game_not_found" && target?.room && !watched && !lobbyWait.waiting) {
+    const room = target.room;
+    lobbyWait.check(room, {
+      onLobby: () => {
+        show("watch.waitingForRace", { room });
+        if (store.settings.announcements) announcer.say(message.textContent);
+      },
+      onStart: () => sendWatch(),
+      onNotLobby: () => showRefusal(error),
+    });
+    return;
+  }
+  showRefusal(error);
+}
+
+function showRefusal(error) {
   const known = ["game_not_found", "game_over", "watchers_full", "game_in_progress", "room_not_found", "not_watching", "watch_elsewhere", "room_elsewhere", "unavailable"];
   const key = known.includes(error.code) ? `watch.errors.${error.code}` : null;
   show(key ?? "watch.errors.generic", { message: error.message ?? "" }, "bad");

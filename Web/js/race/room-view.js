@@ -1,4 +1,5 @@
-// The lobby of one room (the server's `room` message): its code and link, who is in, who is
+// The lobby of one room (the server's `room` message): its code, its link and the link to
+// watch it, who is in, who is
 // ready, the Ready toggle, and Start for the host with why it cannot start yet. Only draws;
 // the page sends what the buttons ask for. The buttons are never rebuilt, so focus and the
 // one switch's scan stay on them while the room changes.
@@ -13,6 +14,11 @@ export function startProblem(room) {
   const waiting = racers.filter((racer) => !racer.ready && racer.seat !== room.hostSeat).map(racerName);
   if (waiting.length) return t("race.waitingReady", { names: nameList(waiting) });
   return null;
+}
+
+/** The absolute address that watches room `code`'s race (Web/watch.html waits for its start). */
+export function watchRoomUrl(code) {
+  return new URL(`/watch.html?room=${encodeURIComponent(code)}`, location.origin).href;
 }
 
 export function me(room) {
@@ -31,6 +37,7 @@ export class RoomView {
     this.kind = root.querySelector("#room-kind");
     this.watchers = root.querySelector("#room-watchers");
     this.link = root.querySelector("#room-link");
+    this.watchLink = root.querySelector("#room-watch-link");
     this.racersHeading = root.querySelector("#racers-heading");
     this.racers = root.querySelector("#racers");
     this.ready = root.querySelector("#ready");
@@ -46,6 +53,7 @@ export class RoomView {
     this.kind.textContent = room.practice ? t("race.kindPractice") : room.quick ? t("race.kindQuick") : t("race.kindScored");
     this.watchers.textContent = formatNumber(room.watchers ?? 0);
     this.link.value = new URL(room.link ?? `/race.html?room=${room.code}`, location.origin).href;
+    this.watchLink.value = watchRoomUrl(room.code);
     const racers = room.racers ?? [];
     this.racersHeading.textContent = t("race.racersHeading", { count: racers.length, seats: room.seats });
     this.racers.replaceChildren(...racers.map((racer) => this.#line(racer, room)));

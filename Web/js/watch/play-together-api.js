@@ -41,3 +41,6 @@ export function myGames({ limit = 10, before } = {}) {
 }
 
 export const gameSummary = (gameId) => get(`/games/${encodeURIComponent(gameId)}`, { signedIn: false });
+
+/** A race room as anyone with its code sees it (`state`: lobby, countdown, racing, finished). */
+export const roomInfo = (code) => get(`/rooms/${encodeURIComponent(code)}`, { signedIn: false });

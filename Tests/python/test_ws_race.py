@@ -359,10 +359,12 @@ def test_a_racer_who_drops_is_away_and_resumes_within_the_grace(server_factory):
         message, _ = await ada.until(lambda m: m["type"] == "standings"
                                      and any(r["seat"] == 1 and r["state"] == "away" for r in m["racers"]), timeout=10)
         back = await GameClient.signed_in(server, tokens[1])
-        assert back.welcome["resumable"]["gameId"] == bo_game["gameId"]
+        # The game that waits is named a race game, on reload as on resume.
+        waiting = back.welcome["resumable"]
+        assert (waiting["gameId"], waiting["race"]) == (bo_game["gameId"], room["code"]), waiting
         await back.send(type="resume")
         snapshot = await back.expect("snapshot")
-        assert snapshot["game"]["gameId"] == bo_game["gameId"]
+        assert (snapshot["game"]["gameId"], snapshot["game"]["race"]) == (bo_game["gameId"], room["code"])
         lobby = await room_of(back)
         assert lobby["you"] == 1 and lobby["racers"][1]["connected"] is True
         await ada.until(lambda m: m["type"] == "standings"

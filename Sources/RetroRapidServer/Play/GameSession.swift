@@ -22,6 +22,9 @@ final class GameSession {
     /// Which road it runs on: set by its starter (the daily road's start, a ghost race) before
     /// the first message; shown in snapshots and stored with the game.
     var road: GameRoad = .random
+    /// The race room whose race this game is (set by `RoomHost.launch`): every snapshot names
+    /// it, so a player who reloads (`welcome.resumable`) or takes it back knows it is a race.
+    var race: RoomCode?
     private(set) var game: Game
     private(set) var phase: Phase
 
@@ -138,7 +141,7 @@ final class GameSession {
         return ServerMessage.GameSnapshot(
             gameID: gameID, level: state.level, practice: practice, step: state.step, road: state.road,
             lane: state.lane, score: state.score, interval: state.stepInterval, speedStage: state.speedStage,
-            safeLanes: state.isOver ? .none : state.safeLanes, paused: paused, roadKind: road)
+            safeLanes: state.isOver ? .none : state.safeLanes, paused: paused, roadKind: road, race: race)
     }
 
     // MARK: - Time

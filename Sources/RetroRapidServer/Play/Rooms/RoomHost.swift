@@ -373,8 +373,8 @@ final class RoomHost: @unchecked Sendable {
                                          gameID: session.gameID, seatIndex: index))
             entries.append(.init(seat: racer.seat, name: racer.name, gameID: session.gameID, score: 0,
                                  lane: session.game.state.lane.rawValue, step: 0, state: .racing))
-            var snapshot = session.snapshot
-            snapshot.race = code
+            session.race = code
+            let snapshot = session.snapshot
             if let connection = connectionOf(racer.playerID), connection.closing == nil {
                 host.attach(seat, of: match, to: connection)
                 startedMessages.append((connection, .started(snapshot, quota: quotas[racer.playerID] ?? nil)))

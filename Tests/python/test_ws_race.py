@@ -480,3 +480,41 @@ def test_a_watcher_watches_a_racer_by_room_and_seat(server_factory):
         assert ended["gameId"] == bo_game["gameId"]
 
     run(scenario())
+
+
+def test_a_racer_back_during_the_countdown_keeps_the_start_and_welcome_names_the_race(server_factory):
+    server = server_factory("--race-countdown-seconds", "3", "--standings-interval-ms", "200")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo"]]
+
+    async def scenario():
+        ada, bo = [await GameClient.signed_in(server, token) for token in tokens]
+        room = await open_room(ada)
+        code = room["code"]
+        await join(bo, code)
+        await bo.send(type="ready")
+        await settle([ada, bo])
+        await ada.send(type="startRace")
+        bo_game = (await bo.expect("started"))["game"]
+        await ada.expect("started")
+        countdown = await bo.expect("countdown")
+        # Bo drops at once and comes back well inside the 3 s countdown.
+        await bo.drop()
+        back = await GameClient.signed_in(server, tokens[1])
+        waiting = back.welcome["resumable"]
+        assert waiting["gameId"] == bo_game["gameId"] and waiting["race"] == code, waiting
+        await back.send(type="resume")
+        snapshot = await back.expect("snapshot")
+        assert snapshot["game"]["race"] == code and snapshot["game"]["step"] == 0
+        resumed = await back.expect("resumed")
+        # His first step stays one interval after the race's deadline, as Ada's: the wait
+        # includes what is left of the countdown, not just one interval from now.
+        assert bo_game["interval"] < resumed["nextStepInMs"] <= countdown["startsInMs"] + bo_game["interval"], resumed
+        first = await back.expect("step", timeout=10)
+        assert first["step"] == 1
+        for client in (ada, back):
+            await client.send(type="quit")
+        for client in (ada, back):
+            await client.expect("raceOver")
+
+    run(scenario())
+

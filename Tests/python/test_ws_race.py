@@ -553,3 +553,83 @@ def test_a_racer_back_during_the_countdown_keeps_the_start_and_welcome_names_the
 
     run(scenario())
 
+
+def test_a_race_watcher_follows_the_race_to_its_finish_and_may_switch_racer(server_factory):
+    server = server_factory("--race-countdown-seconds", "2", "--standings-interval-ms", "200")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo", "Cy", "Eve"]]
+
+    async def scenario():
+        ada, bo, cy, eve = [await GameClient.signed_in(server, token) for token in tokens]
+        room = await open_room(ada)
+        code = room["code"]
+        for client in (bo, cy):
+            await join(client, code)
+            await client.send(type="ready")
+        await settle([ada, bo, cy])
+        await ada.send(type="startRace")
+        games = [(await client.expect("started"))["game"] for client in (ada, bo, cy)]
+        await eve.send(type="watch", room=code, seat=1)
+        watching = await eve.expect("watching")
+        assert watching["gameId"] == games[1]["gameId"] and watching["room"] == code
+        assert watching["game"]["race"] == code
+        # The room reaches its watchers too (no seat of theirs): racing once the countdown ends.
+        racing, _ = await eve.until(lambda m: m["type"] == "room" and m["room"]["state"] == "racing", timeout=10)
+        assert racing["room"]["you"] is None and racing["room"]["watchers"] == 1
+        await eve.expect("step", timeout=10)
+        # Bo quits: the watch of his game ends, but Eve still follows the race.
+        await bo.send(type="quit")
+        ended = await eve.expect("watchEnded")
+        assert (ended["gameId"], ended["reason"]) == (games[1]["gameId"], "abandoned")
+        await eve.until(lambda m: m["type"] == "standings"
+                        and any(r["seat"] == 1 and r["state"] == "left" for r in m["racers"]), timeout=10)
+        # Bo's seat is over: watching it is refused and changes nothing; Ada's can be watched.
+        await eve.send(type="watch", room=code, seat=1)
+        await eve.expect_error("game_over")
+        await eve.send(type="watch", room=code, seat=0)
+        switched = await eve.expect("watching")
+        assert switched["gameId"] == games[0]["gameId"] and switched["player"]["name"] == "Ada"
+        await eve.expect("step", timeout=10)
+        for client in (ada, cy):
+            await client.send(type="quit")
+        ended = await eve.expect("watchEnded")
+        assert ended["gameId"] == games[0]["gameId"]
+        # To the finish: the last standings, the results, the room back in its lobby.
+        last, _ = await eve.until(lambda m: m["type"] == "standings"
+                                  and all(r["state"] != "racing" for r in m["racers"]), timeout=10)
+        race_over = await eve.expect("raceOver", timeout=15)
+        assert race_over["code"] == code and {r["gameId"] for r in race_over["results"]} == {g["gameId"] for g in games}
+        lobby, _ = await eve.until(lambda m: m["type"] == "room" and m["room"]["state"] == "lobby")
+        assert lobby["room"]["you"] is None and lobby["room"]["race"] == 2
+        # The race is over: the watch with it.
+        await eve.send(type="stopWatching")
+        await eve.expect_error("not_watching")
+
+    run(scenario())
+
+
+def test_a_race_watcher_hears_the_room_close_when_every_racer_leaves(server_factory):
+    server = server_factory("--race-countdown-seconds", "1", "--standings-interval-ms", "200")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo", "Eve"]]
+
+    async def scenario():
+        ada, bo, eve = [await GameClient.signed_in(server, token) for token in tokens]
+        room = await open_room(ada)
+        code = room["code"]
+        await join(bo, code)
+        await bo.send(type="ready")
+        await settle([ada, bo])
+        await ada.send(type="startRace")
+        bo_game = (await bo.expect("started"))["game"]
+        await eve.send(type="watch", room=code, seat=1)
+        await eve.expect("watching")
+        for client in (ada, bo):
+            await client.send(type="leaveRoom")
+            await client.expect("roomLeft")
+        ended = await eve.expect("watchEnded")
+        assert ended["gameId"] == bo_game["gameId"]
+        closed = await eve.expect("roomLeft")
+        assert closed == {"type": "roomLeft", "code": code, "reason": "closed"}
+        await eve.send(type="stopWatching")
+        await eve.expect_error("not_watching")
+
+    run(scenario())

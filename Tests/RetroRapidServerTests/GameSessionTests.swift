@@ -251,6 +251,26 @@ struct GameSessionTests {
         #expect(game.resume(now: resumeAt).failureCode == .notPaused)
     }
 
+    /// A race's game is made at its start deadline, still to come (`RoomHost.launch`): a racer
+    /// who drops during the countdown and resumes before the deadline keeps it, their first step
+    /// one interval after it as every other racer's; the countdown is no play time.
+    @Test func aGameResumedBeforeItsStartKeepsTheStartDeadline() throws {
+        let game = session()  // starts at `start`; its first step is due at start + 600 ms
+        game.detach(now: Self.start - 2_500 * Self.ms, deadline: Self.start + 60_000 * Self.ms)
+        game.attach()
+        let resumed = try game.resume(now: Self.start - 1_000 * Self.ms).get()
+        #expect(resumed.messages == [.resumed(nextStepInMilliseconds: 1_600)])
+        #expect(game.wakeAt == Self.start + 600 * Self.ms)
+        #expect(steps(game.tick(now: Self.start + 600 * Self.ms).messages).map(\.step) == [1])
+        #expect(game.checkpoint(now: Self.start + 600 * Self.ms)?.0.durationMilliseconds == 600)
+        // Resumed after its start, it gets the usual full interval from now.
+        let late = session()
+        late.detach(now: Self.start - 2_500 * Self.ms, deadline: Self.start + 60_000 * Self.ms)
+        late.attach()
+        _ = try late.resume(now: Self.start + 100 * Self.ms).get()
+        #expect(late.wakeAt == Self.start + 700 * Self.ms)
+    }
+
     @Test func aDroppedConnectionPausesTheGameUntilItsDeadline() {
         let game = session()
         stepOnce(game)

@@ -141,21 +141,37 @@ def test_leaving_passes_the_host_and_the_last_one_out_closes_the_room(server_fac
     run(scenario())
 
 
-async def race_to_the_end(clients, stop_steps, code):
-    """Each racer dodges by the cue until its stop step, then steers into the traffic; returns
-    each one's `gameOver` and the `standings` and `raceOver` it saw."""
+async def race_to_the_end(clients, first_stop):
+    """The racers end one after another, each on a higher score than the one before, by
+    construction rather than by luck: every racer dodges by the cue (the road never sets a
+    trap, docs/GAME_RULES.md, so it survives) until its turn, then steers into the traffic and
+    crashes. Racer 0's turn comes at step `first_stop`; racer i's once racer i-1's `gameOver`
+    has come and a step shows a score above that racer's final one. A score never goes down,
+    so each racer ends above the one before, however the steps and the messages are timed.
+    Returns each one's `gameOver`, the `standings` it saw, its `raceOver`, and the score it
+    had when it turned."""
+    finals = {}
+    turned_at = {}
+    ended = [asyncio.Event() for _ in clients]
 
-    async def racer(client, stop_at):
+    def its_turn(index, step):
+        if index == 0:
+            return step["step"] >= first_stop
+        return ended[index - 1].is_set() and step["score"] > finals[index - 1]
+
+    async def racer(index, client):
         standings = []
         over = None
         while True:
-            message = await client.recv(timeout=30)
+            message = await client.recv(timeout=60)
             kind = message["type"]
             if kind == "standings":
                 standings.append(message)
             elif kind == "step" and over is None:
                 safe, lane = message["safeLanes"], message["lane"]
-                if message["step"] < stop_at:
+                if index not in turned_at and its_turn(index, message):
+                    turned_at[index] = message["score"]
+                if index not in turned_at:
                     goal = min(safe, key=lambda candidate: abs(candidate - lane)) if safe else lane
                 else:
                     danger = [candidate for candidate in (0, 1, 2) if candidate not in safe]
@@ -164,13 +180,21 @@ async def race_to_the_end(clients, stop_steps, code):
                     await client.send(type="move", direction="left" if goal < lane else "right", step=message["step"])
             elif kind == "gameOver":
                 over = message
+                assert index in turned_at, f"racer {index} crashed before its turn: {message}"
+                finals[index] = message["score"]
+                ended[index].set()
             elif kind == "raceOver":
                 assert over is not None, "raceOver before the racer's own gameOver"
-                return over, standings, message
+                return over, standings, message, turned_at[index]
             elif kind == "error":
                 raise AssertionError(f"unexpected error {message}")
 
-    return await asyncio.gather(*(racer(client, stop) for client, stop in zip(clients, stop_steps)))
+    return await asyncio.gather(*(racer(index, client) for index, client in enumerate(clients)))
+
+
+def places_by_the_rule(entries):
+    """docs/PROTOCOL.md "Race rooms": place by score, then steps, then seat."""
+    return [entry["seat"] for entry in sorted(entries, key=lambda e: (-e["score"], -e["steps"], e["seat"]))]
 
 
 def test_four_racers_race_to_the_end_in_the_right_order_and_a_rematch_keeps_the_room(server_factory):
@@ -180,8 +204,8 @@ def test_four_racers_race_to_the_end_in_the_right_order_and_a_rematch_keeps_the_
 
     async def scenario():
         clients = [await GameClient.signed_in(server, token) for token in tokens]
-        # Rapid: half its rows have a car, so a racer steering into traffic crashes within a few
-        # steps, well before the next racer stops dodging (ten steps later).
+        # Rapid: most rows have a car, so a racer steering into traffic crashes within a step or
+        # two, and the next racer soon scores more.
         room = await open_room(clients[0], seats=4, level="rapid")
         code = room["code"]
         for client in clients[1:]:
@@ -205,8 +229,9 @@ def test_four_racers_race_to_the_end_in_the_right_order_and_a_rematch_keeps_the_
         await clients[1].send(type="move", direction="left", step=0)
         early = await clients[1].expect_error("not_started")
         assert early["inReplyTo"] == "move"
-        # Seats 0..3 stop dodging at steps 4, 14, 24, 34: they finish in reverse seat order.
-        results = await race_to_the_end(clients, [4, 14, 24, 34], code)
+        # Seat 0 turns into the traffic at step 4, each next seat once the one before has
+        # crashed and it scores more: they finish in reverse seat order, each score higher.
+        results = await race_to_the_end(clients, 4)
         race_over = results[0][2]
         assert all(result[2] == race_over for result in results)
         assert race_over["code"] == code
@@ -214,18 +239,26 @@ def test_four_racers_race_to_the_end_in_the_right_order_and_a_rematch_keeps_the_
         assert order == [3, 2, 1, 0], race_over
         assert [entry["place"] for entry in race_over["results"]] == [1, 2, 3, 4]
         scores = [entry["score"] for entry in race_over["results"]]
-        assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
-        for seat, (over, standings, _) in enumerate(results):
+        assert scores == sorted(scores, reverse=True) and len(set(scores)) == 4, scores
+        for seat, (over, standings, _, turned_at) in enumerate(results):
             entry = next(e for e in race_over["results"] if e["seat"] == seat)
             assert (entry["gameId"], entry["score"], entry["reason"]) == (over["gameId"], over["score"], "crash")
             assert over["saved"] is True and over["reason"] == "crash"
+            assert over["score"] >= turned_at
+            if seat > 0:
+                assert turned_at > results[seat - 1][0]["score"]
             # The standings came at a bounded rate, the last with every racer crashed.
             assert standings, "no standings"
             assert [e["state"] for e in standings[-1]["racers"]] == ["crashed"] * 4
             assert [e["seat"] for e in standings[-1]["racers"]] == order
-        stored = server.query("SELECT score, end_reason, seed FROM games ORDER BY score DESC")
-        assert [row[0] for row in stored] == scores and {row[1] for row in stored} == {"crash"}
-        assert len({row[2] for row in stored}) == 1
+            assert [e["place"] for e in standings[-1]["racers"]] == [1, 2, 3, 4]
+        stored = server.query("SELECT public_id, score, steps, end_reason, seed FROM games")
+        assert {row[3] for row in stored} == {"crash"} and len({row[4] for row in stored}) == 1
+        by_game = {row[0]: row for row in stored}
+        # The places are the rule's, applied to what the server reported and to what it stored.
+        reported = [{"seat": e["seat"], "score": e["score"], "steps": by_game[e["gameId"]][2]} for e in race_over["results"]]
+        assert places_by_the_rule(reported) == order
+        assert [by_game[e["gameId"]][1] for e in race_over["results"]] == scores
         # The race is stored with its finish order, beside the games.
         assert race_over["raceId"]
         entries = server.query(
@@ -234,6 +267,8 @@ def test_four_racers_race_to_the_end_in_the_right_order_and_a_rematch_keeps_the_
             (race_over["raceId"],))
         assert entries == [(code, "rapid", 0, entry["place"], entry["seat"], entry["gameId"], entry["score"], "crash")
                            for entry in race_over["results"]]
+        stored_entries = [{"seat": row[4], "score": row[6], "steps": by_game[row[5]][2]} for row in entries]
+        assert places_by_the_rule(stored_entries) == [row[4] for row in entries] == order
         # Back in the lobby: the same code, the next race, nobody ready.
         for client in clients:
             lobby = await room_of(client)
@@ -359,10 +394,12 @@ def test_a_racer_who_drops_is_away_and_resumes_within_the_grace(server_factory):
         message, _ = await ada.until(lambda m: m["type"] == "standings"
                                      and any(r["seat"] == 1 and r["state"] == "away" for r in m["racers"]), timeout=10)
         back = await GameClient.signed_in(server, tokens[1])
-        assert back.welcome["resumable"]["gameId"] == bo_game["gameId"]
+        # The game that waits is named a race game, on reload as on resume.
+        waiting = back.welcome["resumable"]
+        assert (waiting["gameId"], waiting["race"]) == (bo_game["gameId"], room["code"]), waiting
         await back.send(type="resume")
         snapshot = await back.expect("snapshot")
-        assert snapshot["game"]["gameId"] == bo_game["gameId"]
+        assert (snapshot["game"]["gameId"], snapshot["game"]["race"]) == (bo_game["gameId"], room["code"])
         lobby = await room_of(back)
         assert lobby["you"] == 1 and lobby["racers"][1]["connected"] is True
         await ada.until(lambda m: m["type"] == "standings"
@@ -476,5 +513,123 @@ def test_a_watcher_watches_a_racer_by_room_and_seat(server_factory):
         await bo.send(type="quit")
         ended = await eve.expect("watchEnded")
         assert ended["gameId"] == bo_game["gameId"]
+
+    run(scenario())
+
+
+def test_a_racer_back_during_the_countdown_keeps_the_start_and_welcome_names_the_race(server_factory):
+    server = server_factory("--race-countdown-seconds", "3", "--standings-interval-ms", "200")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo"]]
+
+    async def scenario():
+        ada, bo = [await GameClient.signed_in(server, token) for token in tokens]
+        room = await open_room(ada)
+        code = room["code"]
+        await join(bo, code)
+        await bo.send(type="ready")
+        await settle([ada, bo])
+        await ada.send(type="startRace")
+        bo_game = (await bo.expect("started"))["game"]
+        await ada.expect("started")
+        countdown = await bo.expect("countdown")
+        # Bo drops at once and comes back well inside the 3 s countdown.
+        await bo.drop()
+        back = await GameClient.signed_in(server, tokens[1])
+        waiting = back.welcome["resumable"]
+        assert waiting["gameId"] == bo_game["gameId"] and waiting["race"] == code, waiting
+        await back.send(type="resume")
+        snapshot = await back.expect("snapshot")
+        assert snapshot["game"]["race"] == code and snapshot["game"]["step"] == 0
+        resumed = await back.expect("resumed")
+        # His first step stays one interval after the race's deadline, as Ada's: the wait
+        # includes what is left of the countdown, not just one interval from now.
+        assert bo_game["interval"] < resumed["nextStepInMs"] <= countdown["startsInMs"] + bo_game["interval"], resumed
+        first = await back.expect("step", timeout=10)
+        assert first["step"] == 1
+        for client in (ada, back):
+            await client.send(type="quit")
+        for client in (ada, back):
+            await client.expect("raceOver")
+
+    run(scenario())
+
+
+def test_a_race_watcher_follows_the_race_to_its_finish_and_may_switch_racer(server_factory):
+    server = server_factory("--race-countdown-seconds", "2", "--standings-interval-ms", "200")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo", "Cy", "Eve"]]
+
+    async def scenario():
+        ada, bo, cy, eve = [await GameClient.signed_in(server, token) for token in tokens]
+        room = await open_room(ada)
+        code = room["code"]
+        for client in (bo, cy):
+            await join(client, code)
+            await client.send(type="ready")
+        await settle([ada, bo, cy])
+        await ada.send(type="startRace")
+        games = [(await client.expect("started"))["game"] for client in (ada, bo, cy)]
+        await eve.send(type="watch", room=code, seat=1)
+        watching = await eve.expect("watching")
+        assert watching["gameId"] == games[1]["gameId"] and watching["room"] == code
+        assert watching["game"]["race"] == code
+        # The room reaches its watchers too (no seat of theirs): racing once the countdown ends.
+        racing, _ = await eve.until(lambda m: m["type"] == "room" and m["room"]["state"] == "racing", timeout=10)
+        assert racing["room"]["you"] is None and racing["room"]["watchers"] == 1
+        await eve.expect("step", timeout=10)
+        # Bo quits: the watch of his game ends, but Eve still follows the race.
+        await bo.send(type="quit")
+        ended = await eve.expect("watchEnded")
+        assert (ended["gameId"], ended["reason"]) == (games[1]["gameId"], "abandoned")
+        await eve.until(lambda m: m["type"] == "standings"
+                        and any(r["seat"] == 1 and r["state"] == "left" for r in m["racers"]), timeout=10)
+        # Bo's seat is over: watching it is refused and changes nothing; Ada's can be watched.
+        await eve.send(type="watch", room=code, seat=1)
+        await eve.expect_error("game_over")
+        await eve.send(type="watch", room=code, seat=0)
+        switched = await eve.expect("watching")
+        assert switched["gameId"] == games[0]["gameId"] and switched["player"]["name"] == "Ada"
+        await eve.expect("step", timeout=10)
+        for client in (ada, cy):
+            await client.send(type="quit")
+        ended = await eve.expect("watchEnded")
+        assert ended["gameId"] == games[0]["gameId"]
+        # To the finish: the last standings, the results, the room back in its lobby.
+        last, _ = await eve.until(lambda m: m["type"] == "standings"
+                                  and all(r["state"] != "racing" for r in m["racers"]), timeout=10)
+        race_over = await eve.expect("raceOver", timeout=15)
+        assert race_over["code"] == code and {r["gameId"] for r in race_over["results"]} == {g["gameId"] for g in games}
+        lobby, _ = await eve.until(lambda m: m["type"] == "room" and m["room"]["state"] == "lobby")
+        assert lobby["room"]["you"] is None and lobby["room"]["race"] == 2
+        # The race is over: the watch with it.
+        await eve.send(type="stopWatching")
+        await eve.expect_error("not_watching")
+
+    run(scenario())
+
+
+def test_a_race_watcher_hears_the_room_close_when_every_racer_leaves(server_factory):
+    server = server_factory("--race-countdown-seconds", "1", "--standings-interval-ms", "200")
+    tokens = [create_player(server, name) for name in ["Ada", "Bo", "Eve"]]
+
+    async def scenario():
+        ada, bo, eve = [await GameClient.signed_in(server, token) for token in tokens]
+        room = await open_room(ada)
+        code = room["code"]
+        await join(bo, code)
+        await bo.send(type="ready")
+        await settle([ada, bo])
+        await ada.send(type="startRace")
+        bo_game = (await bo.expect("started"))["game"]
+        await eve.send(type="watch", room=code, seat=1)
+        await eve.expect("watching")
+        for client in (ada, bo):
+            await client.send(type="leaveRoom")
+            await client.expect("roomLeft")
+        ended = await eve.expect("watchEnded")
+        assert ended["gameId"] == bo_game["gameId"]
+        closed = await eve.expect("roomLeft")
+        assert closed == {"type": "roomLeft", "code": code, "reason": "closed"}
+        await eve.send(type="stopWatching")
+        await eve.expect_error("not_watching")
 
     run(scenario())

@@ -8,7 +8,7 @@ import RetroRapidSupport
 /// game it starts is claimed for it in `game_holders` (`ClusterRepository`); a player's game
 /// held by another node is fetched here when they resume or quit it on this node; a game asked
 /// for by another node is let go; the node's heartbeat; and the sweep that stores the games
-/// nobody took back in time.
+/// nobody took back in time and deletes dead nodes' room codes.
 ///
 /// Fetching a game held by node A, for a player on this node (B):
 /// 1. B claims it (one conditional write). It succeeds at once if nobody holds it, A released
@@ -378,6 +378,27 @@ final class GameHandoff: @unchecked Sendable {
                 }
             case .failure(let error):
                 logger.error("could not look for the games nobody holds", metadata: ["error": "\(error)"])
+            }
+        })
+        removeDeadRoomPlaces(grace: grace)
+    }
+
+    /// Deletes the room codes (`room_places`) of nodes not seen for the disconnect grace: their
+    /// rooms died with them (their racers' games are the orphans above), and no close will ever
+    /// remove them. A separate job, so a failure here holds up no game.
+    private func removeDeadRoomPlaces(grace: TimeInterval) {
+        // At least the lease, as every "dead node" test; a node stalled briefly keeps its codes.
+        let after = max(ClusterLease.lease, grace)
+        worker.perform({ storage in
+            try storage.roomPlaces.removeDead(now: storage.now, lease: after)
+        }, then: { [self] result in
+            switch result {
+            case .success(let removed) where removed > 0:
+                logger.info("room codes of dead nodes removed", metadata: ["rooms.removed": String(removed)])
+            case .success:
+                break
+            case .failure(let error):
+                logger.error("could not remove the room codes of dead nodes", metadata: ["error": "\(error)"])
             }
         })
     }

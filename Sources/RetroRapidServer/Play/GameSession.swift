@@ -22,6 +22,9 @@ final class GameSession {
     /// Which road it runs on: set by its starter (the daily road's start, a ghost race) before
     /// the first message; shown in snapshots and stored with the game.
     var road: GameRoad = .random
+    /// The race room whose race this game is (set by `RoomHost.launch`): every snapshot names
+    /// it, so a player who reloads (`welcome.resumable`) or takes it back knows it is a race.
+    var race: RoomCode?
     private(set) var game: Game
     private(set) var phase: Phase
 
@@ -63,6 +66,9 @@ final class GameSession {
     /// How long after its deadline the last step was taken (µs): the server's own share of
     /// the step jitter players feel (`retrorapid_game_step_lateness_seconds`).
     private(set) var lastStepLateness: Int64 = 0
+    /// When the game starts: its creation, or a race's start deadline still to come
+    /// (`RoomHost.launch`). A game resumed before it keeps it (`resume`).
+    private let startsAt: Int64
     /// Play time so far, pauses excluded, and since when it is running.
     private var playedMicroseconds: Int64 = 0
     private var runningSince: Int64?
@@ -86,6 +92,7 @@ final class GameSession {
         self.graceLimitMilliseconds = graceLimitMilliseconds
         game = Game(seed: seed, level: level)
         phase = .running
+        startsAt = now
         lastStepAt = now
         nextStepAt = now + Int64(game.state.stepInterval) * 1000
         runningSince = now
@@ -104,6 +111,7 @@ final class GameSession {
         self.graceLimitMilliseconds = graceLimitMilliseconds
         self.game = game
         phase = .paused(.disconnected(deadline: deadline))
+        startsAt = now
         lastStepAt = now
         nextStepAt = now + Int64(game.state.stepInterval) * 1000
         playedMicroseconds = Int64(max(0, playedMilliseconds)) * 1000
@@ -138,7 +146,7 @@ final class GameSession {
         return ServerMessage.GameSnapshot(
             gameID: gameID, level: state.level, practice: practice, step: state.step, road: state.road,
             lane: state.lane, score: state.score, interval: state.stepInterval, speedStage: state.speedStage,
-            safeLanes: state.isOver ? .none : state.safeLanes, paused: paused, roadKind: road)
+            safeLanes: state.isOver ? .none : state.safeLanes, paused: paused, roadKind: road, race: race)
     }
 
     // MARK: - Time
@@ -296,11 +304,18 @@ final class GameSession {
             var sink = DiscardingSink()
             try? game.resume(into: &sink)
             phase = .running
-            runningSince = now
-            // A whole interval from now: a player coming back gets a full step to find their bearings.
-            let interval = game.state.stepInterval
-            nextStepAt = now + Int64(interval) * 1000
-            return .success(Output(messages: [.resumed(nextStepInMilliseconds: interval)]))
+            let interval = Int64(game.state.stepInterval) * 1000
+            if now < startsAt {
+                // Back before a race's start deadline: the first step stays one interval after
+                // it, as every other racer's, and the countdown is no play time.
+                runningSince = startsAt
+                nextStepAt = startsAt + interval
+            } else {
+                // A whole interval from now: a player coming back gets a full step to find their bearings.
+                runningSince = now
+                nextStepAt = now + interval
+            }
+            return .success(Output(messages: [.resumed(nextStepInMilliseconds: Int((nextStepAt - now) / 1000))]))
         }
     }
 

@@ -604,7 +604,7 @@ final class MatchHost: @unchecked Sendable {
             seat.detachPlayer(connection)
             refreshIdleTimeout(connection)
         }
-        watching.seatEnded(seat, reason: reason.rawValue)
+        watching.seatEnded(seat, of: match, reason: reason.rawValue)
         if let session = seat.session {
             if matchByPlayer[session.playerID]?.seat === seat { matchByPlayer[session.playerID] = nil }
             if seatByGameID[session.gameID] == seat.address { seatByGameID[session.gameID] = nil }

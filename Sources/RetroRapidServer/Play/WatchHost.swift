@@ -16,6 +16,11 @@ import RetroRapidSupport
 /// (`game_not_found`). Games that ended here lately are remembered, so a watch that comes while
 /// the record is still on its way is `game_over` too.
 ///
+/// A race is watched to its finish: when the racer a watcher follows ends, the watcher gets
+/// `watchEnded` for that game but stays on the race (its `standings`, `raceOver` and `room`
+/// still reach it through the seat) and may `watch` another racer of it; the race's owner lets
+/// its watchers go once the race is over (`raceEnded`).
+///
 /// What "idle" means for a watcher: a connection watching a seat is never idle (like a player
 /// listening to steps, it may say nothing for a long time); the keepalive still finds a dead
 /// peer and the queue a client that stops reading, and the watch ends with the game.
@@ -60,6 +65,10 @@ final class WatchHost: @unchecked Sendable {
     /// Ids of games that ended here lately, oldest first (`ended` holds the same ids).
     private var endedOrder: [String] = []
     private var ended: Set<String> = []
+    /// Race matches with a seat whose game ended, by id, until the race is over (`raceEnded`):
+    /// the host forgets a match once every seat is over, but its watchers follow it to its
+    /// `raceOver`, which comes after the saves.
+    private var races: [Int: Match] = [:]
 
     init(limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker, logger: Logger, host: MatchHost) {
         self.limits = limits
@@ -151,9 +160,9 @@ final class WatchHost: @unchecked Sendable {
         watcherLeft(match, seat)
     }
 
-    /// The seat the connection watches, with its match, while it runs.
+    /// The seat the connection watches, with its match, while it runs (a race: until it is over).
     private func watched(by connection: WebSocketConnection) -> (Match, MatchSeat)? {
-        guard let address = connection.watching, let match = host.match(id: address.match),
+        guard let address = connection.watching, let match = host.match(id: address.match) ?? races[address.match],
               let seat = match.seat(at: address) else { return nil }
         return (match, seat)
     }
@@ -206,9 +215,37 @@ final class WatchHost: @unchecked Sendable {
     // MARK: - What the host tells
 
     /// The seat's game ended: each watcher gets `watchEnded` with the game's reason and score.
-    func seatEnded(_ seat: MatchSeat, reason: String) {
-        endWatches(of: seat, reason: reason)
+    /// A race's watchers stay on the race (see above); any other watch ends.
+    func seatEnded(_ seat: MatchSeat, of match: Match, reason: String) {
+        if match.kind == .race {
+            races[match.id] = match
+            counts[seat.address] = nil
+            if !seat.watchers.isEmpty {
+                connections.send(.watchEnded(gameID: seat.driver.gameID, reason: reason, score: seat.driver.snapshot.score),
+                                 to: seat.watchers)
+            }
+        } else {
+            endWatches(of: seat, reason: reason)
+        }
         remember(seat.driver.gameID)
+    }
+
+    /// The race of `match` is over (its `raceOver` sent) or its room closed: its watchers watch
+    /// nothing any more, silently (each had its `watchEnded`). Returns them, for the race's
+    /// last words (`room`, or `roomLeft`).
+    @discardableResult
+    func raceEnded(_ match: Match) -> [WebSocketConnection] {
+        races[match.id] = nil
+        var released: [WebSocketConnection] = []
+        for seat in match.seats {
+            counts[seat.address] = nil
+            for watcher in seat.removeAllWatchers() where watcher.watching == seat.address {
+                watcher.watching = nil
+                host.refreshIdleTimeout(watcher)
+                released.append(watcher)
+            }
+        }
+        return released
     }
 
     /// The seat's game left this node (cluster mode): each watcher gets `watchEnded`, `moved`;

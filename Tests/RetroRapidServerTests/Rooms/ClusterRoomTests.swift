@@ -86,6 +86,31 @@ struct ClusterRoomTests {
         #expect(try eventually { try a.count("room_places") == 0 })
     }
 
+    /// A node that dies leaves its room codes in `room_places` (it never closed them): a live
+    /// node's periodic sweep deletes them, and leaves its own rooms' places alone.
+    @Test func theSweepRemovesTheRoomPlacesOfADeadNode() throws {
+        let network = InProcessClusterNetwork()
+        let a = try node("a", on: network)
+        defer { a.server.stop() }
+        let ada = try a.createPlayer("Ada")
+        let host = try signedIn(a.port, ada.token)
+        try host.send(["type": "openRoom", "level": "cruise"])
+        let room = try #require(try host.next("room")["room"] as? [String: Any])
+        let code = try #require(room["code"] as? String)
+        // Node c died long ago (its heartbeat stopped); node d never wrote one.
+        let database = try a.database()
+        try database.prepare("INSERT INTO cluster_nodes (node_id, instance, started_at, seen_at) VALUES ('c', 'gone', ?1, ?1)")
+            .execute(["2020-01-01T00:00:00Z"])
+        for (deadCode, node) in [("CCCCCC", "c"), ("DDDDDD", "d")] {
+            try database.prepare("INSERT INTO room_places (code, node_id, created_at) VALUES (?, ?, ?)")
+                .execute([deadCode, node, "2020-01-01T00:00:00Z"])
+        }
+        let places = { try a.database().prepare("SELECT code FROM room_places ORDER BY code").query { $0.string(at: 0) } }
+        let gone = try eventually(15) { try places() == [code] }
+        let left = try places()
+        #expect(gone, "room_places still holds \(left)")
+    }
+
     private func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {

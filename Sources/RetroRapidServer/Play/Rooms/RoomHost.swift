@@ -380,8 +380,8 @@ final class RoomHost: @unchecked Sendable {
                                          gameID: session.gameID, seatIndex: index))
             entries.append(.init(seat: racer.seat, name: racer.name, gameID: session.gameID, score: 0,
                                  lane: session.game.state.lane.rawValue, step: 0, state: .racing))
-            var snapshot = session.snapshot
-            snapshot.race = code
+            session.race = code
+            let snapshot = session.snapshot
             if let connection = connectionOf(racer.playerID), connection.closing == nil {
                 host.attach(seat, of: match, to: connection)
                 startedMessages.append((connection, .started(snapshot, quota: quotas[racer.playerID] ?? nil)))
@@ -602,10 +602,16 @@ final class RoomHost: @unchecked Sendable {
     }
 
     private func raceRecorded(_ room: RaceRoom, race: Race, outcome: RaceOutcome) {
-        runs[room.code]?.race = nil
-        guard registry.room(room.code) === room else { return }
+        guard registry.room(room.code) === room else {
+            runs[room.code]?.race = nil
+            if let match = race.match { host.watching.raceEnded(match) }
+            return
+        }
         logger.info("race over", metadata: ["room.code": room.code.text, "race.id": outcome.raceID ?? "-"])
+        // To the racers and the race's watchers (still on it); then the watch of the race is over.
         send(.raceOver(outcome), in: room)
+        runs[room.code]?.race = nil
+        let watchers = race.match.map { host.watching.raceEnded($0) } ?? []
         room.backToLobby()
         // Racers who dropped during the race and have not come back get the lobby's grace.
         let deadline = MonotonicClock.now() + graceMicroseconds
@@ -613,7 +619,7 @@ final class RoomHost: @unchecked Sendable {
             room.setConnected(playerID: racer.playerID, false)
             run(of: room).dropDeadlines[racer.playerID] = deadline
         }
-        sendRoom(room)
+        sendRoom(room, alsoTo: watchers)
         reschedule(room)
     }
 
@@ -824,6 +830,11 @@ final class RoomHost: @unchecked Sendable {
         guard let run = runs.removeValue(forKey: room.code) else { return }
         // A race of a room that closed is not recorded (nobody is left to hear its results).
         if let race = run.race { releaseShutdown(race.key) }
+        // Watchers of a race whose room closes (its last racer left) watch nothing any more.
+        if let match = run.race?.match {
+            let watchers = host.watching.raceEnded(match)
+            if !watchers.isEmpty { connections.send(.roomLeft(code: room.code, reason: .closed), to: watchers) }
+        }
         runByTimer[run.timerID] = nil
         scheduler.cancel(run.timerID)
         logger.info("room closed", metadata: ["room.code": room.code.text])
@@ -864,13 +875,21 @@ final class RoomHost: @unchecked Sendable {
         roomConnection[playerID].flatMap { connections[$0] }
     }
 
-    /// `room` to each racer (with their seat).
-    private func sendRoom(_ room: RaceRoom) {
+    /// `room` to each racer (with their seat), and to every watcher of its race (`you` null,
+    /// encoded once), plus `alsoTo` (the watchers of a race just over).
+    private func sendRoom(_ room: RaceRoom, alsoTo others: [WebSocketConnection] = []) {
         let watchers = watcherCount(room)
         for racer in room.racers {
             guard let connection = connectionOf(racer.playerID) else { continue }
             connections.send(.room(RoomView(room, you: racer.seat, watchers: watchers)), to: connection)
         }
+        var receivers = others
+        if let match = runs[room.code]?.race?.match {
+            for seat in match.seats {
+                for watcher in seat.watchers where !receivers.contains(where: { $0 === watcher }) { receivers.append(watcher) }
+            }
+        }
+        if !receivers.isEmpty { connections.send(.room(RoomView(room, you: nil, watchers: watchers)), to: receivers) }
     }
 
     /// A match-wide message to every racer in the room and every watcher of its race, encoded

@@ -196,8 +196,8 @@ def test_the_rival_announcements_setting_is_on_the_settings_page_and_kept_on_thi
     assert label.text == EN["race"]["settingRivals"] and box.is_selected()  # on by default
     version = server.request("GET", "/api/v1/settings", token=device_token(browser)).json()["version"]
     label.click()
-    wait_for(browser, f"document.getElementById('rivalAnnouncements-status').textContent === {json.dumps(EN['race']['settingSaved'])}")
-    assert browser.execute_script("return JSON.parse(localStorage.getItem('retrorapid.raceSettings'))") == {"rivalAnnouncements": False}
+    wait_for(browser, f"document.getElementById('rivalAnnouncements-status').textContent === {json.dumps(EN['settings']['deviceSaved'])}")
+    assert browser.execute_script("return JSON.parse(localStorage.getItem('retrorapid.deviceSettings'))") == {"rivalAnnouncements": False, "ghostAudio": False}
     # Not sent to the server (its settings document has no such field and would refuse it).
     assert server.request("GET", "/api/v1/settings", token=device_token(browser)).json()["version"] == version
     open_page(browser, server.base_url, "/settings.html")

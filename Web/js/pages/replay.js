@@ -13,7 +13,7 @@ import { PacedSpeaker } from "../watch/paced-speaker.js";
 import { PageSwitch } from "../watch/page-switch.js";
 import { StartSocket } from "../watch/start-socket.js";
 import { replayLink } from "../watch/watch-target.js";
-import { bindCheckbox } from "../settings/device-prefs.js";
+import { bindCheckbox } from "../settings/device-settings.js";
 
 const { store, socket, announcer } = await startPage();
 const main = document.getElementById("main");

@@ -96,6 +96,20 @@ def test_the_watch_page_asks_for_a_code_and_refuses_what_is_not_one(server, brow
     wait_for(browser, "location.search === '?room=K7QXM2'")
 
 
+def test_a_refused_watch_link_describes_its_field_until_it_is_changed(server, browser):
+    open_page(browser, server.base_url, "/watch.html")
+    field = browser.find_element("id", "pick-target")
+    assert field.get_attribute("aria-describedby").split() == ["pick-hint"]
+    field.send_keys("no such thing!", Keys.ENTER)
+    wait_for(browser, "document.getElementById('pick-target').getAttribute('aria-invalid') === 'true'")
+    described = browser.execute_script(
+        "return document.getElementById('pick-target').getAttribute('aria-describedby').split(' ').map((id) => document.getElementById(id).textContent)")
+    assert EN["watch"]["pickInvalid"] in described
+    field.send_keys(Keys.BACKSPACE)  # changed: no longer the text that was refused
+    assert field.get_attribute("aria-invalid") is None
+    assert field.get_attribute("aria-describedby").split() == ["pick-hint"]
+
+
 # ---- A real player, in a thread of its own, while the browser watches --------------------------
 
 import queue  # noqa: E402
@@ -282,6 +296,40 @@ def test_a_replay_plays_pauses_and_seeks_by_keyboard_alone(server, browser):
     wait_for(browser, f"{PHASE.format(root='replay-game')} === 'over'")
     failures = axe_in_every_mode(browser, "replay-ended")
     assert not failures, describe_violations(failures)
+    no_errors(browser)
+
+
+def test_a_step_button_that_reaches_the_end_hands_focus_to_the_other_one(server, browser):
+    """Step back at step 0 (or forward at the last step) is disabled; under focus it would drop
+    focus to the page's start, so focus goes to the other step button."""
+    needs_replays(server)
+    ada = create_player(server, "Ada")
+    over = play_to_score(server, ada, "cruise", 6)
+    steps = over["steps"]
+    open_page(browser, server.base_url, f"/replay.html?game={over['gameId']}")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replaying')")
+    browser.execute_script("document.activeElement.blur()")
+    tab_to(browser, "e.id === 'replay-play'")
+    press(browser, Keys.ENTER)
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replayState' && m.playing === false)")
+    tab_to(browser, "e.id === 'replay-seek'", limit=4)
+    press(browser, Keys.HOME)
+    press(browser, Keys.ARROW_RIGHT)
+    wait_for(browser, "(s => s && s.step === 1)(window.__rr.socketIn.filter((m) => m.type === 'replayState').pop())")
+    tab_to(browser, "e.id === 'replay-back'", limit=4, back=True)
+    press(browser, Keys.ENTER)
+    wait_for(browser, "(s => s && s.step === 0)(window.__rr.socketIn.filter((m) => m.type === 'replayState').pop())")
+    wait_for(browser, "document.getElementById('replay-back').disabled")
+    assert browser.execute_script("return document.activeElement.id") == "replay-forward"
+    # And the other way: at the last step but one, forward once.
+    tab_to(browser, "e.id === 'replay-seek'", limit=4)
+    press(browser, Keys.END)
+    press(browser, Keys.ARROW_LEFT)
+    wait_for(browser, f"(s => s && s.step === {steps - 1})(window.__rr.socketIn.filter((m) => m.type === 'replayState').pop())")
+    tab_to(browser, "e.id === 'replay-forward'", limit=4, back=True)
+    press(browser, Keys.ENTER)
+    wait_for(browser, "document.getElementById('replay-forward').disabled")
+    assert browser.execute_script("return document.activeElement.id") == "replay-back"
     no_errors(browser)
 
 

@@ -370,6 +370,34 @@ def test_racing_a_ghost_shows_its_lane_and_score_beside_yours(server, browser):
     no_errors(browser)
 
 
+def test_racing_a_ghost_keeps_focus_on_the_race_while_it_starts_and_when_it_is_refused(server, browser):
+    """"Race this ghost" is hidden as it is pressed: focus goes to the race's heading (where a
+    refusal is shown) rather than to the page's start, and the road takes it once the race runs.
+    Here the player has a game going on another connection, so the race is refused."""
+    needs_replays(server)
+    ada = create_player(server, "Ada")
+    over = play_to_score(server, ada, "cruise", 6)
+    open_page(browser, server.base_url, f"/replay.html?game={over['gameId']}")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replaying')")
+
+    async def scenario():
+        elsewhere = await GameClient.signed_in(server, device_token(browser))
+        try:
+            await elsewhere.start("cruise", practice=True)
+            browser.execute_script("document.activeElement.blur()")
+            tab_to(browser, "e.id === 'race-ghost'")
+            press(browser, Keys.ENTER)
+            wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'error' && m.inReplyTo === 'raceGhost')")
+            wait_for(browser, "document.getElementById('ghost-message').textContent !== ''")
+            assert browser.execute_script("return document.activeElement.id") == "ghost-race-heading"
+            assert browser.find_element("id", "ghost-message").text == EN["replay"]["errors"]["game_in_progress"]
+        finally:
+            await elsewhere.send(type="quit")
+            await elsewhere.close()
+    run(scenario())
+    no_errors(browser)
+
+
 # ---- The daily road ----------------------------------------------------------------------------
 
 def test_the_daily_road_starts_from_the_play_page_once_scored_then_as_practice(server, browser):

@@ -485,6 +485,38 @@ def test_the_daily_board_lists_the_run_with_its_replay_and_your_recent_games_lin
 
 # ---- Spanish -----------------------------------------------------------------------------------
 
+def test_show_more_moves_focus_to_the_first_row_it_adds_on_both_tables(server, browser):
+    """"Show more" is hidden once there is no more, and a screen reader would not hear the table
+    grow: focus goes to the first new row's replay link (recent games and the top board)."""
+    open_page(browser, server.base_url, "/leaderboards.html")
+
+    async def practise(times):
+        client = await GameClient.signed_in(server, device_token(browser))
+        try:
+            for _ in range(times):
+                await client.start("cruise", practice=True)
+                await client.send(type="quit")
+                await client.expect("gameOver")
+        finally:
+            await client.close()
+    run(practise(11))
+    for _ in range(11):
+        play_to_score(server, create_player(server, "Racer"), "cruise", 1)
+    open_page(browser, server.base_url, "/leaderboards.html")
+    browser.find_element("css selector", "input[name='board-level'][value='cruise']").click()
+    for table, more in (("recent-table", "recent-more"), ("top-table", "top-more")):
+        wait_for(browser, f"!document.getElementById('{more}').hidden")
+        assert browser.execute_script(f"return document.querySelectorAll('#{table} tbody tr').length") == 10
+        browser.execute_script("arguments[0].focus()", browser.find_element("id", more))
+        press(browser, Keys.ENTER)
+        wait_for(browser, f"document.querySelectorAll('#{table} tbody tr').length === 11")
+        wait_for(browser, f"document.getElementById('{more}').hidden")
+        focus = browser.execute_script(
+            f"const e = document.activeElement; return [e.tagName, e.closest('tr') === document.querySelectorAll('#{table} tbody tr')[10]]")
+        assert focus == ["A", True], focus
+    no_errors(browser)
+
+
 def test_the_new_pages_speak_spanish(server, browser):
     open_page(browser, server.base_url, "/settings.html")
     browser.find_element("id", "language").send_keys("Español")

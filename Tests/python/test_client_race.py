@@ -196,8 +196,8 @@ def test_the_rival_announcements_setting_is_on_the_settings_page_and_kept_on_thi
     assert label.text == EN["race"]["settingRivals"] and box.is_selected()  # on by default
     version = server.request("GET", "/api/v1/settings", token=device_token(browser)).json()["version"]
     label.click()
-    wait_for(browser, f"document.getElementById('rivalAnnouncements-status').textContent === {json.dumps(EN['race']['settingSaved'])}")
-    assert browser.execute_script("return JSON.parse(localStorage.getItem('retrorapid.raceSettings'))") == {"rivalAnnouncements": False}
+    wait_for(browser, f"document.getElementById('rivalAnnouncements-status').textContent === {json.dumps(EN['settings']['deviceSaved'])}")
+    assert browser.execute_script("return JSON.parse(localStorage.getItem('retrorapid.deviceSettings'))") == {"rivalAnnouncements": False, "ghostAudio": False}
     # Not sent to the server (its settings document has no such field and would refuse it).
     assert server.request("GET", "/api/v1/settings", token=device_token(browser)).json()["version"] == version
     open_page(browser, server.base_url, "/settings.html")
@@ -267,6 +267,22 @@ def open_room_by_keyboard(driver, base_url):
     wait_for(driver, f"{PHASE} === 'lobby'")
     assert driver.execute_script("return document.activeElement.id") == "lobby-heading"
     return driver.execute_script("return window.__rr.socketIn.filter((m) => m.type === 'room').pop().room")
+
+
+def test_the_hosts_focus_stays_in_the_lobby_when_start_stops_being_possible(race_server, browser, second_browser):
+    """A racer stops being ready while the host's focus is on Start: Start is disabled, and
+    focus goes to Ready beside it, not to the page's start (a disabled button drops it)."""
+    host, guest = browser, second_browser
+    open_room_by_keyboard(host, race_server.base_url)
+    guest.get(host.find_element("id", "room-link").get_attribute("value"))
+    wait_for(guest, f"{PHASE} === 'lobby'")
+    guest.find_element("id", "ready").click()
+    wait_for(host, "!document.getElementById('start-race').disabled")
+    tab_to(host, "e.id === 'start-race'")
+    guest.find_element("id", "ready").click()  # not ready any more
+    wait_for(host, "document.getElementById('start-race').disabled")
+    assert host.execute_script("return document.activeElement.id") == "ready"
+    assert host.find_element("id", "start-reason").text.startswith(EN["race"]["waitingReady"].split("{")[0])
 
 
 def test_a_wrong_code_is_refused_beside_the_code_field_by_hand_and_by_link(race_server, browser):

@@ -32,6 +32,9 @@ PAGES = {
     "unlock": "/unlock.html",
     "devices": "/devices.html",
     "accessibility": "/accessibility.html",
+    "race": "/race.html",
+    "watch": "/watch.html",
+    "replay": "/replay.html",
 }
 
 # Records what the page asks of Web Audio and what arrives on its WebSocket, so tests observe

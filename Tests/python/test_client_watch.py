@@ -96,6 +96,20 @@ def test_the_watch_page_asks_for_a_code_and_refuses_what_is_not_one(server, brow
     wait_for(browser, "location.search === '?room=K7QXM2'")
 
 
+def test_a_refused_watch_link_describes_its_field_until_it_is_changed(server, browser):
+    open_page(browser, server.base_url, "/watch.html")
+    field = browser.find_element("id", "pick-target")
+    assert field.get_attribute("aria-describedby").split() == ["pick-hint"]
+    field.send_keys("no such thing!", Keys.ENTER)
+    wait_for(browser, "document.getElementById('pick-target').getAttribute('aria-invalid') === 'true'")
+    described = browser.execute_script(
+        "return document.getElementById('pick-target').getAttribute('aria-describedby').split(' ').map((id) => document.getElementById(id).textContent)")
+    assert EN["watch"]["pickInvalid"] in described
+    field.send_keys(Keys.BACKSPACE)  # changed: no longer the text that was refused
+    assert field.get_attribute("aria-invalid") is None
+    assert field.get_attribute("aria-describedby").split() == ["pick-hint"]
+
+
 # ---- A real player, in a thread of its own, while the browser watches --------------------------
 
 import queue  # noqa: E402
@@ -285,6 +299,40 @@ def test_a_replay_plays_pauses_and_seeks_by_keyboard_alone(server, browser):
     no_errors(browser)
 
 
+def test_a_step_button_that_reaches_the_end_hands_focus_to_the_other_one(server, browser):
+    """Step back at step 0 (or forward at the last step) is disabled; under focus it would drop
+    focus to the page's start, so focus goes to the other step button."""
+    needs_replays(server)
+    ada = create_player(server, "Ada")
+    over = play_to_score(server, ada, "cruise", 6)
+    steps = over["steps"]
+    open_page(browser, server.base_url, f"/replay.html?game={over['gameId']}")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replaying')")
+    browser.execute_script("document.activeElement.blur()")
+    tab_to(browser, "e.id === 'replay-play'")
+    press(browser, Keys.ENTER)
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replayState' && m.playing === false)")
+    tab_to(browser, "e.id === 'replay-seek'", limit=4)
+    press(browser, Keys.HOME)
+    press(browser, Keys.ARROW_RIGHT)
+    wait_for(browser, "(s => s && s.step === 1)(window.__rr.socketIn.filter((m) => m.type === 'replayState').pop())")
+    tab_to(browser, "e.id === 'replay-back'", limit=4, back=True)
+    press(browser, Keys.ENTER)
+    wait_for(browser, "(s => s && s.step === 0)(window.__rr.socketIn.filter((m) => m.type === 'replayState').pop())")
+    wait_for(browser, "document.getElementById('replay-back').disabled")
+    assert browser.execute_script("return document.activeElement.id") == "replay-forward"
+    # And the other way: at the last step but one, forward once.
+    tab_to(browser, "e.id === 'replay-seek'", limit=4)
+    press(browser, Keys.END)
+    press(browser, Keys.ARROW_LEFT)
+    wait_for(browser, f"(s => s && s.step === {steps - 1})(window.__rr.socketIn.filter((m) => m.type === 'replayState').pop())")
+    tab_to(browser, "e.id === 'replay-forward'", limit=4, back=True)
+    press(browser, Keys.ENTER)
+    wait_for(browser, "document.getElementById('replay-forward').disabled")
+    assert browser.execute_script("return document.activeElement.id") == "replay-back"
+    no_errors(browser)
+
+
 def test_racing_a_ghost_shows_its_lane_and_score_beside_yours(server, browser):
     needs_replays(server)
     ada = create_player(server, "Ada")
@@ -319,6 +367,34 @@ def test_racing_a_ghost_shows_its_lane_and_score_beside_yours(server, browser):
     assert "Ada" in browser.find_element("id", "over-text").text
     failures.update({f"over-{k}": v for k, v in axe_in_every_mode(browser, "ghost-over").items()})
     assert not failures, describe_violations(failures)
+    no_errors(browser)
+
+
+def test_racing_a_ghost_keeps_focus_on_the_race_while_it_starts_and_when_it_is_refused(server, browser):
+    """"Race this ghost" is hidden as it is pressed: focus goes to the race's heading (where a
+    refusal is shown) rather than to the page's start, and the road takes it once the race runs.
+    Here the player has a game going on another connection, so the race is refused."""
+    needs_replays(server)
+    ada = create_player(server, "Ada")
+    over = play_to_score(server, ada, "cruise", 6)
+    open_page(browser, server.base_url, f"/replay.html?game={over['gameId']}")
+    wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'replaying')")
+
+    async def scenario():
+        elsewhere = await GameClient.signed_in(server, device_token(browser))
+        try:
+            await elsewhere.start("cruise", practice=True)
+            browser.execute_script("document.activeElement.blur()")
+            tab_to(browser, "e.id === 'race-ghost'")
+            press(browser, Keys.ENTER)
+            wait_for(browser, "window.__rr.socketIn.some((m) => m.type === 'error' && m.inReplyTo === 'raceGhost')")
+            wait_for(browser, "document.getElementById('ghost-message').textContent !== ''")
+            assert browser.execute_script("return document.activeElement.id") == "ghost-race-heading"
+            assert browser.find_element("id", "ghost-message").text == EN["replay"]["errors"]["game_in_progress"]
+        finally:
+            await elsewhere.send(type="quit")
+            await elsewhere.close()
+    run(scenario())
     no_errors(browser)
 
 
@@ -408,6 +484,38 @@ def test_the_daily_board_lists_the_run_with_its_replay_and_your_recent_games_lin
 
 
 # ---- Spanish -----------------------------------------------------------------------------------
+
+def test_show_more_moves_focus_to_the_first_row_it_adds_on_both_tables(server, browser):
+    """"Show more" is hidden once there is no more, and a screen reader would not hear the table
+    grow: focus goes to the first new row's replay link (recent games and the top board)."""
+    open_page(browser, server.base_url, "/leaderboards.html")
+
+    async def practise(times):
+        client = await GameClient.signed_in(server, device_token(browser))
+        try:
+            for _ in range(times):
+                await client.start("cruise", practice=True)
+                await client.send(type="quit")
+                await client.expect("gameOver")
+        finally:
+            await client.close()
+    run(practise(11))
+    for _ in range(11):
+        play_to_score(server, create_player(server, "Racer"), "cruise", 1)
+    open_page(browser, server.base_url, "/leaderboards.html")
+    browser.find_element("css selector", "input[name='board-level'][value='cruise']").click()
+    for table, more in (("recent-table", "recent-more"), ("top-table", "top-more")):
+        wait_for(browser, f"!document.getElementById('{more}').hidden")
+        assert browser.execute_script(f"return document.querySelectorAll('#{table} tbody tr').length") == 10
+        browser.execute_script("arguments[0].focus()", browser.find_element("id", more))
+        press(browser, Keys.ENTER)
+        wait_for(browser, f"document.querySelectorAll('#{table} tbody tr').length === 11")
+        wait_for(browser, f"document.getElementById('{more}').hidden")
+        focus = browser.execute_script(
+            f"const e = document.activeElement; return [e.tagName, e.closest('tr') === document.querySelectorAll('#{table} tbody tr')[10]]")
+        assert focus == ["A", True], focus
+    no_errors(browser)
+
 
 def test_the_new_pages_speak_spanish(server, browser):
     open_page(browser, server.base_url, "/settings.html")

@@ -1,8 +1,10 @@
 // The navigation every page shares, from one list, with the current page marked by
-// aria-current (and by a border and bold text, not colour alone).
+// aria-current (and by a border and bold text, not colour alone). The replay page is not in it:
+// a replay needs a game, chosen on the leaderboards or in your recent games.
 const PAGES = [
   { href: "/", key: "nav.play" },
   { href: "/race.html", key: "race.nav" },
+  { href: "/watch.html", key: "watch.nav" },
   { href: "/tutorial.html", key: "nav.tutorial" },
   { href: "/settings.html", key: "nav.settings" },
   { href: "/leaderboards.html", key: "nav.leaderboards" },

@@ -113,10 +113,18 @@ document.querySelector(`input[name='board-level'][value='${store.settings.speedL
 document.querySelector("input[name='board-period'][value='today']").checked = true;
 document.getElementById("board-choice").addEventListener("change", load);
 document.getElementById("board-choice").addEventListener("submit", (event) => event.preventDefault());
-moreButton.addEventListener("click", () => loadTop(true).catch((error) => {
-  status.className = "message bad";
-  status.textContent = t("boards.failed", { message: error.message });
-}));
+// The next page: focus goes to its first row (the button may be gone, and a screen reader
+// would not know the table grew).
+moreButton.addEventListener("click", async () => {
+  const before = topBody.children.length;
+  try {
+    await loadTop(true);
+    if (topBody.children.length > before) (topBody.children[before].querySelector("a") ?? topBody.closest(".table-wrap")).focus();
+  } catch (error) {
+    status.className = "message bad";
+    status.textContent = t("boards.failed", { message: error.message });
+  }
+});
 document.addEventListener("i18n", load);
 // The daily board's day: today (UTC) unless a past day is picked; never a day to come.
 dayPicker.max = todayUTC();

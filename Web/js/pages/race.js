@@ -19,7 +19,7 @@ import { ResultsView } from "../race/results-view.js";
 import { Countdown } from "../race/countdown.js";
 import { nameList } from "../race/racer-name.js";
 import { showError, showGood, showNote, clearMessage } from "../race/race-errors.js";
-import { RaceSettings } from "../settings/race-settings.js";
+import { deviceSettings } from "../settings/device-settings.js";
 
 const FIRST_CHOICE_MS = 2500;  // as the play page's menu scan: time to hear what the scan is for
 
@@ -31,14 +31,13 @@ const feed = new RaceFeed(socket);
 // controller moves focus to the road in it.
 feed.on("message", (message) => roadStarts(message));
 const game = new GameController(main, { socket: feed, store, announcer });
-const raceSettings = new RaceSettings();
 const $ = (id) => document.getElementById(id);
 
 const sections = { entry: $("entry"), queue: $("queue"), lobby: $("lobby"), results: $("results"), race: $("race") };
 const roomView = new RoomView(main);
 const queueView = new QueueView($("queue-status"));
 const standings = new StandingsView($("standings"));
-const rivals = new StandingsAnnouncer(announcer, () => store.settings.announcements && raceSettings.settings.rivalAnnouncements);
+const rivals = new StandingsAnnouncer(announcer, () => store.settings.announcements && deviceSettings.values.rivalAnnouncements);
 const resultsView = new ResultsView(main);
 const countdown = new Countdown(game.audio);
 

@@ -13,7 +13,7 @@ import { PacedSpeaker } from "../watch/paced-speaker.js";
 import { PageSwitch } from "../watch/page-switch.js";
 import { StartSocket } from "../watch/start-socket.js";
 import { replayLink } from "../watch/watch-target.js";
-import { bindCheckbox } from "../settings/device-prefs.js";
+import { bindCheckbox } from "../settings/device-settings.js";
 
 const { store, socket, announcer } = await startPage();
 const main = document.getElementById("main");
@@ -164,7 +164,13 @@ function raceGhost() {
 }
 
 function startGhost() {
-  document.getElementById("game-over").hidden = true;
+  // The button pressed (Race this ghost, Race again) is about to be hidden: focus waits on the
+  // race's heading, where a refusal is shown, until the road takes it when the race starts.
+  const over = document.getElementById("game-over");
+  if ([document.body, main].includes(document.activeElement) || replayView.contains(document.activeElement) || over.contains(document.activeElement)) {
+    document.getElementById("ghost-race-heading").focus();
+  }
+  over.hidden = true;
   document.getElementById("ghost-message").textContent = "";
   ghostOpen = false;
   game.start(replay.level, true);

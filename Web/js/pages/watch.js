@@ -168,11 +168,19 @@ document.getElementById("pick-form").addEventListener("submit", (event) => {
   if (!chosen) {
     input.setAttribute("aria-invalid", "true");
     show("watch.pickInvalid", {}, "bad");
+    // The refusal describes the field: back on it, a screen reader says why it is marked
+    // invalid, not only that it is.
+    input.setAttribute("aria-describedby", "pick-hint watch-message");
     announcer.say(message.textContent);
     input.focus();
     return;
   }
   location.search = chosen.gameId ? `?game=${encodeURIComponent(chosen.gameId)}` : `?room=${encodeURIComponent(chosen.room)}`;
+});
+// Once the player changes what they typed, it is no longer the text that was refused.
+document.getElementById("pick-target").addEventListener("input", (event) => {
+  event.target.removeAttribute("aria-invalid");
+  event.target.setAttribute("aria-describedby", "pick-hint");
 });
 if (!target) pick.hidden = false;
 else if (socket.connected) sendWatch();

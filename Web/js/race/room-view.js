@@ -64,8 +64,12 @@ export class RoomView {
     const host = isHost(room);
     this.readyHint.textContent = host ? t("race.readyHintHost") : t("race.readyHint");
     const problem = startProblem(room);
+    const startHadFocus = document.activeElement === this.start;
     this.start.hidden = !host;
     this.start.disabled = !host || problem !== null;
+    // A racer left or stopped being ready under the host's focus: a disabled button drops focus
+    // to the page's start, so it moves to Ready beside it (the news says why Start waits).
+    if (startHadFocus && this.start.disabled) (this.ready.hidden ? this.heading : this.ready).focus();
     if (host) this.reason.textContent = problem ?? t("race.allReady");
     else {
       const hostRacer = racers.find((racer) => racer.seat === room.hostSeat);

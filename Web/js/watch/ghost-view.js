@@ -5,7 +5,7 @@
 // own cues and words.
 import { t, formatNumber } from "../app/i18n.js";
 import { laneName } from "../game/describe.js";
-import { devicePrefs } from "../settings/device-prefs.js";
+import { deviceSettings } from "../settings/device-settings.js";
 import { GhostVoice } from "./ghost-voice.js";
 
 export class GhostView {
@@ -36,7 +36,7 @@ export class GhostView {
   update(message) {
     const before = this.state;
     this.state = message;
-    const hear = devicePrefs.values.ghostAudio;
+    const hear = deviceSettings.values.ghostAudio;
     if (hear && before && before.lane !== message.lane && message.state === "racing") this.voice.lane(message.lane);
     if (message.state === "crashed" && before?.state !== "crashed") {
       if (hear) this.voice.crash(message.lane);

@@ -13,7 +13,15 @@ export class RecentGames {
     this.body = section.querySelector("tbody");
     this.status = section.querySelector("#recent-status");
     this.moreButton = section.querySelector("#recent-more");
-    this.moreButton.addEventListener("click", () => this.load(true));
+    this.moreButton.addEventListener("click", () => this.#more());
+  }
+
+  /** The next ten: focus goes to the first of them, since the button may be gone (no more after
+   * them) and a screen reader would not know the table grew. */
+  async #more() {
+    const before = this.games.length;
+    await this.load(true);
+    if (this.games.length > before) (this.body.rows[before].querySelector("a") ?? this.section.querySelector(".table-wrap")).focus();
   }
 
   async load(append = false) {

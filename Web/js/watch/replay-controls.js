@@ -61,12 +61,19 @@ export class ReplayControls extends Emitter {
 
   render() {
     this.playButton.textContent = t(this.playing ? "replay.pause" : "replay.play");
+    const focused = document.activeElement;
     this.back.disabled = this.step <= 0;
     this.forward.disabled = this.step >= this.steps;
+    // A step button that reaches its end under focus would drop focus to the page's start: it
+    // goes to the other step button, or the slider when both are at an end.
+    if ((focused === this.back || focused === this.forward) && focused.disabled) {
+      const other = focused === this.back ? this.forward : this.back;
+      (other.disabled ? this.slider : other).focus();
+    }
     // While it plays under a screen reader's focus, the slider moves every ten steps only, so
     // its value is not read out at every step.
-    const focused = document.activeElement === this.slider;
-    if (!this.#dragging && (!focused || !this.playing || this.step % 10 === 0)) this.slider.value = String(this.step);
+    const onSlider = document.activeElement === this.slider;
+    if (!this.#dragging && (!onSlider || !this.playing || this.step % 10 === 0)) this.slider.value = String(this.step);
     this.slider.setAttribute("aria-valuetext", t("replay.valueText", { step: formatNumber(Number(this.slider.value)), steps: formatNumber(this.steps) }));
     this.#showPosition(Number(this.slider.value));
   }

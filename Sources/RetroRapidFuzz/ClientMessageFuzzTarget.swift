@@ -7,7 +7,8 @@ import RetroRapidServer
 /// - what the reader takes as JSON, Foundation's parser takes too, and of the right shape
 ///   (an object for a message, anything else for `notAnObject`);
 /// - each known field it reads has the value `JSONDecoder` finds for it in the same bytes
-///   (`step` as its Int or, to a Double's precision, its Double reading: see `step(_:)`);
+///   (`step`, `seats` and `seat` as their Int or, to a Double's precision, their Double
+///   reading: see `integerAgrees`);
 /// - a known field it marks as of the wrong kind is present, and `JSONDecoder` cannot read it
 ///   as that field's type either.
 public enum ClientMessageFuzzTarget: FuzzTarget {
@@ -85,7 +86,17 @@ public enum ClientMessageFuzzTarget: FuzzTarget {
         try compare("level", .level, message.level, as: String.self)
         try compare("practice", .practice, message.practice, as: Bool.self)
         try compare("direction", .direction, message.direction, as: String.self)
-        if !stepAgrees(message, data) { differing.append("step") }
+        try compare("road", .road, message.road, as: String.self)
+        try compare("code", .code, message.code, as: String.self)
+        try compare("ready", .ready, message.ready, as: Bool.self)
+        try compare("gameId", .gameId, message.gameId, as: String.self)
+        try compare("room", .room, message.room, as: String.self)
+        try compare("action", .action, message.action, as: String.self)
+        let integers: [(String, RawClientMessage.Fields, Int?)] = [("step", .step, message.step), ("seats", .seats, message.seats),
+                                                                  ("seat", .seat, message.seat)]
+        for (name, field, value) in integers where !integerAgrees(name, field, value, message, data) {
+            differing.append(name)
+        }
         // A repeated name is the one place they may differ: RFC 8259 leaves its meaning open,
         // the reader keeps the last value, JSONDecoder on Linux the first.
         guard differing.allSatisfy({ memberNameCount($0, in: input) > 1 }) else {
@@ -94,20 +105,35 @@ public enum ClientMessageFuzzTarget: FuzzTarget {
         return message.wrongFields.isEmpty ? "message" : "wrongKind"
     }
 
-    /// `step` as JSONDecoder reads it, as an Int and as a Double. Neither alone is exact: as
-    /// an Int it takes 1.00000000000000000001 as 1 and refuses 9223372036854775807.0, as a
-    /// Double it refuses 0e1 and rounds beyond 2^53. The reader decides on the digits, so a
-    /// step it reads must equal the Int reading or, to a Double's precision, the Double
-    /// reading. A step it marks wrong must have no Int reading, unless the text has a '.', 'e'
-    /// or 'E' anywhere (a coarse stand-in for "step has a fraction or an exponent", where
+    /// The fields `check` compares with JSONDecoder's reading, by their wire names: every
+    /// field the reader knows (FuzzCorpusTests holds this to `RawClientMessage.fieldNames`).
+    public static let comparedFields = ["type", "token", "client", "level", "practice", "direction", "road", "code",
+                                        "ready", "gameId", "room", "action", "step", "seats", "seat"]
+
+    /// The reader's fields the checks above leave out; empty while they cover all.
+    public static var uncomparedFields: [String] {
+        RawClientMessage.fieldNames.filter { !comparedFields.contains($0) }
+    }
+
+    /// Every message type the server reads (`ClientMessage.typeNames`), for the corpus tests.
+    public static var messageTypes: [String] { RawClientMessage.typeNames }
+
+    /// An integer field (`step`, `seats`, `seat`: one reading, `JSONObjectReader.integer`) as
+    /// JSONDecoder reads it, as an Int and as a Double. Neither alone is exact: as an Int it
+    /// takes 1.00000000000000000001 as 1 and refuses 9223372036854775807.0, as a Double it
+    /// refuses 0e1 and rounds beyond 2^53. The reader decides on the digits, so a value it
+    /// reads must equal the Int reading or, to a Double's precision, the Double reading. A
+    /// value it marks wrong must have no Int reading, unless the text has a '.', 'e' or 'E'
+    /// anywhere (a coarse stand-in for "the number has a fraction or an exponent", where
     /// JSONDecoder's Int reading rounds; the reader's exact judgement there is held by
     /// ClientMessageReaderTests instead).
-    static func stepAgrees(_ message: RawClientMessage, _ data: Data) -> Bool {
-        let asInt = Member<Int>.decode("step", from: data)
-        guard message.wrongFields.contains(.step) else {
-            let asDouble = Member<Double>.decode("step", from: data)
-            return asInt.map { $0.value == message.step } == true
-                || asDouble.map { $0.value == message.step.map(Double.init) } == true
+    static func integerAgrees(_ name: String, _ field: RawClientMessage.Fields, _ value: Int?,
+                              _ message: RawClientMessage, _ data: Data) -> Bool {
+        let asInt = Member<Int>.decode(name, from: data)
+        guard message.wrongFields.contains(field) else {
+            let asDouble = Member<Double>.decode(name, from: data)
+            return asInt.map { $0.value == value } == true
+                || asDouble.map { $0.value == value.map(Double.init) } == true
         }
         guard let asInt, asInt.value != nil else { return true }
         return data.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }

@@ -32,6 +32,25 @@ struct FuzzCorpusTests {
         #expect(reached == target.outcomes, "outcomes the seeds of \(name) do not reach: \(target.outcomes.subtracting(reached))")
     }
 
+    /// The client-message target compares every field the reader knows, and its seeds hold a
+    /// valid message of every type and every field with a value (so the fuzzer starts from
+    /// each message and field, new ones included), as Foundation reads the seeds.
+    @Test func clientMessageChecksAndSeedsCoverEveryTypeAndField() throws {
+        #expect(ClientMessageFuzzTarget.uncomparedFields == [], "fields the client-message target does not compare")
+        let folder = Self.corpus.appendingPathComponent(ClientMessageFuzzTarget.name).path
+        var types: Set<String> = [], fields: Set<String> = []
+        for file in FuzzEntry.files(at: folder) {
+            let data = try Data(contentsOf: URL(fileURLWithPath: file))
+            guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { continue }
+            if let type = object["type"] as? String { types.insert(type) }
+            fields.formUnion(object.filter { !($0.value is NSNull) }.keys)
+        }
+        let messageTypes = Set(ClientMessageFuzzTarget.messageTypes)
+        #expect(messageTypes.count >= 19)
+        #expect(messageTypes.subtracting(types).sorted() == [], "message types with no seed")
+        #expect(Set(ClientMessageFuzzTarget.comparedFields).subtracting(fields).sorted() == [], "fields with no seed")
+    }
+
     @Test func everyTargetHasACorpusFolderAndNoFolderIsOrphaned() throws {
         let folders = try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path).sorted()
         #expect(folders == Self.targetNames.sorted())

@@ -201,6 +201,11 @@ package struct RawClientMessage: Equatable, JSONObjectFields {
               required: #""pause", "play" or "seek""#),
     ]
 
+    /// Every field's wire name and every message type, for the fuzz target's checks
+    /// (Sources/RetroRapidFuzz/ClientMessageFuzzTarget.swift), which must cover them all.
+    package static var fieldNames: [String] { fields.map { "\($0.name)" } }
+    package static var typeNames: [String] { ClientMessage.typeNames }
+
     /// The fields each type reads; every other field is ignored, whatever it holds.
     static let fieldsUsed: [String: Fields] = fields.reduce(into: [:]) { used, field in
         for type in (field.usedBy.map { [$0] } ?? []) + field.alsoUsedBy { used[type, default: []].insert(field.flag) }

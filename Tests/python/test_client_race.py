@@ -23,12 +23,8 @@ PHASE = "document.getElementById('main').dataset.phase"
 ROAD_PHASE = "document.querySelector(\"[data-part='play-area']\").dataset.phase"
 
 
-SKIP_REASON = ("this server has no race rooms yet (the rooms part of design16.md, branch s7-rooms, is not "
-               "merged): it does not answer openRoom")
-
-
 def require_rooms(server):
-    """Skips the test unless `server` answers openRoom with a room (then leaves it again)."""
+    """Checks that `server` answers openRoom with a room (then leaves it again)."""
     async def probe():
         client = await GameClient.signed_in(server, create_player(server, "Probe"))
         try:
@@ -41,8 +37,6 @@ def require_rooms(server):
         finally:
             await client.close()
     answer = run(probe())
-    if answer["type"] == "error" and answer["code"] == "unknown_type":
-        pytest.skip(SKIP_REASON)
     assert answer["type"] == "room", answer
 
 
@@ -210,13 +204,8 @@ def test_the_rival_announcements_setting_is_on_the_settings_page_and_kept_on_thi
 # ---- With rooms: the whole race ----
 
 def rooms_server(server_factory, *flags):
-    """A server started with `flags` (test settings of design16.md), skipping without rooms."""
-    try:
-        running = server_factory(*flags)
-    except BaseException as failure:  # an older binary refuses the race flags outright
-        if "race-countdown-seconds" in str(failure):
-            pytest.skip(SKIP_REASON)
-        raise
+    """A server started with `flags` (the race's test settings), with rooms."""
+    running = server_factory(*flags)
     require_rooms(running)
     return running
 

@@ -24,8 +24,7 @@ PHASE = "document.querySelector(\"#{root} [data-part='play-area']\").dataset.pha
 
 
 def needs_replays(server):
-    """Replays and ghost races are s7-replays' part of the server: until a server has them it
-    answers `replay` with unknown_type, and these tests are skipped, saying so."""
+    """The server answers `replay` (an unknown game is refused as such, not as an unknown type)."""
     async def probe():
         client = await GameClient.signed_in(server, create_player(server, "Probe"))
         try:
@@ -35,16 +34,14 @@ def needs_replays(server):
         finally:
             await client.close()
     answer = run(probe())
-    if answer.get("code") == "unknown_type":
-        pytest.skip("this server has no replays yet (s7-replays' replay/raceGhost not merged)")
+    assert answer.get("code") != "unknown_type", answer
 
 
 def needs_daily_road(server):
-    """The daily road is s7-storage's: until a server has it, GET /api/v1/daily is a 404 and
-    these tests are skipped, saying so."""
+    """The server has the daily road's routes."""
     token = create_player(server, "Probe")
-    if server.request("GET", "/api/v1/daily/cruise", token=token).status == 404:
-        pytest.skip("this server has no daily road yet (s7-storage's daily start and routes not merged)")
+    reply = server.request("GET", "/api/v1/daily/cruise", token=token)
+    assert reply.status == 200, reply.body
 
 
 def rename(server, token, name):

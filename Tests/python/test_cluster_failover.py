@@ -167,7 +167,12 @@ def test_a_killed_node_loses_no_acknowledged_score_and_its_games_come_back_throu
         for player, (resumable, snapshot, over) in zip(players, answers):
             if player.game_id is None:
                 continue
-            assert resumable is not None and resumable["gameId"] == player.game_id, resumable
+            if resumable is None:
+                # Its crash was stored just before A died, its gameOver not sent yet: nothing
+                # runs to take back, and the game is in the database as it ended.
+                assert player.game_id in stored, (player.game_id, "neither running nor stored")
+                continue
+            assert resumable["gameId"] == player.game_id, resumable
             if snapshot["type"] == "error":
                 # Its crash was being stored when A died: B stores it as the crash it is.
                 assert snapshot["code"] == "game_over", snapshot

@@ -5,13 +5,18 @@ import RetroRapidDomain
 /// What the server sends on `/ws`: semantic events, not presentation (docs/PROTOCOL.md). Each is one
 /// JSON object with a `type`; docs/PROTOCOL.md shows an example of each. Haptic moments ride
 /// on the message they belong to (`"haptic":"step"`), so a step is still one message.
+///
+/// Every case with a payload wider than a step's is `indirect` (boxed): a message is as wide as
+/// its widest case, and with `welcome` inline every message, a step included, was 968 bytes to
+/// copy, and an array of four of them 4 KB to allocate on every step (docs/BENCHMARKS.md, "Cost
+/// per frame"). Boxed, the rare wide ones pay an allocation each; a step copies 40 bytes.
 enum ServerMessage: Equatable, Sendable {
     /// The answer to a good `hello`.
-    case welcome(Welcome)
+    indirect case welcome(Welcome)
     /// A game began: its first picture, and the plays left after the one it consumed.
-    case started(GameSnapshot, quota: QuotaStatus?)
+    indirect case started(GameSnapshot, quota: QuotaStatus?)
     /// The whole picture of a game taken back after a reconnect.
-    case snapshot(GameSnapshot)
+    indirect case snapshot(GameSnapshot)
     /// One per step: the grid, lane, score, interval and the safe-lane cue. `haptic` is false
     /// for the step that crashed (the crash message carries that moment).
     case step(StepFrame, safeLanes: LaneSet, haptic: Bool)
@@ -26,7 +31,7 @@ enum ServerMessage: Equatable, Sendable {
     case speedUp(interval: Int, stage: Int)
     case crash(kind: CrashKind, lane: Lane, step: Int, score: Int)
     /// The last message of a game, once it is saved (or failed to save).
-    case gameOver(GameResult)
+    indirect case gameOver(GameResult)
     case paused(reason: PauseReason)
     case resumed(nextStepInMilliseconds: Int)
     /// This connection no longer has the game: the player took it back on another one.
@@ -34,27 +39,27 @@ enum ServerMessage: Equatable, Sendable {
     /// The player's settings changed on another device: the stored document as JSON.
     case settings(document: [UInt8])
     case pong
-    case error(ProtocolError, quota: QuotaStatus?)
+    indirect case error(ProtocolError, quota: QuotaStatus?)
     // Race rooms (docs/PROTOCOL.md "Race rooms"; written by RaceMessages.swift).
     /// A room as its receiver sees it (their seat in `you`).
-    case room(RoomView)
-    case roomLeft(code: RoomCode, reason: RoomLeftReason)
-    case countdown(code: RoomCode, startsInMilliseconds: Int)
-    case standings(code: RoomCode, racers: [RaceStandings.Entry])
-    case raceOver(RaceOutcome)
-    case queue(QueueView)
+    indirect case room(RoomView)
+    indirect case roomLeft(code: RoomCode, reason: RoomLeftReason)
+    indirect case countdown(code: RoomCode, startsInMilliseconds: Int)
+    indirect case standings(code: RoomCode, racers: [RaceStandings.Entry])
+    indirect case raceOver(RaceOutcome)
+    indirect case queue(QueueView)
     /// The answer to `watch`: whose game, where it stands, and how many watch it now. The
     /// frames of the seat follow.
-    case watching(Watching)
+    indirect case watching(Watching)
     /// The watched game ended (its reason), or the watch did (`stopped`, `moved`).
-    case watchEnded(gameID: String, reason: String, score: Int)
+    indirect case watchEnded(gameID: String, reason: String, score: Int)
     /// To a game's player (and every racer of its match): how many watch it now.
     case watchers(gameID: String, count: Int)
     // Replays and ghosts (docs/PROTOCOL.md, "Replays and ghosts").
     /// The answer to `replay`: the stored game, its picture at step 0; its frames follow.
-    case replaying(Replaying)
+    indirect case replaying(Replaying)
     /// Where a replay stands: after every control, and when it reaches the end.
-    case replayState(gameID: String, step: Int, playing: Bool, ended: Bool)
+    indirect case replayState(gameID: String, step: Int, playing: Bool, ended: Bool)
     /// The stored run beside a ghost race's player, one per ghost step.
     case ghost(step: Int, lane: Lane, score: Int, state: GhostState)
 

@@ -11,29 +11,29 @@ import RetroRapidLWS
 /// Threading rule: service thread only (the hub owns it).
 final class WebSocketSendBuffer {
     private var storage: [UInt8] = []
-    /// Where steps are written (`StepMessageWriter`): headroom, then room for the longest step.
-    private let stepMemory: UnsafeMutablePointer<UInt8>
-    private static let stepMemoryCount = LWSConnection.headroom + StepMessageWriter.maximumLength
+    /// Where steps and moves' answers are written (`HotMessageWriter`): headroom, then room for
+    /// the longest.
+    private let hotMemory: UnsafeMutablePointer<UInt8>
+    private static let hotMemoryCount = LWSConnection.headroom + HotMessageWriter.maximumLength
 
     init(capacity: Int = 1024) {
         storage.reserveCapacity(capacity)
-        stepMemory = .allocate(capacity: Self.stepMemoryCount)
-        stepMemory.initialize(repeating: 0, count: Self.stepMemoryCount)
+        hotMemory = .allocate(capacity: Self.hotMemoryCount)
+        hotMemory.initialize(repeating: 0, count: Self.hotMemoryCount)
     }
 
     deinit {
-        stepMemory.deallocate()
+        hotMemory.deallocate()
     }
 
     /// Encodes `message` after libwebsockets' `LWS_PRE` headroom and gives `body` the buffer
-    /// (headroom included) for one `lws_write`. A step, the message sent most by far, is
-    /// written by `StepMessageWriter` into memory of its own.
+    /// (headroom included) for one `lws_write`. A step or a `moved`, the messages sent most by
+    /// far, is written by `HotMessageWriter` into memory of its own.
     func withEncoded<Result>(_ message: ServerMessage,
                              _ body: (UnsafeMutableBufferPointer<UInt8>) -> Result) -> Result {
-        if case .step(let frame, let safeLanes, let haptic) = message {
-            let headroom = LWSConnection.headroom
-            let count = StepMessageWriter.write(frame, safeLanes: safeLanes, haptic: haptic, to: stepMemory + headroom)
-            return body(UnsafeMutableBufferPointer(start: stepMemory, count: headroom + count))
+        let headroom = LWSConnection.headroom
+        if let count = HotMessageWriter.write(message, to: hotMemory + headroom) {
+            return body(UnsafeMutableBufferPointer(start: hotMemory, count: headroom + count))
         }
         var writer = JSONWriter(reusing: takeStorage(), headroom: LWSConnection.headroom)
         message.encode(into: &writer)

@@ -1,22 +1,46 @@
 import RetroRapidRules
 
-/// Writes a `step` message (docs/PROTOCOL.md) straight into raw memory: the bytes
-/// `ServerMessage.encode(into:)` writes for `.step`, byte for byte, without `JSONWriter`'s
-/// growing array.
+/// Writes the two messages a game sends most, `step` and `moved` (docs/PROTOCOL.md), straight
+/// into raw memory: the bytes `ServerMessage.encode(into:)` writes for them, byte for byte,
+/// without `JSONWriter`'s growing array.
 ///
-/// Why a writer of its own: every running game sends one step per interval, 33,000 a second
+/// Why a writer of their own: every running game sends one step per interval, 33,000 a second
 /// at 19,900 games, and through `JSONWriter` each cost about 7,000 instructions (an append per
 /// token, each checking the array's uniqueness and capacity), a fifth of the server's work per
-/// frame (docs/BENCHMARKS.md, "Cost per frame"). A step's shape is fixed and its size bounded,
-/// so it is written by pointer into memory known to be large enough.
-enum StepMessageWriter {
-    /// The longest step message: every number at its widest (`Int.min` is 20 bytes), every lane
-    /// safe, the haptic field present. The caller gives at least this much room.
+/// frame (docs/BENCHMARKS.md, "Cost per frame"); a move's answer cost about 2,000. A step's
+/// shape is fixed and its size bounded, so it is written by pointer into memory known to be
+/// large enough; `moved` has twelve possible texts, made once.
+enum HotMessageWriter {
+    /// The longest message written here: a step with every number at its widest (`Int.min` is
+    /// 20 bytes), every lane safe, the haptic field present. The caller gives this much room.
     static let maximumLength = fixedLength + 3 * 20 + 2 * 20
 
-    /// Writes the message at `start` (at least `maximumLength` bytes) and returns its length.
-    static func write(_ frame: StepFrame, safeLanes: LaneSet, haptic: Bool,
-                      to start: UnsafeMutablePointer<UInt8>) -> Int {
+    /// Writes `message` at `start` (at least `maximumLength` bytes) and returns its length, or
+    /// nil when it is not a message written here (the caller encodes it with `JSONWriter`).
+    static func write(_ message: ServerMessage, to start: UnsafeMutablePointer<UInt8>) -> Int? {
+        switch message {
+        case .step(let frame, let safeLanes, let haptic):
+            return writeStep(frame, safeLanes: safeLanes, haptic: haptic, to: start)
+        case .moved(let lane, let safe, let haptic):
+            let text = movedTexts[lane.rawValue * 4 + (safe ? 2 : 0) + (haptic ? 1 : 0)]
+            text.withUnsafeBufferPointer { start.update(from: $0.baseAddress!, count: $0.count) }
+            return text.count
+        default:
+            return nil
+        }
+    }
+
+    /// `moved` for each lane, safe or not, with or without its haptic, by
+    /// lane × 4 + safe × 2 + haptic: made by the encoder itself, so they cannot differ.
+    private static let movedTexts: [[UInt8]] = Lane.allCases.flatMap { lane in
+        [false, true].flatMap { safe in
+            [false, true].map { haptic in ServerMessage.moved(lane: lane, safe: safe, haptic: haptic).encoded() }
+        }
+    }
+
+    /// A step message; its length.
+    static func writeStep(_ frame: StepFrame, safeLanes: LaneSet, haptic: Bool,
+                          to start: UnsafeMutablePointer<UInt8>) -> Int {
         var p = start
         p = copy(prefix, to: p)
         p = writeInt(frame.step, to: p)

@@ -3,17 +3,18 @@ import RetroRapidRules
 import Testing
 @testable import RetroRapidServer
 
-/// `StepMessageWriter` writes exactly what `ServerMessage.encode(into:)` writes for a step, and
+/// `HotMessageWriter` writes exactly what `ServerMessage.encode(into:)` writes for a step or a
+/// `moved`, and
 /// `WebSocketSendBuffer` hands out exactly those bytes after the headroom.
-@Suite("Step message writer")
-struct StepMessageWriterTests {
+@Suite("Hot message writer")
+struct HotMessageWriterTests {
     /// The writer's bytes, written into memory as large as the writer asks for, with a guard
     /// byte after it that must stay untouched.
     func written(_ frame: StepFrame, _ lanes: LaneSet, _ haptic: Bool) -> [UInt8] {
-        let room = StepMessageWriter.maximumLength
+        let room = HotMessageWriter.maximumLength
         var memory = [UInt8](repeating: 0xA5, count: room + 1)
         let count = memory.withUnsafeMutableBufferPointer {
-            StepMessageWriter.write(frame, safeLanes: lanes, haptic: haptic, to: $0.baseAddress!)
+            HotMessageWriter.write(.step(frame, safeLanes: lanes, haptic: haptic), to: $0.baseAddress!)!
         }
         #expect(count <= room)
         #expect(memory[room] == 0xA5, "wrote past the room it asks for")
@@ -50,7 +51,29 @@ struct StepMessageWriterTests {
         // The widest message there is fits the room exactly or with some to spare.
         let widest = StepFrame(step: Int.min, road: Road(rows: Array(repeating: .all, count: Road.rowCount)),
                                lane: .right, score: Int.min, stepInterval: Int.min)
-        #expect(written(widest, .all, true).count <= StepMessageWriter.maximumLength)
+        #expect(written(widest, .all, true).count <= HotMessageWriter.maximumLength)
+    }
+
+    @Test("every moved message is written as the encoder writes it; other messages are not written")
+    func moved() {
+        for lane in Lane.allCases {
+            for safe in [false, true] {
+                for haptic in [false, true] {
+                    let message = ServerMessage.moved(lane: lane, safe: safe, haptic: haptic)
+                    var memory = [UInt8](repeating: 0, count: HotMessageWriter.maximumLength)
+                    let count = memory.withUnsafeMutableBufferPointer { HotMessageWriter.write(message, to: $0.baseAddress!) }
+                    #expect(count.map { Array(memory.prefix($0)) } == message.encoded())
+                    // The expected text, spelt out once, so the table cannot drift with the encoder.
+                    if lane == .left && safe && haptic {
+                        #expect(message.encoded() == Array(#"{"type":"moved","lane":0,"safe":true,"haptic":"move"}"#.utf8))
+                    }
+                }
+            }
+        }
+        var memory = [UInt8](repeating: 0, count: HotMessageWriter.maximumLength)
+        for other in [ServerMessage.pong, .bump(.left), .stepRevised(step: 3)] {
+            #expect(memory.withUnsafeMutableBufferPointer { HotMessageWriter.write(other, to: $0.baseAddress!) } == nil)
+        }
     }
 
     @Test("the send buffer gives the step's bytes after the headroom, and other messages as before")

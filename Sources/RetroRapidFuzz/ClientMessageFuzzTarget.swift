@@ -39,6 +39,8 @@ public enum ClientMessageFuzzTarget: FuzzTarget {
     }
 
     public static func check(_ input: [UInt8]) throws(PropertyViolation) -> String {
+        // The hub's fast path for moves must read what the general reader reads, or nothing.
+        if let disagreement = MoveMessageReader.disagreement(on: input) { throw PropertyViolation(disagreement) }
         let data = Data(input)
         let parsed: Any?
         // Foundation refuses numbers beyond a Double's range ("1e400"), which RFC 8259's

@@ -264,18 +264,23 @@ public final class WebSocketHub: @unchecked Sendable {
         }
         connection.refusedInARow = 0
         let message: ClientMessage
-        do throws(ProtocolError) {
-            let raw = try ClientMessage.read(bytes)
-            // Before welcome, a message of any type but hello is hello_first whatever its fields
-            // (unknown types too); only what is not JSON, or not a message, says so instead.
-            if connection.identity == nil, let type = raw.type, type != "hello", !raw.wrongFields.contains(.type) {
-                throw helloFirst(on: connection, type: ClientMessage.typeNames.contains(type) ? type : nil)
+        if connection.identity != nil, let move = MoveMessageReader.read(bytes) {
+            // The usual move, read without the general reader (which would read it the same).
+            message = move
+        } else {
+            do throws(ProtocolError) {
+                let raw = try ClientMessage.read(bytes)
+                // Before welcome, a message of any type but hello is hello_first whatever its fields
+                // (unknown types too); only what is not JSON, or not a message, says so instead.
+                if connection.identity == nil, let type = raw.type, type != "hello", !raw.wrongFields.contains(.type) {
+                    throw helloFirst(on: connection, type: ClientMessage.typeNames.contains(type) ? type : nil)
+                }
+                message = try raw.message()
+            } catch {
+                refuse(connection, error)
+                host.refreshIdleTimeout(connection)
+                return
             }
-            message = try raw.message()
-        } catch {
-            refuse(connection, error)
-            host.refreshIdleTimeout(connection)
-            return
         }
         route(message, on: connection, now: now)
         host.refreshIdleTimeout(connection)

@@ -24,21 +24,24 @@ public enum MonotonicClock {
 /// destroyed, before the context frees its timer lists; the timer's callback runs on the
 /// service thread from inside `lws_service`.
 public final class TickScheduler {
+    // Its state is unchecked for exclusivity: every frame passes here several times, and no
+    // access overlaps another (`fire` takes the due ids before it calls `onDue`, which may
+    // schedule again), so swift_beginAccess per access would only cost (issue 17).
     /// Called for each id whose deadline has come, with the time it was taken at.
-    public var onDue: (_ id: Int, _ now: Int64) -> Void = { _, _ in }
+    @exclusivity(unchecked) public var onDue: (_ id: Int, _ now: Int64) -> Void = { _, _ in }
     /// Called once after each batch of `onDue` calls (to flush counters once, not per game).
-    public var afterDue: () -> Void = {}
-    public private(set) var schedule: TickSchedule
+    @exclusivity(unchecked) public var afterDue: () -> Void = {}
+    @exclusivity(unchecked) public private(set) var schedule: TickSchedule
     /// The ids taken at the last fire, kept for its capacity: a fire allocates nothing.
-    private var due: [Int] = []
+    @exclusivity(unchecked) private var due: [Int] = []
     private let clock: () -> Int64
     /// C memory libwebsockets links into its timer list: the `lws_sorted_usec_list_t` first,
     /// then an unretained pointer back to this object. Its address never changes.
     private let timer: UnsafeMutableRawPointer
-    private var context: OpaquePointer?
+    @exclusivity(unchecked) private var context: OpaquePointer?
     /// The deadline the timer is set for, if it is set.
-    private var armedFor: Int64?
-    private var firing = false
+    @exclusivity(unchecked) private var armedFor: Int64?
+    @exclusivity(unchecked) private var firing = false
     /// When set, the timer is always armed at most this far ahead, even with nothing
     /// scheduled. Needed with libev: libwebsockets 4.1.6 drives every lws_sul from one libev
     /// timer and re-aims it with ev_timer_set/ev_timer_start, which do nothing to a timer that

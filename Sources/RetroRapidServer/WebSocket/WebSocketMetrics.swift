@@ -28,16 +28,20 @@ final class WebSocketMetrics {
     private let received: Counter
     private let sentTotal: Counter
     private let queuedTotal: Counter
-    /// Counted since the last `flush`.
-    var sent = 0
+    // The counts below are unchecked for exclusivity: each is one integer the service thread
+    // adds to (per message, per step) and nothing reads or writes while another access to it is
+    // under way, so swift_beginAccess would cost more than the count itself (issue 17).
+
+    /// Counted since the last hand-over.
+    @exclusivity(unchecked) var sent = 0
     /// Of `sent`, the messages that waited in a connection's queue.
-    var queued = 0
-    var receivedCount = 0
+    @exclusivity(unchecked) var queued = 0
+    @exclusivity(unchecked) var receivedCount = 0
 
     /// How long counts may wait for the registry when nobody scrapes.
     static let handOverIntervalMicroseconds: Int64 = 100_000
     private let clock: () -> Int64
-    private var handedOverAt: Int64?
+    @exclusivity(unchecked) private var handedOverAt: Int64?
     /// The thread that counts (the service thread), as of the last `flush`: the one thread a
     /// scrape may hand the counts over from.
     private let countingThread = Atomic<UInt>(0)
@@ -70,7 +74,7 @@ final class WebSocketMetrics {
 
     /// How late steps were, bucketed here and handed to `stepLateness` on `flush`; its count
     /// is also the steps taken since then (`steps`).
-    private var lateness = LocalHistogram(bounds: WebSocketMetrics.latenessBucketsMicroseconds)
+    @exclusivity(unchecked) private var lateness = LocalHistogram(bounds: WebSocketMetrics.latenessBucketsMicroseconds)
     /// From half a millisecond (the tick timer's own grain) to a quarter second (a step
     /// interval at Rapid is 420 ms or less).
     static let latenessBucketsMicroseconds: [Int64] = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 250_000]
@@ -87,7 +91,6 @@ final class WebSocketMetrics {
     /// ago or more (called at the end of every batch of work; cheap otherwise).
     func flush() {
         countingThread.store(Self.currentThread(), ordering: .relaxed)
-        guard lateness.count > 0 || sent > 0 || queued > 0 || receivedCount > 0 else { return }
         let now = clock()
         if let handedOverAt, now - handedOverAt < Self.handOverIntervalMicroseconds { return }
         handedOverAt = now

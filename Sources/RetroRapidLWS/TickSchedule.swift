@@ -106,8 +106,9 @@ public struct TickSchedule {
     /// Appends the ids due by `now` to `due`, earliest bucket first, each id once: the timer
     /// passes the same array every time, so taking allocates nothing.
     public mutating func takeDue(now: Int64, into due: inout [Int]) {
-        // key * granularity <= now, without the multiplication's overflow.
-        let limit = now >= 0 ? now / granularity : -((-(now + 1)) / granularity) - 1
+        // The last bucket due: key * granularity <= now, without the multiplication's overflow
+        // (and one short of Int64.max, so that `base` can always move past it).
+        let limit = min(now >= 0 ? now / granularity : -((-(now + 1)) / granularity) - 1, Int64.max - 1)
         while let top = late.top, top.key <= limit {
             late.popTop()
             lateCount -= 1

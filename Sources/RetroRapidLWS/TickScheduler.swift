@@ -15,108 +15,6 @@ public enum MonotonicClock {
     }
 }
 
-/// Which games are due when: absolute deadlines grouped in buckets of `granularity`
-/// microseconds, so thousands of games cost one timer, not one each (docs/LIBWEBSOCKETS-4.1.6.md: 4.1.6
-/// keeps its timers in a sorted list and walks it on every insert).
-///
-/// Each id has at most one deadline; scheduling it again replaces the old one, which is left
-/// in its bucket and skipped when that bucket comes due (cheaper than finding and removing it).
-/// A bucket comes due at its end, so nothing is ever taken before its deadline.
-/// Pure: the caller says what time it is.
-public struct TickSchedule {
-    public let granularity: Int64
-    /// Bucket key → the ids put in it (some may have moved on since).
-    private var buckets: [Int64: [Int]] = [:]
-    /// The keys of non-empty buckets, smallest first.
-    private var keys = MinHeap()
-    /// Where each id is due now (its bucket key).
-    private var current: [Int: Int64] = [:]
-
-    public init(granularityMicroseconds: Int64 = 1000) {
-        precondition(granularityMicroseconds > 0, "granularity must be positive")
-        granularity = granularityMicroseconds
-    }
-
-    /// Ids with a deadline.
-    public var count: Int { current.count }
-
-    /// When the earliest bucket comes due (the end of that bucket), if any.
-    public var nextDue: Int64? { keys.min.map { $0 * granularity } }
-
-    /// Makes `deadline` the one deadline of `id`.
-    public mutating func schedule(_ id: Int, at deadline: Int64) {
-        // Rounded up: a bucket is due at its end, so it never fires before a deadline in it.
-        let key = deadline >= 0 ? (deadline + granularity - 1) / granularity : deadline / granularity
-        // One hash lookup per table where two would do the same (every step of every game
-        // passes here: issue 6).
-        if let previous = current.updateValue(key, forKey: id), previous == key { return }
-        if buckets[key]?.append(id) == nil {
-            buckets[key] = [id]
-            keys.push(key)
-        }
-    }
-
-    public mutating func cancel(_ id: Int) {
-        current[id] = nil
-    }
-
-    /// Removes and returns the ids due by `now`, earliest bucket first, each id once.
-    public mutating func takeDue(now: Int64) -> [Int] {
-        var due: [Int] = []
-        while let key = keys.min, key * granularity <= now {
-            keys.popMin()
-            for id in buckets.removeValue(forKey: key) ?? [] {
-                // Skipped when the id was cancelled or moved to another bucket since.
-                if let index = current.index(forKey: id), current[index].value == key {
-                    current.remove(at: index)
-                    due.append(id)
-                }
-            }
-        }
-        return due
-    }
-}
-
-/// A binary min-heap of bucket keys.
-public struct MinHeap {
-    private var items: [Int64] = []
-
-    public init() {}
-
-    public var min: Int64? { items.first }
-    public var isEmpty: Bool { items.isEmpty }
-
-    public mutating func push(_ value: Int64) {
-        items.append(value)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[child] < items[parent] else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    @discardableResult
-    public mutating func popMin() -> Int64? {
-        guard let first = items.first else { return nil }
-        let last = items.removeLast()
-        guard !items.isEmpty else { return first }
-        items[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < items.count && items[left] < items[smallest] { smallest = left }
-            if right < items.count && items[right] < items[smallest] { smallest = right }
-            guard smallest != parent else { break }
-            items.swapAt(parent, smallest)
-            parent = smallest
-        }
-        return first
-    }
-}
-
 /// One libwebsockets timer (`lws_sul_schedule`) driving every game: it sleeps until the
 /// earliest bucket of its `TickSchedule` is due, calls `onDue` for each id in it, and sleeps
 /// again until the next.
@@ -126,19 +24,24 @@ public struct MinHeap {
 /// destroyed, before the context frees its timer lists; the timer's callback runs on the
 /// service thread from inside `lws_service`.
 public final class TickScheduler {
+    // Its state is unchecked for exclusivity: every frame passes here several times, and no
+    // access overlaps another (`fire` takes the due ids before it calls `onDue`, which may
+    // schedule again), so swift_beginAccess per access would only cost (issue 17).
     /// Called for each id whose deadline has come, with the time it was taken at.
-    public var onDue: (_ id: Int, _ now: Int64) -> Void = { _, _ in }
+    @exclusivity(unchecked) public var onDue: (_ id: Int, _ now: Int64) -> Void = { _, _ in }
     /// Called once after each batch of `onDue` calls (to flush counters once, not per game).
-    public var afterDue: () -> Void = {}
-    public private(set) var schedule: TickSchedule
+    @exclusivity(unchecked) public var afterDue: () -> Void = {}
+    @exclusivity(unchecked) public private(set) var schedule: TickSchedule
+    /// The ids taken at the last fire, kept for its capacity: a fire allocates nothing.
+    @exclusivity(unchecked) private var due: [Int] = []
     private let clock: () -> Int64
     /// C memory libwebsockets links into its timer list: the `lws_sorted_usec_list_t` first,
     /// then an unretained pointer back to this object. Its address never changes.
     private let timer: UnsafeMutableRawPointer
-    private var context: OpaquePointer?
+    @exclusivity(unchecked) private var context: OpaquePointer?
     /// The deadline the timer is set for, if it is set.
-    private var armedFor: Int64?
-    private var firing = false
+    @exclusivity(unchecked) private var armedFor: Int64?
+    @exclusivity(unchecked) private var firing = false
     /// When set, the timer is always armed at most this far ahead, even with nothing
     /// scheduled. Needed with libev: libwebsockets 4.1.6 drives every lws_sul from one libev
     /// timer and re-aims it with ev_timer_set/ev_timer_start, which do nothing to a timer that
@@ -199,7 +102,14 @@ public final class TickScheduler {
         armedFor = nil
         firing = true
         let now = clock()
-        for id in schedule.takeDue(now: now) { onDue(id, now) }
+        // Out of `self` while `onDue` runs (it schedules again); the closure read once, not per id.
+        var due = self.due
+        self.due = []
+        due.removeAll(keepingCapacity: true)
+        schedule.takeDue(now: now, into: &due)
+        let onDue = self.onDue
+        for id in due { onDue(id, now) }
+        self.due = due
         afterDue()
         firing = false
         rearm()
@@ -208,9 +118,13 @@ public final class TickScheduler {
     /// Sets the timer for the earliest bucket, unless it is set for that or earlier already.
     private func rearm() {
         guard !firing, let context else { return }
+        let nextDue = schedule.nextDue
+        // Set for that or earlier already: nothing to do, and no need to read the clock (the
+        // timer was set at most `maximumSleep` after a now that has passed).
+        if let armedFor, nextDue.map({ armedFor <= $0 }) ?? true { return }
         let now = clock()
         // With a maximum sleep the timer keeps ticking when idle too (see `maximumSleep`).
-        guard var next = schedule.nextDue ?? maximumSleep.map({ now + $0 }) else { return }
+        guard var next = nextDue ?? maximumSleep.map({ now + $0 }) else { return }
         if let maximumSleep { next = min(next, now + maximumSleep) }
         if let armedFor, armedFor <= next { return }
         armedFor = next

@@ -12,8 +12,16 @@ import Synchronization
 public final class Metrics: Sendable {
     private let families = Mutex<[String: any MetricFamily]>([:])
     private let order = Mutex<[String]>([])
+    private let collectors = Mutex<[@Sendable () -> Void]>([])
 
     public init() {}
+
+    /// Runs `collect` at the start of every `render`, on the rendering thread: for figures
+    /// counted elsewhere and handed to their metrics in batches (`WebSocketMetrics`), so that a
+    /// scrape sees everything counted before it.
+    public func beforeRender(_ collect: @escaping @Sendable () -> Void) {
+        collectors.withLock { $0.append(collect) }
+    }
 
     /// A value that only goes up (requests served, games started). `labelNames` fixes the
     /// labels each series has, e.g. `["route", "status"]`.
@@ -47,6 +55,7 @@ public final class Metrics: Sendable {
 
     /// Every metric in the order registered, as Prometheus text.
     public func render() -> String {
+        for collect in collectors.withLock({ $0 }) { collect() }
         let names = order.withLock { $0 }
         let all = families.withLock { $0 }
         var text = ""

@@ -536,15 +536,28 @@ final class MatchHost: @unchecked Sendable {
         }
         guard let match = matches[id] else { return }
         // The seats that are due, in seat order; the others wait for their own wakeAt.
-        for seat in match.seats {
-            guard let wake = seat.driver.wakeAt, wake <= now else { continue }
-            let stepBefore = seat.session?.game.state.step ?? 0
-            let output = seat.driver.tick(now: now)
-            if let session = seat.session, session.game.state.step > stepBefore {
-                metrics.stepTaken(lateMicroseconds: session.lastStepLateness)
-            }
-            deliver(output, of: match, seat: seat)
+        let seats = match.seats
+        if seats.count == 1 {
+            // A solo game, nearly every match: its seat without the loop's bookkeeping.
+            tick(seats[0], of: match, now: now)
+            return
         }
+        for seat in seats { tick(seat, of: match, now: now) }
+    }
+
+    /// Ticks `seat` if it is due and delivers what it said.
+    private func tick(_ seat: MatchSeat, of match: Match, now: Int64) {
+        if let session = seat.session {
+            // A player's game: reached directly, not through the driver's protocol.
+            guard let wake = session.wakeAt, wake <= now else { return }
+            let stepBefore = session.game.state.step
+            let output = session.tick(now: now)
+            if session.game.state.step > stepBefore { metrics.stepTaken(lateMicroseconds: session.lastStepLateness) }
+            deliver(output, of: match, seat: seat)
+            return
+        }
+        guard let wake = seat.driver.wakeAt, wake <= now else { return }
+        deliver(seat.driver.tick(now: now), of: match, seat: seat)
     }
 
     /// Sends what a seat said to its receivers, then either ends the seat's game (it ended) or

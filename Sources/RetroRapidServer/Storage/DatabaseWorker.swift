@@ -40,6 +40,10 @@ public struct DatabaseWorkerError: Error, Equatable, Sendable, CustomStringConve
 /// start, checkpoints, cancel and record keep their order); plain `perform` and
 /// `performAndWait` use the `serialLane`, so all of that work keeps the order it had with one
 /// thread. With one thread every lane is the same, and everything runs in submission order.
+///
+/// Group commit (docs/ARCHITECTURE.md, "Group commit"): keyed jobs waiting next to each other
+/// on a lane run in one transaction, each in its own savepoint, and their completions are
+/// posted, in order, only after its commit; that keeps both orders above.
 public final class DatabaseWorker: Sendable {
     /// One storage thread and its queue, as a job's destination.
     public struct Lane: Hashable, Sendable {

@@ -28,6 +28,15 @@ public protocol StorageConnection: AnyObject {
     /// to a new file at `path`, then reads the copy back as a restore would and says what it
     /// holds. `progress` gets the units copied so far and the total.
     func backup(to path: String, progress: (_ copied: Int, _ total: Int) -> Void) throws -> StorageBackup
+
+    /// Group commit (docs/STORAGE.md, "Group commit"): runs `count` units of work in one
+    /// transaction, in order, each in a savepoint of its own, and commits once. Returns each
+    /// unit's own error (nil where its work is now committed): a unit that threw has only its
+    /// own work undone. Throws, with nothing committed, when the transaction as a whole failed
+    /// (its BEGIN or COMMIT, a lost connection, an error only a fresh transaction gets past);
+    /// the caller then runs each unit alone. A repository's own transaction inside a unit is a
+    /// savepoint, so whoever answers for a unit must wait for this to return.
+    func commitGroup(_ count: Int, _ unit: (Int) throws -> Void) throws -> [(any Error)?]
 }
 
 /// What ``StorageConnection/backup(to:progress:)`` made.

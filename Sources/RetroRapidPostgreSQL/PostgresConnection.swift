@@ -87,9 +87,17 @@ public final class PostgresConnection {
     /// transaction runs again, up to `attempts` times in all, after a short random pause: the
     /// body must only read and write through this connection, so running it again is safe.
     /// Any other error rolls back and is rethrown. Not nestable: the body does its work in the
-    /// one transaction.
+    /// one transaction. Inside a unit of `group` it is a savepoint of the group's transaction.
     public func transaction<T>(_ isolation: Isolation = .readCommitted, attempts: Int = 10,
                                _ body: (PostgresConnection) throws -> T) throws -> T {
+        if grouping {
+            // The group runs at REPEATABLE READ; a stronger level cannot be had inside it.
+            guard isolation != .serializable else {
+                groupSpoilt = true
+                throw PostgresError.misuse("a SERIALIZABLE transaction cannot run inside a group")
+            }
+            return try savepoint(body)
+        }
         guard !isInTransaction else {
             throw PostgresError.misuse("transaction() called inside an open transaction; do the work in the outer one")
         }
@@ -111,6 +119,91 @@ public final class PostgresConnection {
         }
     }
 
+    /// Group commit (docs/STORAGE.md, "Group commit"): runs `count` units of work in one
+    /// REPEATABLE READ transaction (the level the repositories ask for; READ COMMITTED work sees
+    /// the one snapshot too), each in a savepoint of its own, and commits once. A unit that
+    /// throws has only its own work rolled back, and its error is its entry in the answer (nil
+    /// for the units that succeeded); `transaction` inside a unit is a nested savepoint.
+    ///
+    /// Throws, with nothing committed, when BEGIN or COMMIT fails, the connection is lost, or a
+    /// unit met a serialization failure or deadlock (which, alone, `transaction` would retry
+    /// with a fresh snapshot, but the group's snapshot cannot change): the caller then runs each
+    /// unit alone. Units run in order, so each sees the work of those before it.
+    public func group(_ count: Int, _ unit: (Int) throws -> Void) throws -> [(any Error)?] {
+        guard !isInTransaction, !grouping else {
+            throw PostgresError.misuse("group called inside an open transaction")
+        }
+        try executeScript("BEGIN ISOLATION LEVEL \(Isolation.repeatableRead.rawValue)")
+        grouping = true
+        groupSpoilt = false
+        defer { grouping = false }
+        var errors: [(any Error)?] = []
+        errors.reserveCapacity(count)
+        do {
+            for index in 0..<count {
+                do {
+                    try savepoint { _ in try unit(index) }
+                    errors.append(nil)
+                } catch {
+                    guard !groupSpoilt, PQtransactionStatus(handle) == PQTRANS_INTRANS else { throw error }
+                    errors.append(error)
+                }
+            }
+            // COMMIT of a failed transaction "succeeds" as a ROLLBACK: make sure it is not one.
+            guard PQtransactionStatus(handle) == PQTRANS_INTRANS else {
+                throw PostgresError(sqlState: "", message: "the group's transaction failed; nothing was committed")
+            }
+            try executeScript("COMMIT")
+        } catch {
+            rollbackIfOpen()
+            throw error
+        }
+        return errors
+    }
+
+    /// True while `group` runs its units.
+    private var grouping = false
+    /// The group must not commit: a unit met an error only a fresh transaction gets past, or a
+    /// savepoint could not be rolled back to or released.
+    private var groupSpoilt = false
+    /// Savepoints open inside the group, to name the next one.
+    private var savepointDepth = 0
+
+    /// `body` in a savepoint of the group's transaction: released when it returns, rolled back
+    /// to (and released) when it throws, so the group carries on without its work.
+    private func savepoint<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        guard !groupSpoilt, PQtransactionStatus(handle) == PQTRANS_INTRANS else {
+            throw PostgresError(sqlState: "", message: "the group's transaction failed; nothing was committed")
+        }
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "rr_unit\(savepointDepth)"
+        try executeScript("SAVEPOINT \(name)")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            if let error = error as? PostgresError, error.isRetryable || error.isConnectionFailure { groupSpoilt = true }
+            do {
+                try executeScript("ROLLBACK TO SAVEPOINT \(name)")
+                try executeScript("RELEASE SAVEPOINT \(name)")
+            } catch {
+                groupSpoilt = true
+            }
+            throw error
+        }
+        guard !groupSpoilt, PQtransactionStatus(handle) == PQTRANS_INTRANS else {
+            throw PostgresError(sqlState: "", message: "the group's transaction failed; nothing was committed")
+        }
+        do {
+            try executeScript("RELEASE SAVEPOINT \(name)")
+        } catch {
+            groupSpoilt = true
+            throw error
+        }
+        return value
+    }
+
     private func rollbackIfOpen() {
         // The error being thrown is the one that matters; a connection that failed mid-way
         // has no transaction left to roll back.
@@ -121,6 +214,12 @@ public final class PostgresConnection {
     /// never inside a transaction, whose work would then be half gone.
     private func reconnectIfLost() throws {
         guard PQstatus(handle) != CONNECTION_OK else { return }
+        // Inside a group the work done so far is gone with the connection: a new one would
+        // run the rest outside any transaction.
+        if grouping {
+            groupSpoilt = true
+            throw PostgresError(sqlState: "08006", message: "connection lost inside a group; nothing was committed")
+        }
         PQreset(handle)
         prepared.removeAll()
         guard PQstatus(handle) == CONNECTION_OK else {

@@ -51,6 +51,10 @@ public final class PostgresStorage: StorageConnection {
 
     /// A PostgreSQL database is backed up with PostgreSQL's own tools, which copy it
     /// consistently while the nodes keep writing (docs/OPERATIONS.md, "Scale out").
+    public func commitGroup(_ count: Int, _ unit: (Int) throws -> Void) throws -> [(any Error)?] {
+        try connection.group(count, unit)
+    }
+
     public func backup(to path: String, progress: (_ copied: Int, _ total: Int) -> Void) throws -> StorageBackup {
         throw PostgresError(sqlState: "RRNBK", message: "`retrorapid backup` copies a SQLite file; back up PostgreSQL with pg_dump (or its continuous archiving): see docs/OPERATIONS.md, \"Scale out\"")
     }

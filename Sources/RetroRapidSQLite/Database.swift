@@ -138,10 +138,12 @@ public final class Database {
     ///
     /// It does not nest: called inside another transaction it throws (`SQLITE_MISUSE`) without
     /// touching the outer one, because SQLite has no nested BEGIN and a savepoint would make an
-    /// inner "commit" that the outer rollback silently undoes.
+    /// inner "commit" that the outer rollback silently undoes. The one exception is a unit of
+    /// `group`, whose caller answers nobody before the group commits: there it is a savepoint.
     /// It is `throws`, not `rethrows`: BEGIN and COMMIT themselves can fail (busy, disk full).
     @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: (Database) throws -> T) throws -> T {
+        if grouping { return try savepoint(body) }
         guard !isInTransaction else {
             throw DatabaseError.misuse("transaction(\(kind)) called inside an open transaction; do the work in the outer one")
         }
@@ -162,6 +164,87 @@ public final class Database {
             try execute(sql: "COMMIT TRANSACTION")
         } catch {
             rollbackIfOpen()
+            throw error
+        }
+        return value
+    }
+
+    /// Group commit (docs/STORAGE.md, "Group commit"): runs `count` units of work in one
+    /// IMMEDIATE transaction, each in a savepoint of its own, and commits once. A unit that
+    /// throws has only its own work rolled back, and its error is its entry in the answer (nil
+    /// for the units that succeeded); `transaction` inside a unit is a nested savepoint.
+    ///
+    /// Throws, with nothing committed, when BEGIN or COMMIT fails or a unit's error made SQLite
+    /// roll back the whole transaction (disk full, I/O): the caller then runs each unit alone.
+    /// Units run in order, so each sees the work of those before it, as if run one by one.
+    public func group(_ count: Int, _ unit: (Int) throws -> Void) throws -> [(any Error)?] {
+        guard !isInTransaction, !grouping else {
+            throw DatabaseError.misuse("group called inside an open transaction")
+        }
+        try execute(sql: "BEGIN IMMEDIATE TRANSACTION")
+        grouping = true
+        groupBroken = false
+        defer { grouping = false }
+        var errors: [(any Error)?] = []
+        errors.reserveCapacity(count)
+        do {
+            for index in 0..<count {
+                do {
+                    try savepoint { _ in try unit(index) }
+                    errors.append(nil)
+                } catch {
+                    // Only the unit's own work went, unless SQLite ended the whole transaction
+                    // (or a savepoint could not be undone or released: the unit's work might stay).
+                    guard isInTransaction, !groupBroken else { throw error }
+                    errors.append(error)
+                }
+            }
+            try execute(sql: "COMMIT TRANSACTION")
+        } catch {
+            rollbackIfOpen()
+            throw error
+        }
+        return errors
+    }
+
+    /// True while `group` runs its units.
+    private var grouping = false
+    /// A savepoint of the group could not be rolled back to or released: the group must not commit.
+    private var groupBroken = false
+    /// Savepoints open inside the group, to name the next one.
+    private var savepointDepth = 0
+
+    /// `body` in a savepoint of the group's transaction: released when it returns, rolled back
+    /// to (and released) when it throws, so the group carries on without its work.
+    private func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
+        guard isInTransaction else {
+            throw DatabaseError(extendedCode: .abort, message: "SQLite rolled the group's transaction back after an earlier error; nothing was committed")
+        }
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "rr_unit\(savepointDepth)"
+        try execute(sql: "SAVEPOINT \(name)")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            if isInTransaction {
+                do {
+                    try execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
+                    try execute(sql: "RELEASE SAVEPOINT \(name)")
+                } catch {
+                    groupBroken = true
+                }
+            }
+            throw error
+        }
+        guard isInTransaction, !groupBroken else {
+            throw DatabaseError(extendedCode: .abort, message: "SQLite rolled the group's transaction back after an earlier error; nothing was committed")
+        }
+        do {
+            try execute(sql: "RELEASE SAVEPOINT \(name)")
+        } catch {
+            groupBroken = true
             throw error
         }
         return value

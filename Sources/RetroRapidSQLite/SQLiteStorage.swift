@@ -49,6 +49,10 @@ public final class SQLiteStorage: StorageConnection {
 
     /// SQLite's online backup (``Database/backup(to:pagesPerStep:progress:)``), then
     /// `PRAGMA integrity_check` and row counts on a connection of its own to the copy.
+    public func commitGroup(_ count: Int, _ unit: (Int) throws -> Void) throws -> [(any Error)?] {
+        try database.group(count, unit)
+    }
+
     public func backup(to path: String, progress: (_ copied: Int, _ total: Int) -> Void) throws -> StorageBackup {
         var pages = 0
         try database.backup(to: path) { copied, total in

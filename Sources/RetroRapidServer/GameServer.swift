@@ -263,6 +263,15 @@ public final class GameServer: Sendable {
         metrics.gauge("retrorapid_database_queue_depth", help: "Jobs waiting for the storage thread.") {
             Double(worker.queueDepth)
         }
+        metrics.counter("retrorapid_database_jobs_total", help: "Jobs the storage threads have run.") {
+            Double(worker.jobsRun)
+        }
+        metrics.counter("retrorapid_database_group_commits_total", help: "Transactions that committed several jobs at once (group commit).") {
+            Double(worker.groupCommits.groups)
+        }
+        metrics.counter("retrorapid_database_grouped_jobs_total", help: "Jobs committed in a shared transaction (group commit).") {
+            Double(worker.groupCommits.jobs)
+        }
         metrics.gauge("retrorapid_service_mailbox_pending", help: "Jobs waiting for the service thread.") {
             Double(mailbox.pendingCount)
         }

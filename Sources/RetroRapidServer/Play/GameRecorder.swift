@@ -15,7 +15,9 @@ import RetroRapidSupport
 /// Ordering rule: every job is keyed by the game's player (`perform(orderedBy:)`), like the
 /// ranked start in `MatchHost` and the `CheckpointWriter`'s share of the game, so a game's
 /// start, checkpoints, cancel and record run in the order submitted, on one storage thread,
-/// however many there are.
+/// however many there are. Keyed jobs waiting together are committed in one transaction
+/// (group commit, `DatabaseWorker`), and each completion, `gameOver` included, comes only after
+/// that commit.
 final class GameRecorder: @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
     // worker's completions run.

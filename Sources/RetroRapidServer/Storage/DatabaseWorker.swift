@@ -40,6 +40,10 @@ public struct DatabaseWorkerError: Error, Equatable, Sendable, CustomStringConve
 /// start, checkpoints, cancel and record keep their order); plain `perform` and
 /// `performAndWait` use the `serialLane`, so all of that work keeps the order it had with one
 /// thread. With one thread every lane is the same, and everything runs in submission order.
+///
+/// Group commit (docs/ARCHITECTURE.md, "Group commit"): keyed jobs waiting next to each other
+/// on a lane run in one transaction, each in its own savepoint, and their completions are
+/// posted, in order, only after its commit; that keeps both orders above.
 public final class DatabaseWorker: Sendable {
     /// One storage thread and its queue, as a job's destination.
     public struct Lane: Hashable, Sendable {
@@ -147,25 +151,36 @@ public final class DatabaseWorker: Sendable {
 
     /// Like `perform`, on the lane of `key`: after every job submitted before with the same
     /// key, never at the same time as one of them.
+    ///
+    /// Group commit: a keyed job (a game's start, checkpoint, cancel, record, the cluster's
+    /// claims and releases of it) may share one transaction with the keyed jobs queued next to
+    /// it on its lane (`StorageThread`); its completion still comes only after that
+    /// transaction commits. So its `work` must only read and write the store through the
+    /// context: if the shared transaction fails as a whole it runs again, alone.
     public func perform<T: Sendable>(
         orderedBy key: Int64,
         _ work: @escaping @Sendable (StorageContext) throws -> T,
         then completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        perform(on: lane(orderedBy: key), work, then: completion)
+        perform(on: lane(orderedBy: key), groupable: true, work, then: completion)
     }
 
-    /// Like `perform`, on `lane`.
+    /// Like `perform`, on `lane`; `groupable` as for `perform(orderedBy:)` (false: the job
+    /// runs alone, as every job did before group commit).
     public func perform<T: Sendable>(
         on lane: Lane,
+        groupable: Bool = false,
         _ work: @escaping @Sendable (StorageContext) throws -> T,
         then completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         let mailbox = self.mailbox
-        let accepted = queues[lane.index].append { storage in
-            let result = Result { try work(storage) }
+        let value = JobValue<T>()
+        let accepted = queues[lane.index].append(StorageJob(groupable: groupable, run: { storage in
+            value.value = try work(storage)
+        }, answer: { error in
+            let result: Result<T, any Error> = error.map { .failure($0) } ?? .success(value.value!)
             mailbox.post { completion(result) }
-        }
+        }))
         if !accepted {
             mailbox.post { completion(.failure(DatabaseWorkerError.shutDown)) }
         }
@@ -176,10 +191,12 @@ public final class DatabaseWorker: Sendable {
     /// listens): the service thread must never wait on storage, so it uses `perform`.
     public func performAndWait<T: Sendable>(_ work: @escaping @Sendable (StorageContext) throws -> T) throws -> T {
         let answer = WaitedAnswer<T>()
-        let accepted = queues[serialLane.index].append { storage in
-            answer.result = Result { try work(storage) }
+        let accepted = queues[serialLane.index].append(StorageJob(groupable: false, run: { storage in
+            answer.value = try work(storage)
+        }, answer: { error in
+            answer.result = error.map { .failure($0) } ?? .success(answer.value!)
             answer.done.signal()
-        }
+        }))
         guard accepted else { throw DatabaseWorkerError.shutDown }
         answer.done.wait()
         return try answer.result!.get()
@@ -189,6 +206,19 @@ public final class DatabaseWorker: Sendable {
     /// `retrorapid_database_queue_depth` on /metrics.
     public var queueDepth: Int {
         queues.reduce(0) { $0 + $1.depth }
+    }
+
+    /// Jobs run so far, all threads together (a job run again alone after its group failed
+    /// counts once): `retrorapid_database_jobs_total`.
+    public var jobsRun: Int {
+        queues.reduce(0) { $0 + $1.counts.jobs.load(ordering: .relaxed) }
+    }
+
+    /// Shared transactions committed so far (`retrorapid_database_group_commits_total`), and
+    /// the jobs they held (`retrorapid_database_grouped_jobs_total`): with `jobsRun`, how many
+    /// transactions group commit saved.
+    public var groupCommits: (groups: Int, jobs: Int) {
+        queues.reduce((0, 0)) { ($0.0 + $1.counts.groups.load(ordering: .relaxed), $0.1 + $1.counts.groupedJobs.load(ordering: .relaxed)) }
     }
 
     /// Runs every job already queued on every thread (their completions are posted), closes
@@ -213,12 +243,39 @@ public final class DatabaseWorker: Sendable {
 /// `done`, read by the waiting thread after, so the semaphore orders the two.
 private final class WaitedAnswer<T: Sendable>: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
+    var value: T?
     var result: Result<T, any Error>?
+}
+
+/// What a job's work returned, kept from its run to its answer. Storage thread only (the run
+/// and the answer both happen there; the answer posts a copy).
+private final class JobValue<T: Sendable>: @unchecked Sendable {
+    var value: T?
+}
+
+/// One job of a storage thread's queue: its work, and how its answer is posted once the work
+/// is committed (alone, or with its group).
+private struct StorageJob: Sendable {
+    /// May share a transaction with the groupable jobs next to it (`perform(orderedBy:)`).
+    let groupable: Bool
+    /// The work; keeps its value for `answer`, throws its error.
+    let run: @Sendable (StorageContext) throws -> Void
+    /// Posts the completion: the kept value (nil) or the error. Called once, after the commit.
+    let answer: @Sendable ((any Error)?) -> Void
+}
+
+/// What a storage thread counted, for /metrics.
+private final class StorageCounts: Sendable {
+    let jobs = Atomic<Int>(0)
+    let groups = Atomic<Int>(0)
+    let groupedJobs = Atomic<Int>(0)
 }
 
 /// The jobs waiting for one storage thread. Any thread appends; that storage thread takes.
 private final class StorageJobQueue: Sendable {
-    typealias Job = @Sendable (StorageContext) -> Void
+    typealias Job = StorageJob
+
+    let counts = StorageCounts()
 
     private let state = Mutex(State())
     /// One signal per job appended, and one for closing: the storage thread sleeps on it.
@@ -241,7 +298,7 @@ private final class StorageJobQueue: Sendable {
     }
 
     /// False once closed: the job was not queued.
-    func append(_ job: @escaping Job) -> Bool {
+    func append(_ job: Job) -> Bool {
         let accepted = state.withLock { state in
             guard !state.closing else { return false }
             state.jobs.append(job)
@@ -260,22 +317,35 @@ private final class StorageJobQueue: Sendable {
         if first { wakeups.signal() }
     }
 
-    /// The next job, or nil once closed with nothing left. Storage thread only.
-    func next() -> Job? {
+    /// The next job, or nil once closed with nothing left; when the next is groupable, the
+    /// groupable jobs queued right behind it too, up to `limit` in all (never past one that
+    /// is not). Storage thread only.
+    func next(upTo limit: Int) -> [Job]? {
         while true {
             wakeups.wait()
-            let next: Job?? = state.withLock { state in
+            let next: [Job]?? = state.withLock { state in
                 guard state.head < state.jobs.count else { return state.closing ? .some(nil) : nil }
-                let job = state.jobs[state.head]
+                var taken = [state.jobs[state.head]]
                 state.head += 1
+                if taken[0].groupable {
+                    while taken.count < limit, state.head < state.jobs.count, state.jobs[state.head].groupable {
+                        taken.append(state.jobs[state.head])
+                        state.head += 1
+                    }
+                }
                 // Compact now and then rather than shifting the array on every take.
                 if state.head >= 64 && state.head * 2 >= state.jobs.count {
                     state.jobs.removeFirst(state.head)
                     state.head = 0
                 }
-                return .some(job)
+                return .some(taken)
             }
-            if let next { return next }
+            if let next {
+                // One signal per job: take those of the others in the group (each comes right
+                // after its job was appended, so these waits are short).
+                for _ in 1..<max(1, next?.count ?? 1) { wakeups.wait() }
+                return next
+            }
         }
     }
 
@@ -324,9 +394,41 @@ private final class StorageThread: Sendable {
             startupDone.signal()
             return
         }
-        while let job = queue.next() {
-            job(storage)
+        while let jobs = queue.next(upTo: Self.groupLimit) {
+            if jobs.count == 1 { runAlone(jobs[0], storage) } else { runGroup(jobs, storage) }
         }
         // `storage` and its connection are released here, on this thread: the connection closes.
+    }
+
+    /// The most jobs one shared transaction holds: enough that a queue of game starts and
+    /// records drains in few commits, few enough that a failed group costs little to run again.
+    static let groupLimit = 64
+
+    private func runAlone(_ job: StorageJob, _ storage: StorageContext) {
+        queue.counts.jobs.add(1, ordering: .relaxed)
+        do {
+            try job.run(storage)
+            job.answer(nil)
+        } catch {
+            job.answer(error)
+        }
+    }
+
+    /// Group commit: the jobs in one transaction, each in a savepoint, one commit, and only
+    /// then their answers, in order. A job's own error undoes only its work and is its answer;
+    /// if the transaction fails as a whole, nothing of it was committed and each job runs
+    /// again alone, as it would have without group commit.
+    private func runGroup(_ jobs: [StorageJob], _ storage: StorageContext) {
+        let errors: [(any Error)?]
+        do {
+            errors = try storage.connection.commitGroup(jobs.count) { index in try jobs[index].run(storage) }
+        } catch {
+            for job in jobs { runAlone(job, storage) }
+            return
+        }
+        queue.counts.jobs.add(jobs.count, ordering: .relaxed)
+        queue.counts.groups.add(1, ordering: .relaxed)
+        queue.counts.groupedJobs.add(jobs.count, ordering: .relaxed)
+        for (job, error) in zip(jobs, errors) { job.answer(error) }
     }
 }

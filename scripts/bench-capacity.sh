@@ -14,7 +14,10 @@
 #
 # Options: --runs N, --games "N N …" (running-game counts to sweep), --idle N (idle players),
 # --level L, --hold S, --settle S. Results: .build/bench/capacity/results.md and runs.jsonl.
-# TARGETS="…" picks targets (default "retrorapid broadcaster broadcaster-direct").
+# TARGETS="…" picks targets (default "retrorapid broadcaster broadcaster-direct"); with
+# --baseline B (another build's server binary, e.g. main's) the target `baseline` runs B the
+# way `retrorapid` runs this checkout's build, in turn with the others, so a before and an
+# after are measured on the same machine in the same minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +27,7 @@ idle=10000
 level=fast
 hold=20
 settle=5
+baseline=
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) runs=1; games="2000"; idle=2000; hold=10; settle=3 ;;
@@ -33,6 +37,7 @@ while [ $# -gt 0 ]; do
         --level) level="$2"; shift ;;
         --hold) hold="$2"; shift ;;
         --settle) settle="$2"; shift ;;
+        --baseline) baseline="$2"; shift ;;
         *) echo "bench-capacity: unknown option $1" >&2; exit 64 ;;
     esac
     shift
@@ -43,7 +48,8 @@ targets=${TARGETS:-retrorapid broadcaster broadcaster-direct}
 for target in $targets; do
     case "$target" in
         retrorapid|broadcaster|broadcaster-direct) ;;
-        *) echo "bench-capacity: unknown target $target (retrorapid, broadcaster, broadcaster-direct)" >&2; exit 64 ;;
+        baseline) [ -x "$baseline" ] || { echo "bench-capacity: target baseline needs --baseline BINARY" >&2; exit 64; } ;;
+        *) echo "bench-capacity: unknown target $target (retrorapid, broadcaster, broadcaster-direct, baseline)" >&2; exit 64 ;;
     esac
 done
 
@@ -93,8 +99,10 @@ run() {
     local target=$1 kind=$2 n=$3 pid
     port=$((port + 1))
     case "$target" in
-        retrorapid)
-            taskset -c 1 "$binary" serve --host 127.0.0.1 --port "$port" \
+        retrorapid|baseline)
+            local server=$binary
+            [ "$target" = baseline ] && server=$baseline
+            taskset -c 1 "$server" serve --host 127.0.0.1 --port "$port" \
                 --database-path "$work/db.sqlite" --log-level warning \
                 --max-connections-per-ip 20000 --websocket-idle-timeout-seconds 3600 \
                 >>"$work/server.log" 2>&1 & ;;
@@ -114,7 +122,7 @@ run() {
     # generator starts measuring and a second before it stops, so the window's steps only.
     local watcher=
     rm -f "$work/lateness-start" "$work/lateness-end"
-    if [ "$target" = retrorapid ] && [ "$kind" = games ]; then
+    if { [ "$target" = retrorapid ] || [ "$target" = baseline ]; } && [ "$kind" = games ]; then
         local seen
         seen=$(grep -c "measuring for" "$work/loadtest.log" || true)
         (

@@ -9,7 +9,7 @@ import RetroRapidDomain
 /// Every case with a payload wider than a step's is `indirect` (boxed): a message is as wide as
 /// its widest case, and with `welcome` inline every message, a step included, was 968 bytes to
 /// copy, and an array of four of them 4 KB to allocate on every step (docs/BENCHMARKS.md, "Cost
-/// per frame"). Boxed, the rare wide ones pay an allocation each; a step copies 40 bytes.
+/// per frame"). Boxed, the rare wide ones pay an allocation each; a message is 34 bytes to copy.
 enum ServerMessage: Equatable, Sendable {
     /// The answer to a good `hello`.
     indirect case welcome(Welcome)

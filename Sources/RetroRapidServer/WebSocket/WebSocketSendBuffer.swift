@@ -8,7 +8,7 @@ import RetroRapidLWS
 /// connection's own `buflist_out` and sends from there (lws-write.h, "Truncated Writes";
 /// `lws_issue_raw` in 4.1.6), and we use no extension that would keep a pointer.
 ///
-/// Threading rule: service thread only (the hub owns it).
+/// Threading rule: service thread only (the `ConnectionRegistry` owns it).
 final class WebSocketSendBuffer {
     private var storage: [UInt8] = []
     /// Where steps and moves' answers are written (`HotMessageWriter`): headroom, then room for

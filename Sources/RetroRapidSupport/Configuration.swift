@@ -41,6 +41,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Storage threads, each with its own connection (docs/ARCHITECTURE.md, "Threads"). SQLite
     /// has one writer at a time, so it gains nothing from more than 1; a database server does.
     public var storageThreads = 1
+    /// How many nice levels below the service thread the storage threads run: the game's
+    /// steps and moves come first on a shared core, the disk work fills the time between.
+    public var storageThreadNiceness = 10
     public var maxMessageBytes = 4096
     public var maxConnectionsPerIP = 64
     public var maxHTTPConnectionsPerIP = 128
@@ -515,6 +518,10 @@ extension ServerConfiguration {
                  help: "Threads that run database work, each with its own connection. A game's start, "
                      + "checkpoints and record stay in order on one of them (chosen by its player); other work "
                      + "keeps one thread. Keep 1 with SQLite, which writes one transaction at a time."),
+        .integer("storageThreadNiceness", "storage-thread-niceness", \.storageThreadNiceness, range: 0...19,
+                 help: "How many nice levels below the game loop the storage threads run, so that on a busy core "
+                     + "steps and moves go out first and database work takes the time between (0 keeps one "
+                     + "priority). Nothing is acknowledged before it is stored either way."),
         .integer("maxMessageBytes", "max-message-bytes", \.maxMessageBytes, range: 256...1_048_576,
                  help: "Largest WebSocket message accepted from a client."),
         .integer("maxConnectionsPerIP", "max-connections-per-ip", \.maxConnectionsPerIP, range: 1...100_000,

@@ -382,6 +382,9 @@ private final class StorageThread: Sendable {
     func run() {
         defer { queue.markFinished() }
         nameCurrentThread(name)
+        // Below the service thread: a checkpoint or a group of records must not delay a step
+        // on a shared core (docs/BENCHMARKS.md, "Checkpoints in slices").
+        lowerCurrentThreadPriority(by: configuration.storageThreadNiceness)
         let storage: StorageContext
         do {
             let connection = try StorageFactory.open(configuration, ifMissing: .create)

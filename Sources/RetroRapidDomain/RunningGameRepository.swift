@@ -20,6 +20,15 @@ public protocol RunningGameRepository {
     /// Appends what changed in each game since its last checkpoint, all in one write.
     func checkpoint(_ batch: [GameCheckpoint], compacting: Bool, now: Date) throws
 
+    /// Where a compacting round starts: every checkpoint row committed so far has a lower id,
+    /// every row appended after this call a higher or equal one.
+    func nextCheckpointRowID() throws -> Int64
+
+    /// Ends a compacting round written in several transactions (`CheckpointWriter`): deletes
+    /// every row below `before` of a game in `covered` (a later row holds its whole log) or
+    /// of a game no longer running. A running game outside `covered` keeps all its rows.
+    func compactCheckpoints(before: Int64, covered: Set<String>) throws
+
     func running() throws -> [RunningGameRecord]
 
     func running(playerID: Int64) throws -> [RunningGameRecord]

@@ -121,16 +121,20 @@ public struct PostgresRunningGameRepository: RunningGameRepository {
                     ]).first?.int64(at: 0) ?? 1
             }
             guard compacting else { return }
-            let covered = Array(Set(batch.lazy.filter { $0.movesBefore == 0 }.map(\.publicID)))
-            // SQLite's rule ("older rows go, but a running game's the batch left out") said the
-            // other way round: an older row goes when its game is covered or no longer runs.
-            try db.execute("""
-                DELETE FROM game_checkpoints c
-                WHERE c.id < $1
-                  AND (c.public_id = ANY ($2::text[])
-                       OR NOT EXISTS (SELECT 1 FROM running_games r WHERE r.public_id = c.public_id))
-                """, [first, Self.arrayLiteral(covered)])
+            try Self.deleteCompacted(before: first, covered: batch.lazy.filter { $0.movesBefore == 0 }.map(\.publicID), db)
         }
+    }
+
+    public func nextCheckpointRowID() throws -> Int64 {
+        // Identity values are handed out in rising order, so a row appended after this read
+        // gets a larger id than any row committed before it.
+        try connection.transaction { db in
+            try db.execute("SELECT coalesce(max(id), 0) + 1 FROM game_checkpoints").first?.int64(at: 0) ?? 1
+        }
+    }
+
+    public func compactCheckpoints(before first: Int64, covered: Set<String>) throws {
+        try connection.transaction { db in try Self.deleteCompacted(before: first, covered: covered, db) }
     }
 
     /// Every running game, oldest first, with its checkpoints joined.
@@ -185,6 +189,18 @@ public struct PostgresRunningGameRepository: RunningGameRepository {
     }
 
     // MARK: - Private
+
+    /// SQLite's rule ("older rows go, but a running game's the batch left out") said the other
+    /// way round: a row below `first` goes when its game is covered or no longer runs.
+    private static func deleteCompacted(before first: Int64, covered: some Sequence<String>,
+                                        _ db: PostgresConnection) throws {
+        try db.execute("""
+            DELETE FROM game_checkpoints c
+            WHERE c.id < $1
+              AND (c.public_id = ANY ($2::text[])
+                   OR NOT EXISTS (SELECT 1 FROM running_games r WHERE r.public_id = c.public_id))
+            """, [first, arrayLiteral(Array(Set(covered)))])
+    }
 
     private static let columns = "public_id, player_id, level, seed, rules_version, practice, free_play, started_at, road, daily_day"
 

@@ -100,8 +100,8 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
     public func checkpoint(_ batch: [GameCheckpoint], compacting: Bool = false, now: Date) throws {
         guard !batch.isEmpty || compacting else { return }
         let at = UTCCivilTime.text(now)
-        try database.transaction(.immediate) { db in
-            let first = (try statements.prepare("SELECT coalesce(max(id), 0) + 1 FROM game_checkpoints").query { $0.int64(at: 0) }.first) ?? 1
+        try database.transaction(.immediate) { _ in
+            let first = compacting ? try nextCheckpointRowID() : 0
             let append = try statements.prepare("""
                 INSERT INTO game_checkpoints (public_id, steps, moves_before, moves, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?)
                 """)
@@ -112,19 +112,17 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
                 ])
             }
             guard compacting else { return }
-            let covered = Set(batch.lazy.filter { $0.movesBefore == 0 }.map(\.publicID))
-            let running = try statements.prepare("SELECT public_id FROM running_games").query { $0.string(at: 0) }
-            let kept = running.filter { !covered.contains($0) }
-            if kept.isEmpty {
-                // The usual case: a range of the rowid, deleted without reading the rows.
-                try statements.prepare("DELETE FROM game_checkpoints WHERE id < ?").execute([first])
-            } else {
-                let keptJSON = "[" + kept.map { "\"\($0)\"" }.joined(separator: ",") + "]"
-                try statements.prepare("""
-                    DELETE FROM game_checkpoints WHERE id < ? AND public_id NOT IN (SELECT value FROM json_each(?))
-                    """).execute([first, keptJSON])
-            }
+            try deleteCompacted(before: first, covered: Set(batch.lazy.filter { $0.movesBefore == 0 }.map(\.publicID)))
         }
+    }
+
+    public func nextCheckpointRowID() throws -> Int64 {
+        // The largest rowid of an INTEGER PRIMARY KEY is read from the end of the tree, not a scan.
+        try statements.prepare("SELECT coalesce(max(id), 0) + 1 FROM game_checkpoints").query { $0.int64(at: 0) }.first ?? 1
+    }
+
+    public func compactCheckpoints(before first: Int64, covered: Set<String>) throws {
+        try database.transaction(.immediate) { _ in try deleteCompacted(before: first, covered: covered) }
     }
 
     /// Every running game, oldest first, with its checkpoints joined.
@@ -178,6 +176,21 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
     }
 
     // MARK: - Private
+
+    /// The rows below `first` that `covered` made redundant, and those of games no longer running.
+    private func deleteCompacted(before first: Int64, covered: Set<String>) throws {
+        let running = try statements.prepare("SELECT public_id FROM running_games").query { $0.string(at: 0) }
+        let kept = running.filter { !covered.contains($0) }
+        if kept.isEmpty {
+            // The usual case: a range of the rowid, deleted without reading the rows.
+            try statements.prepare("DELETE FROM game_checkpoints WHERE id < ?").execute([first])
+        } else {
+            let keptJSON = "[" + kept.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+            try statements.prepare("""
+                DELETE FROM game_checkpoints WHERE id < ? AND public_id NOT IN (SELECT value FROM json_each(?))
+                """).execute([first, keptJSON])
+        }
+    }
 
     private static let columns = "public_id, player_id, level, seed, rules_version, practice, free_play, started_at, road, daily_day"
 

@@ -64,6 +64,19 @@ struct PostgresRunningGameRowsTests {
         }
     }
 
+    @Test func aRoundCompactedInSlicesLeavesTheFullLogsAndWhatItDidNotCover() throws {
+        try withRaceDatabase { _, connection in
+            let player = try addRacePlayer(connection, "p-1")
+            try checkpointThreeGamesThenCompactInSlices(runningGames: PostgresRunningGameRepository(connection: connection),
+                                                        games: PostgresGameRepository(connection: connection), player: player,
+                                                        start: start)
+            let left = try connection.execute("SELECT public_id, steps, moves FROM game_checkpoints ORDER BY id")
+                .map { $0.cells.map { $0 ?? "NULL" } }
+            #expect(left == [["00000000000000a2", "2", ""], ["00000000000000a1", "7", "1L,4R"],
+                             ["00000000000000a2", "4", ""], ["00000000000000a4", "1", ""]])
+        }
+    }
+
     @Test func anEmptyCompactingCheckpointKeepsEveryRunningGamesRowsAndDropsTheRest() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")

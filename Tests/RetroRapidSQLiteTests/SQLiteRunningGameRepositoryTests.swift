@@ -68,6 +68,22 @@ import Testing
         }
     }
 
+    // Stays here: the rows a round compacted in slices leaves.
+    @Test func aRoundCompactedInSlicesLeavesTheFullLogsAndWhatItDidNotCover() throws {
+        try withMigratedDatabase(named: "running.sqlite") { db in
+            let player = try insertPlayer(db)
+            try checkpointThreeGamesThenCompactInSlices(runningGames: SQLiteRunningGameRepository(database: db),
+                                                        games: SQLiteGameRepository(database: db), player: player, start: start)
+
+            let left = try db.prepare("SELECT public_id, steps, moves FROM game_checkpoints ORDER BY id")
+                .query { [$0.value(at: 0), $0.value(at: 1), $0.value(at: 2)] }
+            #expect(left == [[.text("00000000000000a2"), .integer(2), .text("")],
+                             [.text("00000000000000a1"), .integer(7), .text("1L,4R")],
+                             [.text("00000000000000a2"), .integer(4), .text("")],
+                             [.text("00000000000000a4"), .integer(1), .text("")]])
+        }
+    }
+
     // Stays here: recovery leaves no game_checkpoints rows behind.
     @Test func recoveryLeavesNoCheckpointRows() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in

@@ -68,7 +68,7 @@ struct DatabaseWorkerGroupCommitTests {
             let seen = (try? observer?.prepare("SELECT count(*) FROM t WHERE name = ?").query(["job \(index)"]) { $0.int(at: 0) }.first) ?? -1
             answers.all.withLock {
                 $0.append(.init(index: index, succeeded: (try? result.get()) == index,
-                                failedWith: (result.failure as? JobFailed)?.index, rowsSeen: seen ?? -1))
+                                failedWith: (result.failure as? JobFailed)?.index, rowsSeen: seen))
             }
             answers.done.signal()
         })

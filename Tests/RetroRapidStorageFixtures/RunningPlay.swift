@@ -63,3 +63,34 @@ public func checkpointThreeGamesThenCompact(runningGames repository: any Running
     try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", log: InputLog(steps: 7, moves: [
         move, .init(afterStep: 4, direction: .right)]), durationMilliseconds: 3)], compacting: true, now: start.addingTimeInterval(3))
 }
+
+/// The same games, compacted the way the server does it, in a round of two slices
+/// (`CheckpointWriter`): the round starts at `nextCheckpointRowID()`, the first slice writes
+/// a1's full log, a2 appends a row without being covered (its save failed in the round), a4
+/// begins and the second slice writes its whole log, then `compactCheckpoints` deletes what
+/// the round made redundant. Left: a2's two rows, a1's and a4's full logs.
+public func checkpointThreeGamesThenCompactInSlices(runningGames repository: any RunningGameRepository,
+                                                    games: any GameRepository, player: Int64, start: Date) throws {
+    for id in ["00000000000000a1", "00000000000000a2", "00000000000000a3"] {
+        try beginRunningGame(repository, id, player: player, practice: true, at: start)
+    }
+    let move = InputLog.Entry(afterStep: 1, direction: .left)
+    try repository.checkpoint([
+        GameCheckpoint(publicID: "00000000000000a1", steps: 3, movesBefore: 0, moves: [move], durationMilliseconds: 1),
+        GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1),
+        GameCheckpoint(publicID: "00000000000000a3", steps: 5, movesBefore: 0, moves: [], durationMilliseconds: 1),
+    ], now: start.addingTimeInterval(1))
+    var ended = scoredGame(player: player, score: 0, endedAt: start.addingTimeInterval(2))
+    ended.publicID = "00000000000000a3"
+    ended.practice = true
+    try games.record(ended)
+    let first = try repository.nextCheckpointRowID()
+    try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", log: InputLog(steps: 7, moves: [
+        move, .init(afterStep: 4, direction: .right)]), durationMilliseconds: 3)], now: start.addingTimeInterval(3))
+    try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a2", steps: 4, movesBefore: 0, moves: [],
+                                              durationMilliseconds: 3)], now: start.addingTimeInterval(3))
+    try beginRunningGame(repository, "00000000000000a4", player: player, practice: true, at: start.addingTimeInterval(3))
+    try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a4", steps: 1, movesBefore: 0, moves: [],
+                                              durationMilliseconds: 1)], now: start.addingTimeInterval(4))
+    try repository.compactCheckpoints(before: first, covered: ["00000000000000a1", "00000000000000a4"])
+}

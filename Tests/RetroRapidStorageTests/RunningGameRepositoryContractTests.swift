@@ -152,6 +152,23 @@ import Testing
         }
     }
 
+    @Test(arguments: StorageBackends.all) func aRoundCompactedInSlicesKeepsEveryRunningGamesLog(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repositories = store.repositories()
+            let repository = repositories.runningGames
+            try checkpointThreeGamesThenCompactInSlices(runningGames: repository, games: repositories.games, player: player,
+                                                        start: start)
+
+            #expect(try repository.running().map(\.publicID) == ["00000000000000a1", "00000000000000a2", "00000000000000a4"])
+            #expect(try repository.running().map(\.inputLog) == ["7:1L,4R", "4:", "1:"])
+            // Nothing below the round to compact a second time: the same call changes nothing.
+            let before = try store.dump()
+            try repository.compactCheckpoints(before: 1, covered: [])
+            #expect(try store.dump() == before)
+        }
+    }
+
     @Test(arguments: StorageBackends.all) func recoveryEndsARunningGameAsServerCrashFromItsLastCheckpointAndRefundsItsPlay(_ backend: BackendUnderTest) throws {
         try withStore(backend) { store in
             let player = try store.addPlayer("p-1")

@@ -2,24 +2,29 @@ import RetroRapidDomain
 import RetroRapidSupport
 
 /// The checkpoints of running games: every `checkpointIntervalMilliseconds` (1 s by default)
-/// the `MatchHost` hands every match here, and what changed in each session since its last
-/// checkpoint (its step count, the moves made since) goes to the storage thread, every game in
-/// one job and one transaction (`RunningGameRepository.checkpoint`; with several storage
-/// threads, one job for each, `write` says how). A crash of the server
-/// therefore loses at most that interval of each game: at the next start the game is ended
-/// from its checkpoints (`GameRecovery`).
+/// each running game saves what changed since its last checkpoint (its step count, the moves
+/// made since) on the storage thread (`RunningGameRepository.checkpoint`). A crash of the
+/// server therefore loses at most that interval of each game: at the next start the game is
+/// ended from its checkpoints (`GameRecovery`).
 ///
-/// Cost, bounded: one transaction (one fsync) an interval for the whole server, not one per
-/// game; each game that changed appends a row of a few dozen bytes (its new moves), so the
-/// disk sees a few new pages a second, not every log rewritten; a game that did not change
-/// (paused, waiting for its player) writes nothing; at most one checkpoint is queued or running
-/// at a time, so a slow disk makes checkpoints rarer instead of piling them up. Every
-/// `checkpointsPerCompaction`-th checkpoint writes every game's whole log instead and the rows
-/// before it are deleted, so the table holds about a minute of rows. The service thread only
-/// copies the new moves and never waits: the rows are encoded and written on the storage thread.
+/// A round is written in `slicesPerRound` slices, one every tenth of the interval, each with
+/// the games of a tenth of the matches (`slice(of:)`), one job and one transaction for each
+/// storage thread that has games. Gathering every game in one turn of the service thread and
+/// writing them in one transaction made a stall of 10–40 ms at 12,500 games once a second
+/// (the storage thread shares the core), the most of the step-lateness tail
+/// (docs/BENCHMARKS.md, "Checkpoints in slices").
+///
+/// Cost, bounded: `slicesPerRound` transactions an interval for the whole server, not one
+/// per game; each game that changed appends a row of a few dozen bytes (its new moves); a game
+/// that did not change (paused, waiting for its player) writes nothing; a slice waits until
+/// the slice before it is saved, so a slow disk stretches the round instead of piling jobs
+/// up. Every `checkpointsPerCompaction`-th round writes every game's whole log instead and,
+/// once all its slices are saved, the rows before it are deleted (`compactCheckpoints`), so
+/// the table holds about a minute of rows. The service thread only copies the new moves and
+/// never waits: the rows are encoded and written on the storage thread.
 ///
 /// Threading rule: owned by the `MatchHost` on the libwebsockets service thread (the step
-/// timer calls `write`; the worker's completion comes back there).
+/// timer calls `writeSlice`; the worker's completions come back there).
 final class CheckpointWriter: @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
     // worker's completions run.
@@ -37,13 +42,36 @@ final class CheckpointWriter: @unchecked Sendable {
     /// checkpoint's answer marks only those as saved.
     var session: (MatchSeat.Address) -> GameSession? = { _ in nil }
 
-    /// Jobs of the current checkpoint still queued or running on the storage threads: the next
-    /// checkpoint waits for all of them.
+    /// A round is written in this many slices, spread evenly over the interval.
+    static let slicesPerRound = 10
+
+    /// Microseconds between two slices.
+    var sliceInterval: Int64 { max(1, interval / Int64(Self.slicesPerRound)) }
+
+    /// Jobs of the current slice still queued or running on the storage threads: the next
+    /// slice waits for all of them.
     private var inFlight = 0
-    /// A job of the current checkpoint failed: it does not count towards the next compaction.
-    private var roundFailed = false
-    /// Checkpoints saved since the last compacting one.
+    /// Rounds saved since the last compacting one.
     private var sinceCompaction = 0
+    /// The round under way.
+    private var round = Round(compacting: false)
+
+    /// One pass over every running game, in `slicesPerRound` slices.
+    private struct Round {
+        /// Every game's whole log, then the older rows go.
+        let compacting: Bool
+        /// The slice to write next; `slicesPerRound` once every slice is handed out.
+        var slice = 0
+        /// A job of the round failed: it does not count, and a compacting one deletes nothing.
+        var failed = false
+        /// Compacting: the lowest row id the first slice's jobs saw before writing, below
+        /// which every older row of the round's games lies.
+        var firstRowID: Int64?
+        /// Compacting: the games whose whole log the round has written.
+        var covered: Set<String> = []
+        /// Compacting: the deletion of the older rows was handed to the storage thread.
+        var compactionSent = false
+    }
 
     init(limits: WebSocketLimits, worker: DatabaseWorker, metrics: WebSocketMetrics, logger: Logger) {
         interval = Int64(limits.checkpointIntervalMilliseconds) * 1000
@@ -67,61 +95,111 @@ final class CheckpointWriter: @unchecked Sendable {
         }, then: completion)
     }
 
-    /// What one storage thread writes of a checkpoint.
+    /// What one storage thread writes of a slice.
     private struct Share {
         var games: [GameCheckpoint] = []
         var sizes: [(seat: MatchSeat.Address, size: GameSession.LogSize)] = []
     }
 
-    /// Hands what changed in the player seats of `matches` to the storage threads, unless a checkpoint is still
-    /// under way (the next one then takes these changes too).
+    /// Which slice of a round a match's games are written in. Ids are handed out one after
+    /// another to matches and sessions alike, so a plain remainder could leave slices empty;
+    /// Fibonacci hashing spreads any run of ids evenly.
+    static func slice(of matchID: Int) -> Int {
+        Int(((UInt64(bitPattern: Int64(matchID)) &* 0x9E37_79B9_7F4A_7C15) >> 32) % UInt64(slicesPerRound))
+    }
+
+    /// Called every `sliceInterval`: hands the next slice of the round to the storage threads,
+    /// unless the one before is still under way (then the next call tries again, and this
+    /// slice takes the changes made meanwhile too).
     ///
     /// Ordering rule: a game's checkpoint goes to its player's lane (`perform(orderedBy:)`
     /// picks the same one), so it runs after the game's start and before its record, never
-    /// beside them. With several storage threads the checkpoint is one job per thread that has
-    /// games, each its own transaction; a compacting share deletes only the rows of its own
-    /// games and of games no longer running (`RunningGameRepository.checkpoint`), so the shares
-    /// do not undo each other. With one thread it is one job for every game, as it always was.
-    func write(_ matches: Dictionary<Int, Match>.Values, now: Int64) {
+    /// beside them. With several storage threads a slice is one job per thread that has
+    /// games, each its own transaction.
+    ///
+    /// A compacting round also writes, in its last slice, every game it has not covered yet
+    /// (begun, or taken over from another node, after its own slice went by), so that usually
+    /// no running game keeps its old rows; then, once every slice is saved, one job deletes
+    /// the rows below the round's first that it made redundant and those of games no longer
+    /// running (`RunningGameRepository.compactCheckpoints`).
+    func writeSlice(_ matches: [Int: Match], now: Int64) {
         guard inFlight == 0 else { return }
-        let compacting = sinceCompaction + 1 >= Self.checkpointsPerCompaction
+        if round.slice == Self.slicesPerRound {
+            guard finishRound() else { return }
+        }
+        let index = round.slice
+        round.slice += 1
+        let compacting = round.compacting
+        let sweep = compacting && round.slice == Self.slicesPerRound
         var shares = Array(repeating: Share(), count: worker.threadCount)
-        for match in matches {
+        for (id, match) in matches {
+            let inSlice = Self.slice(of: id) == index
+            guard inSlice || sweep else { continue }
             for seat in match.seats {
-                guard let session = seat.session,
-                      let (checkpoint, size) = session.checkpoint(now: now, full: compacting) else { continue }
+                guard let session = seat.session else { continue }
+                if !inSlice && round.covered.contains(session.gameID) { continue }
+                guard let (checkpoint, size) = session.checkpoint(now: now, full: compacting) else { continue }
+                if compacting { round.covered.insert(session.gameID) }
                 let lane = worker.lane(orderedBy: session.playerID).index
                 shares[lane].games.append(checkpoint)
                 shares[lane].sizes.append((seat.address, size))
             }
         }
         var jobs = worker.lanes.filter { !shares[$0.index].games.isEmpty }
-        if jobs.isEmpty {
-            guard compacting else { return }
-            // Nothing changed, yet the rows of ended games still go.
-            jobs = [worker.serialLane]
-        }
+        // A compacting round's first slice always reads where the round starts, games or not.
+        let marksStart = compacting && index == 0
+        if jobs.isEmpty && marksStart { jobs = [worker.serialLane] }
         inFlight = jobs.count
-        roundFailed = false
         for lane in jobs {
             let games = shares[lane.index].games
             let saved = shares[lane.index].sizes
-            worker.perform(on: lane, { storage in
-                try storage.runningGames.checkpoint(games, compacting: compacting, now: storage.now)
+            worker.perform(on: lane, { storage -> Int64? in
+                let first = marksStart ? try storage.runningGames.nextCheckpointRowID() : nil
+                try storage.runningGames.checkpoint(games, compacting: false, now: storage.now)
+                return first
             }, then: { [self] result in
                 inFlight -= 1
                 switch result {
-                case .success:
-                    if inFlight == 0 && !roundFailed { sinceCompaction = compacting ? 0 : sinceCompaction + 1 }
+                case .success(let first):
+                    if let first { round.firstRowID = min(round.firstRowID ?? first, first) }
                     metrics.checkpointed(games: saved.count)
                     for (id, size) in saved { session(id)?.checkpointSaved(size) }
                 case .failure(let error):
-                    roundFailed = true
+                    round.failed = true
                     // Nothing is marked saved, so the next checkpoint writes these changes again.
                     logger.error("could not checkpoint running games", metadata: [
                         "games.count": String(saved.count), "error": "\(error)"])
                 }
             })
         }
+    }
+
+    /// Every slice of the round is saved (or failed): starts the next round, unless a
+    /// compacting round's deletion is still to be handed over (then false, and that job is
+    /// this call's work).
+    private func finishRound() -> Bool {
+        if round.compacting {
+            if !round.failed && !round.compactionSent, let first = round.firstRowID {
+                round.compactionSent = true
+                inFlight = 1
+                let covered = round.covered
+                worker.perform(on: worker.serialLane, { storage in
+                    try storage.runningGames.compactCheckpoints(before: first, covered: covered)
+                }, then: { [self] result in
+                    inFlight -= 1
+                    switch result {
+                    case .success: sinceCompaction = 0
+                    case .failure(let error):
+                        // Every row stays: the next round compacts again.
+                        logger.error("could not compact the checkpoints", metadata: ["error": "\(error)"])
+                    }
+                })
+                return false
+            }
+        } else if !round.failed {
+            sinceCompaction += 1
+        }
+        round = Round(compacting: sinceCompaction + 1 >= Self.checkpointsPerCompaction)
+        return true
     }
 }

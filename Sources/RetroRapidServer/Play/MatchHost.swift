@@ -119,7 +119,7 @@ final class MatchHost: @unchecked Sendable {
     func attach(context: OpaquePointer) {
         scheduler.attach(context: context)
         watchdog.attach(context: context)
-        scheduler.schedule(Self.checkpointTimerID, at: MonotonicClock.now() + checkpoints.interval)
+        scheduler.schedule(Self.checkpointTimerID, at: MonotonicClock.now() + checkpoints.sliceInterval)
         if handoff != nil { scheduler.schedule(Self.clusterTimerID, at: MonotonicClock.now() + GameHandoff.tickMicroseconds) }
     }
 
@@ -530,8 +530,8 @@ final class MatchHost: @unchecked Sendable {
             // From the stop on (and after it completed) the shutdown stores every game whole: nothing
             // to keep, and the storage queues may already be closed.
             guard !shuttingDown else { return }
-            scheduler.schedule(Self.checkpointTimerID, at: now + checkpoints.interval)
-            checkpoints.write(matches.values, now: now)
+            scheduler.schedule(Self.checkpointTimerID, at: now + checkpoints.sliceInterval)
+            checkpoints.writeSlice(matches, now: now)
             return
         }
         guard let match = matches[id] else { return }

@@ -511,8 +511,8 @@ extension ServerConfiguration {
                  help: "How many connections may watch one running game at once (0 turns watching off)."),
         .integer("checkpointIntervalMilliseconds", "checkpoint-interval-milliseconds", \.checkpointIntervalMilliseconds,
                  range: 100...60_000,
-                 help: "How often what changed in running games (steps, moves) is saved, in one transaction for "
-                     + "all of them. A crash of the server loses at most this much of each game; at the next start "
+                 help: "How often what changed in running games (steps, moves) is saved, in ten slices over "
+                     + "the interval, one transaction each. A crash of the server loses at most this much of each game; at the next start "
                      + "every game it left running is saved as server_crash from its last checkpoint."),
         .integer("storageThreads", "storage-threads", \.storageThreads, range: 1...32,
                  help: "Threads that run database work, each with its own connection. A game's start, "

@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var watchersPerGame = 50
     /// How often running games' input logs are saved: what a crash of the server can lose.
     public var checkpointIntervalMilliseconds = 1000
+    /// About how many games one checkpoint transaction holds: a round over more games is
+    /// written in up to ten slices spread over the interval (`CheckpointWriter`).
+    public var checkpointGamesPerSlice = 1000
     /// Storage threads, each with its own connection (docs/ARCHITECTURE.md, "Threads"). SQLite
     /// has one writer at a time, so it gains nothing from more than 1; a database server does.
     public var storageThreads = 1
@@ -511,9 +514,13 @@ extension ServerConfiguration {
                  help: "How many connections may watch one running game at once (0 turns watching off)."),
         .integer("checkpointIntervalMilliseconds", "checkpoint-interval-milliseconds", \.checkpointIntervalMilliseconds,
                  range: 100...60_000,
-                 help: "How often what changed in running games (steps, moves) is saved, in ten slices over "
-                     + "the interval, one transaction each. A crash of the server loses at most this much of each game; at the next start "
+                 help: "How often what changed in running games (steps, moves) is saved, one transaction for "
+                     + "up to --checkpoint-games-per-slice games. A crash of the server loses at most this much of each game; at the next start "
                      + "every game it left running is saved as server_crash from its last checkpoint."),
+        .integer("checkpointGamesPerSlice", "checkpoint-games-per-slice", \.checkpointGamesPerSlice, range: 1...1_000_000,
+                 help: "About how many games one checkpoint transaction holds. More running games than this are "
+                     + "checkpointed in up to ten slices spread over the interval, so that no one moment of the game "
+                     + "loop gathers them all; fewer keep one transaction an interval."),
         .integer("storageThreads", "storage-threads", \.storageThreads, range: 1...32,
                  help: "Threads that run database work, each with its own connection. A game's start, "
                      + "checkpoints and record stay in order on one of them (chosen by its player); other work "

@@ -1,14 +1,15 @@
 import Testing
 @testable import RetroRapidServer
 
-/// `CheckpointWriter.slice(of:)` spreads matches evenly over a round's slices however their
+/// `CheckpointWriter.slice(of:in:)` spreads matches evenly over a round's slices however their
 /// ids come (one after another, or every second or third id when sessions or race seats
-/// take the ids between), so no slice carries much more than its share of the round.
+/// take the ids between), so no slice carries much more than its share of the round; and
+/// `slices(for:)` gives a small server one slice and a big one up to ten.
 @Suite("Checkpoint slices")
 struct CheckpointWriterSliceTests {
     func counts(_ ids: some Sequence<Int>) -> [Int] {
         var counts = Array(repeating: 0, count: CheckpointWriter.slicesPerRound)
-        for id in ids { counts[CheckpointWriter.slice(of: id)] += 1 }
+        for id in ids { counts[CheckpointWriter.slice(of: id, in: CheckpointWriter.slicesPerRound)] += 1 }
         return counts
     }
 
@@ -22,9 +23,23 @@ struct CheckpointWriterSliceTests {
         #expect(counts.allSatisfy { abs($0 - share) <= share / 10 }, "slices: \(counts)")
     }
 
-    @Test func aMatchStaysInOneSlice() {
-        #expect(CheckpointWriter.slice(of: 12_345) == CheckpointWriter.slice(of: 12_345))
-        #expect((0..<CheckpointWriter.slicesPerRound).contains(CheckpointWriter.slice(of: Int.max)))
-        #expect((0..<CheckpointWriter.slicesPerRound).contains(CheckpointWriter.slice(of: 0)))
+    @Test(arguments: [1, 3, 7, 10])
+    func everyIDHasASliceOfTheRound(slices: Int) {
+        for id in [0, 1, 12_345, Int.max] {
+            #expect((0..<slices).contains(CheckpointWriter.slice(of: id, in: slices)))
+        }
+        #expect(CheckpointWriter.slice(of: 12_345, in: 1) == 0)
+    }
+
+    @Test func aRoundTakesASliceForAboutEveryGamesPerSliceUpToTen() {
+        #expect(CheckpointWriter.slices(for: 0, gamesPerSlice: 1_000) == 1)
+        #expect(CheckpointWriter.slices(for: 30, gamesPerSlice: 1_000) == 1)
+        #expect(CheckpointWriter.slices(for: 1_000, gamesPerSlice: 1_000) == 1)
+        #expect(CheckpointWriter.slices(for: 1_001, gamesPerSlice: 1_000) == 2)
+        #expect(CheckpointWriter.slices(for: 5_000, gamesPerSlice: 1_000) == 5)
+        #expect(CheckpointWriter.slices(for: 12_500, gamesPerSlice: 1_000) == 10)
+        #expect(CheckpointWriter.slices(for: 19_900, gamesPerSlice: 1_000) == 10)
+        #expect(CheckpointWriter.slices(for: 12, gamesPerSlice: 2) == 6)
+        #expect(CheckpointWriter.slices(for: 12, gamesPerSlice: 1) == 10)
     }
 }

@@ -54,12 +54,29 @@ struct StorageThreadsEndToEndTests {
     }
 
     @Test func everyGameIsRecordedOnceAndNoCheckpointFallsOutsideItsGame() throws {
-        let server = try RunningGameServer { options in
-            options.configuration.storageThreads = 4
-            options.configuration.checkpointIntervalMilliseconds = 100
+        try playThenStop(storageThreads: 4) { options in
             options.clock = Self.unevenClock
         }
-        #expect(server.server.worker.threadCount == 4)
+    }
+
+    /// The same with each round in six slices (two games each) on two threads: the rounds'
+    /// slices, the compacting round's start, its last slice's sweep and its one deletion all
+    /// keep every rule above. No slow clock here, so that 60 rounds fit the run.
+    @Test func checkpointsInSlicesKeepEveryRule() throws {
+        try playThenStop(storageThreads: 2) { options in
+            options.configuration.checkpointGamesPerSlice = 2
+        }
+    }
+
+    /// Twelve players play and crash over and over with a checkpoint every 100 ms, then the
+    /// server stops; the checks read what the triggers in `watch` saw.
+    func playThenStop(storageThreads: Int, _ configure: (inout GameServer.Options) -> Void) throws {
+        let server = try RunningGameServer { options in
+            options.configuration.storageThreads = storageThreads
+            options.configuration.checkpointIntervalMilliseconds = 100
+            configure(&options)
+        }
+        #expect(server.server.worker.threadCount == storageThreads)
         let database = try server.database()
         try database.execute(sql: Self.watch)
 

@@ -37,15 +37,21 @@ final class CheckpointWriter: @unchecked Sendable {
     let logger: Logger
     /// Microseconds between checkpoints.
     let interval: Int64
+    /// About how many games one slice holds (`--checkpoint-games-per-slice`, 1,000 by
+    /// default): fewer games take fewer slices (a small server keeps one transaction an
+    /// interval), more take up to `slicesPerRound`. A thousand games are about 3 ms of one
+    /// core to gather and write.
+    let gamesPerSlice: Int
 
     /// The player's session at this seat, if it still runs (set by the `MatchHost`): a
     /// checkpoint's answer marks only those as saved.
     var session: (MatchSeat.Address) -> GameSession? = { _ in nil }
 
-    /// A round is written in this many slices, spread evenly over the interval.
+    /// A round is written in at most this many slices, one each tick of `sliceInterval`.
     static let slicesPerRound = 10
 
-    /// Microseconds between two slices.
+    /// Microseconds between two ticks: a round spans `slicesPerRound` of them, whatever
+    /// number of slices it writes, so each game is checkpointed once an interval.
     var sliceInterval: Int64 { max(1, interval / Int64(Self.slicesPerRound)) }
 
     /// Jobs of the current slice still queued or running on the storage threads: the next
@@ -53,15 +59,17 @@ final class CheckpointWriter: @unchecked Sendable {
     private var inFlight = 0
     /// Rounds saved since the last compacting one.
     private var sinceCompaction = 0
-    /// The round under way.
-    private var round = Round(compacting: false)
+    /// The round under way; nil before the first.
+    private var round: Round?
 
-    /// One pass over every running game, in `slicesPerRound` slices.
+    /// One pass over every running game, in `slices` slices written on its first ticks.
     private struct Round {
         /// Every game's whole log, then the older rows go.
         let compacting: Bool
-        /// The slice to write next; `slicesPerRound` once every slice is handed out.
-        var slice = 0
+        /// How many slices the matches are spread over (`slice(of:in:)`).
+        let slices: Int
+        /// The tick to run next; `slicesPerRound` once the round's interval is over.
+        var tick = 0
         /// A job of the round failed: it does not count, and a compacting one deletes nothing.
         var failed = false
         /// Compacting: the lowest row id the first slice's jobs saw before writing, below
@@ -75,6 +83,7 @@ final class CheckpointWriter: @unchecked Sendable {
 
     init(limits: WebSocketLimits, worker: DatabaseWorker, metrics: WebSocketMetrics, logger: Logger) {
         interval = Int64(limits.checkpointIntervalMilliseconds) * 1000
+        gamesPerSlice = max(1, limits.checkpointGamesPerSlice)
         self.worker = worker
         self.metrics = metrics
         self.logger = logger
@@ -101,16 +110,21 @@ final class CheckpointWriter: @unchecked Sendable {
         var sizes: [(seat: MatchSeat.Address, size: GameSession.LogSize)] = []
     }
 
-    /// Which slice of a round a match's games are written in. Ids are handed out one after
+    /// Which of `slices` slices a match's games are written in. Ids are handed out one after
     /// another to matches and sessions alike, so a plain remainder could leave slices empty;
     /// Fibonacci hashing spreads any run of ids evenly.
-    static func slice(of matchID: Int) -> Int {
-        Int(((UInt64(bitPattern: Int64(matchID)) &* 0x9E37_79B9_7F4A_7C15) >> 32) % UInt64(slicesPerRound))
+    static func slice(of matchID: Int, in slices: Int) -> Int {
+        Int(((UInt64(bitPattern: Int64(matchID)) &* 0x9E37_79B9_7F4A_7C15) >> 32) % UInt64(slices))
+    }
+
+    /// How many slices a round of `matches` matches takes, about `gamesPerSlice` in each.
+    static func slices(for matches: Int, gamesPerSlice: Int) -> Int {
+        min(slicesPerRound, max(1, (matches + gamesPerSlice - 1) / gamesPerSlice))
     }
 
     /// Called every `sliceInterval`: hands the next slice of the round to the storage threads,
     /// unless the one before is still under way (then the next call tries again, and this
-    /// slice takes the changes made meanwhile too).
+    /// slice takes the changes made meanwhile too, so a slow disk stretches the round).
     ///
     /// Ordering rule: a game's checkpoint goes to its player's lane (`perform(orderedBy:)`
     /// picks the same one), so it runs after the game's start and before its record, never
@@ -124,16 +138,22 @@ final class CheckpointWriter: @unchecked Sendable {
     /// running (`RunningGameRepository.compactCheckpoints`).
     func writeSlice(_ matches: [Int: Match], now: Int64) {
         guard inFlight == 0 else { return }
-        if round.slice == Self.slicesPerRound {
-            guard finishRound() else { return }
+        if round.map({ $0.tick == Self.slicesPerRound }) ?? true {
+            guard startRound(matches: matches.count) else { return }
         }
-        let index = round.slice
-        round.slice += 1
+        guard var round else { return }
+        let index = round.tick
+        round.tick += 1
+        // The round's slices are written on its first ticks; the rest of its interval is idle.
+        guard index < round.slices else {
+            self.round = round
+            return
+        }
         let compacting = round.compacting
-        let sweep = compacting && round.slice == Self.slicesPerRound
+        let sweep = compacting && index == round.slices - 1
         var shares = Array(repeating: Share(), count: worker.threadCount)
         for (id, match) in matches {
-            let inSlice = Self.slice(of: id) == index
+            let inSlice = round.slices == 1 || Self.slice(of: id, in: round.slices) == index
             guard inSlice || sweep else { continue }
             for seat in match.seats {
                 guard let session = seat.session else { continue }
@@ -145,6 +165,8 @@ final class CheckpointWriter: @unchecked Sendable {
                 shares[lane].sizes.append((seat.address, size))
             }
         }
+        // Stored before any job is handed over: a completion may change it.
+        self.round = round
         var jobs = worker.lanes.filter { !shares[$0.index].games.isEmpty }
         // A compacting round's first slice always reads where the round starts, games or not.
         let marksStart = compacting && index == 0
@@ -161,11 +183,14 @@ final class CheckpointWriter: @unchecked Sendable {
                 inFlight -= 1
                 switch result {
                 case .success(let first):
-                    if let first { round.firstRowID = min(round.firstRowID ?? first, first) }
+                    if let first {
+                        let lowest = min(self.round?.firstRowID ?? first, first)
+                        self.round?.firstRowID = lowest
+                    }
                     metrics.checkpointed(games: saved.count)
                     for (id, size) in saved { session(id)?.checkpointSaved(size) }
                 case .failure(let error):
-                    round.failed = true
+                    self.round?.failed = true
                     // Nothing is marked saved, so the next checkpoint writes these changes again.
                     logger.error("could not checkpoint running games", metadata: [
                         "games.count": String(saved.count), "error": "\(error)"])
@@ -174,32 +199,35 @@ final class CheckpointWriter: @unchecked Sendable {
         }
     }
 
-    /// Every slice of the round is saved (or failed): starts the next round, unless a
-    /// compacting round's deletion is still to be handed over (then false, and that job is
-    /// this call's work).
-    private func finishRound() -> Bool {
-        if round.compacting {
-            if !round.failed && !round.compactionSent, let first = round.firstRowID {
-                round.compactionSent = true
-                inFlight = 1
-                let covered = round.covered
-                worker.perform(on: worker.serialLane, { storage in
-                    try storage.runningGames.compactCheckpoints(before: first, covered: covered)
-                }, then: { [self] result in
-                    inFlight -= 1
-                    switch result {
-                    case .success: sinceCompaction = 0
-                    case .failure(let error):
-                        // Every row stays: the next round compacts again.
-                        logger.error("could not compact the checkpoints", metadata: ["error": "\(error)"])
-                    }
-                })
-                return false
+    /// The round before is over (or there was none): starts the next one, sized for `matches`
+    /// matches. False when a compacting round's deletion is still to be handed over instead
+    /// (that job is this call's work; the next round starts once it is answered).
+    private func startRound(matches: Int) -> Bool {
+        if let round {
+            if round.compacting {
+                if !round.failed && !round.compactionSent, let first = round.firstRowID {
+                    self.round?.compactionSent = true
+                    inFlight = 1
+                    let covered = round.covered
+                    worker.perform(on: worker.serialLane, { storage in
+                        try storage.runningGames.compactCheckpoints(before: first, covered: covered)
+                    }, then: { [self] result in
+                        inFlight -= 1
+                        switch result {
+                        case .success: sinceCompaction = 0
+                        case .failure(let error):
+                            // Every row stays: the next round compacts again.
+                            logger.error("could not compact the checkpoints", metadata: ["error": "\(error)"])
+                        }
+                    })
+                    return false
+                }
+            } else if !round.failed {
+                sinceCompaction += 1
             }
-        } else if !round.failed {
-            sinceCompaction += 1
         }
-        round = Round(compacting: sinceCompaction + 1 >= Self.checkpointsPerCompaction)
+        round = Round(compacting: sinceCompaction + 1 >= Self.checkpointsPerCompaction,
+                      slices: Self.slices(for: matches, gamesPerSlice: gamesPerSlice))
         return true
     }
 }

@@ -44,6 +44,8 @@ struct WebSocketLimits: Equatable, Sendable {
     var watchersPerGame: Int { configuration.watchersPerGame }
     /// How often running games' logs are saved (`CheckpointWriter.swift`).
     var checkpointIntervalMilliseconds: Int { configuration.checkpointIntervalMilliseconds }
+    /// About how many games one checkpoint slice holds (`CheckpointWriter.swift`).
+    var checkpointGamesPerSlice: Int { configuration.checkpointGamesPerSlice }
     /// The grace rule's window as configured; the engine caps it at half a step.
     var latencyGraceMilliseconds: Int { configuration.latencyGraceMilliseconds }
     /// A PING goes out when nothing (no message, no PONG) came for this long…

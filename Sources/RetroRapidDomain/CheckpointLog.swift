@@ -49,6 +49,28 @@ package struct CheckpointLog: Sendable {
 
     /// The moves as `InputLog.encoded` writes them after its colon: what a checkpoint row stores.
     package static func encode(_ moves: [InputLog.Entry]) -> String {
-        moves.map { "\($0.afterStep)\($0.direction == .left ? "L" : "R")" }.joined(separator: ",")
+        // Written as bytes, not by interpolating each move and joining: every checkpoint row
+        // is encoded this way, thousands a second (docs/BENCHMARKS.md, "Checkpoints in slices").
+        guard !moves.isEmpty else { return "" }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(moves.count * 6)
+        for (index, move) in moves.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendDecimal(move.afterStep, to: &bytes)
+            bytes.append(move.direction == .left ? UInt8(ascii: "L") : UInt8(ascii: "R"))
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `value` in decimal, as `String(value)` writes it.
+    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt = 1
+        while magnitude / divisor >= 10 { divisor *= 10 }
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
+            divisor /= 10
+        } while divisor > 0
     }
 }

@@ -105,11 +105,17 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
             let append = try statements.prepare("""
                 INSERT INTO game_checkpoints (public_id, steps, moves_before, moves, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?)
                 """)
+            // One row per game, thousands a second: bound one value at a time, with no array of
+            // existentials per row, and `at` once (a reset keeps the bindings); every other
+            // parameter is bound anew for each row.
+            try append.bindText(at, at: 6)
             for checkpoint in batch {
-                try append.execute([
-                    checkpoint.publicID, checkpoint.steps, checkpoint.movesBefore, CheckpointLog.encode(checkpoint.moves),
-                    max(0, checkpoint.durationMilliseconds), at,
-                ])
+                try append.bindText(checkpoint.publicID, at: 1)
+                try append.bindInteger(Int64(checkpoint.steps), at: 2)
+                try append.bindInteger(Int64(checkpoint.movesBefore), at: 3)
+                try append.bindText(CheckpointLog.encode(checkpoint.moves), at: 4)
+                try append.bindInteger(Int64(max(0, checkpoint.durationMilliseconds)), at: 5)
+                try append.execute()
             }
             guard compacting else { return }
             try deleteCompacted(before: first, covered: Set(batch.lazy.filter { $0.movesBefore == 0 }.map(\.publicID)))

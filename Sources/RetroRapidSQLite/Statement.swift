@@ -41,19 +41,13 @@ public final class Statement {
         case .null:
             result = sqlite3_bind_null(handle, position)
         case .integer(let integer):
-            result = sqlite3_bind_int64(handle, position, integer)
+            try bindInteger(integer, at: index)
+            return
         case .real(let real):
             result = sqlite3_bind_double(handle, position, real)
-        case .text(var text):
-            result = text.withUTF8 { bytes in
-                // A NULL pointer would bind NULL, not the empty string.
-                guard let start = bytes.baseAddress, !bytes.isEmpty else {
-                    return sqlite3_bind_text(handle, position, "", 0, rr_sqlite_transient())
-                }
-                return start.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    sqlite3_bind_text64(handle, position, $0, UInt64(bytes.count), rr_sqlite_transient(), UInt8(SQLITE_UTF8))
-                }
-            }
+        case .text(let text):
+            try bindText(text, at: index)
+            return
         case .blob(let bytes):
             result = bytes.withUnsafeBytes { buffer in
                 // A NULL pointer would bind NULL, not the empty blob.
@@ -66,6 +60,29 @@ public final class Statement {
         guard result == SQLITE_OK else {
             throw DatabaseError(connection: database.handle, code: result, sql: sql)
         }
+    }
+
+    /// Binds an integer to the parameter at `index` (1-based): `bind(_:at:)` without the
+    /// existential and the `DatabaseValue` in between, for a statement run once a row.
+    public func bindInteger(_ value: Int64, at index: Int) throws {
+        let result = sqlite3_bind_int64(handle, Int32(index), value)
+        guard result == SQLITE_OK else { throw DatabaseError(connection: database.handle, code: result, sql: sql) }
+    }
+
+    /// Binds a text to the parameter at `index` (1-based), copied by SQLite during the call.
+    public func bindText(_ value: String, at index: Int) throws {
+        var text = value
+        let position = Int32(index)
+        let result = text.withUTF8 { bytes in
+            // A NULL pointer would bind NULL, not the empty string.
+            guard let start = bytes.baseAddress, !bytes.isEmpty else {
+                return sqlite3_bind_text(handle, position, "", 0, rr_sqlite_transient())
+            }
+            return start.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text64(handle, position, $0, UInt64(bytes.count), rr_sqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+        }
+        guard result == SQLITE_OK else { throw DatabaseError(connection: database.handle, code: result, sql: sql) }
     }
 
     /// Binds `value` to the parameter written `name` in the SQL, prefix included (`:id`).

@@ -95,7 +95,8 @@ public final class WebSocketHub: @unchecked Sendable {
         LWSProtocolDefinition(
             name: WebSocketLimits.subprotocol,
             callback: webSocketProtocolCallback,
-            perSessionDataSize: MemoryLayout<UnsafeMutableRawPointer?>.size,
+            // None: the connection's object is found through `LWSConnection.userPointer`.
+            perSessionDataSize: 0,
             // libwebsockets allocates this much (plus LWS_PRE) for every connection, but a data
             // frame's payload goes to RECEIVE straight from the thread's read buffer, in pieces
             // of at most this size; only control frames (at most 125 bytes) are gathered in it.

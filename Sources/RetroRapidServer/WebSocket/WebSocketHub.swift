@@ -100,10 +100,10 @@ public final class WebSocketHub: @unchecked Sendable {
             // libwebsockets allocates this much (plus LWS_PRE) for every connection, but a data
             // frame's payload goes to RECEIVE straight from the thread's read buffer, in pieces
             // of at most this size; only control frames (at most 125 bytes) are gathered in it.
-            // 256 holds every message this protocol reads, its fields at their longest (a hello
-            // with a 128-character client is ~210 bytes): each still comes in one RECEIVE, and a
-            // longer one in several, counted to `maxMessageBytes` as before (issue 17's memory
-            // goal; docs/LIBWEBSOCKETS-4.1.6.md).
+            // 256 holds every message this protocol reads, in ASCII with its fields at their
+            // longest (a hello with a 128-character client is ~210 bytes): each still comes in
+            // one RECEIVE, and a longer one in several, counted to `maxMessageBytes` as before
+            // (issue 17's memory goal; docs/LIBWEBSOCKETS-4.1.6.md).
             rxBufferSize: 256,
             // What one `lws_write` hands the socket at once defaults to `rxBufferSize`: kept at
             // the 1,024 it was, so no message needs more writes than before.

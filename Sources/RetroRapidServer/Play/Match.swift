@@ -29,8 +29,6 @@ final class Match {
     /// is for whoever tells the receivers how long is left.
     let startsAt: Int64
     let seats: [MatchSeat]
-    /// Last: a one-byte field after the others needs no padding of its own.
-    let kind: Kind
 
     /// The race room the match was started from, if any (set by the rooms' owner), for its
     /// watchers.
@@ -58,6 +56,8 @@ final class Match {
     /// set any, so a solo game's match (one per game) holds one nil pointer instead of three
     /// optional closures (48 bytes; issue 17's memory goal).
     private var hooks: Hooks?
+    /// The last stored field: a one-byte one anywhere before would be padded to eight.
+    let kind: Kind
 
     private final class Hooks {
         var onSeatEnded: ((MatchSeat, GameEndReason) -> Void)?

@@ -114,6 +114,14 @@ public struct LWSConnection: Hashable, @unchecked Sendable {
     /// What `LWSNativeContext.connect` stored with a client connection.
     @inlinable public var opaqueUserData: Int { Int(bitPattern: lws_get_opaque_user_data(wsi)) }
 
+    /// A pointer kept in the connection itself (`lws_set_opaque_user_data`: libwebsockets
+    /// never reads it; nil until set): what a protocol finds its own object of the connection
+    /// by, without per-session memory, which libwebsockets allocates for every connection.
+    @inlinable public var userPointer: UnsafeMutableRawPointer? {
+        get { lws_get_opaque_user_data(wsi) }
+        nonmutating set { lws_set_opaque_user_data(wsi, newValue) }
+    }
+
     /// The owner given with the protocol named `name` on this connection's vhost, if any.
     public func owner(ofProtocolNamed name: String) -> UnsafeMutableRawPointer? {
         guard let user = lws_vhost_name_to_protocol(lws_get_vhost(wsi), name)?.pointee.user else { return nil }

@@ -289,6 +289,7 @@ public final class LWSNativeContext {
             list[index].name = allocations.string(definition.name)
             list[index].per_session_data_size = definition.perSessionDataSize
             list[index].rx_buffer_size = definition.rxBufferSize
+            list[index].tx_packet_size = definition.txPacketSize
             if index == 0 {
                 list[index].callback = LWSCallbackTrampoline.firstProtocol
             } else {

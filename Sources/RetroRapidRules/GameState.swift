@@ -8,9 +8,8 @@ public struct GameState: Equatable, Sendable {
         case crashed(CrashKind)
     }
 
-    public let level: SpeedLevel
-    public private(set) var road = Road()
-    public private(set) var lane = GameRules.startLane
+    // The 8-byte fields first and the small ones together last: laid out in this order, the
+    // state takes 87 bytes instead of 101, and a server game holds two (`Game`).
     public private(set) var score = 0
     /// Steps taken so far.
     public private(set) var step = 0
@@ -18,8 +17,11 @@ public struct GameState: Equatable, Sendable {
     public private(set) var stepInterval: Int
     /// How many speed-ups have happened.
     public private(set) var speedStage = 0
-    public private(set) var status = Status.running
     public private(set) var generator: RoadGenerator
+    public private(set) var road = Road()
+    public let level: SpeedLevel
+    public private(set) var lane = GameRules.startLane
+    public private(set) var status = Status.running
 
     public init(seed: UInt64, level: SpeedLevel) {
         self.level = level

@@ -55,6 +55,8 @@ struct LWSProtocolDefinition: @unchecked Sendable {
     var perSessionDataSize: Int
     /// Largest piece of a message handed to one RECEIVE callback; 0 for the default (4096).
     var rxBufferSize: Int = 0
+    /// Most bytes of one `lws_write` handed to the socket at once; 0 for `rxBufferSize`'s value.
+    var txPacketSize: Int = 0
     /// Handed to the callback as its `owner` (unretained: the definition, kept in the
     /// context's options, holds it for the context's whole life).
     var owner: (any AnyObject & Sendable)? = nil
@@ -73,7 +75,8 @@ struct LWSProtocolDefinition: @unchecked Sendable {
     /// The protocol as `LWSNativeContext` takes it.
     var native: LWSProtocol {
         LWSProtocol(name: name, callback: callback, owner: owner.map { Unmanaged.passUnretained($0).toOpaque() },
-                    perSessionDataSize: perSessionDataSize, rxBufferSize: rxBufferSize, isDefault: isDefault,
+                    perSessionDataSize: perSessionDataSize, rxBufferSize: rxBufferSize, txPacketSize: txPacketSize,
+                    isDefault: isDefault,
                     keepalive: keepalive)
     }
 }

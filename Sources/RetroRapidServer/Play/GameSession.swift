@@ -16,7 +16,6 @@ final class GameSession {
     /// The game's public id: in messages, and in the `plays` row its start consumed.
     let gameID: String
     let playerID: Int64
-    let practice: Bool
     /// Wall-clock start, for the stored game.
     let startedAt: Date
     /// Which road it runs on: set by its starter (the daily road's start, a ghost race) before
@@ -26,6 +25,12 @@ final class GameSession {
     /// it, so a player who reloads (`welcome.resumable`) or takes it back knows it is a race.
     var race: RoomCode?
     private(set) var game: Game
+    // Two Bools here, in the tail of `game` (its size is not a multiple of 8), and the
+    // optional `runningSince` last: no padding after each (one session per game; issue 17).
+    let practice: Bool
+    /// Whether the client was sent messages for the current step. A late move that revises a
+    /// step the client never saw (its crash was held) needs no `stepRevised`.
+    private var currentStepSent = true
     private(set) var phase: Phase
 
     enum Phase: Equatable {
@@ -60,20 +65,18 @@ final class GameSession {
     private var nextStepAt: Int64
     /// Held messages of a crash step (see `Phase.crashHeld`).
     private var held: [ServerMessage] = []
-    /// Whether the client was sent messages for the current step. A late move that revises a
-    /// step the client never saw (its crash was held) needs no `stepRevised`.
-    private var currentStepSent = true
     /// How long after its deadline the last step was taken (µs): the server's own share of
     /// the step jitter players feel (`retrorapid_game_step_lateness_seconds`).
     private(set) var lastStepLateness: Int64 = 0
     /// When the game starts: its creation, or a race's start deadline still to come
     /// (`RoomHost.launch`). A game resumed before it keeps it (`resume`).
     private let startsAt: Int64
-    /// Play time so far, pauses excluded, and since when it is running.
+    /// Play time so far, pauses excluded (and since when it is running: `runningSince`).
     private var playedMicroseconds: Int64 = 0
-    private var runningSince: Int64?
     /// The log's size (steps, moves) at the last checkpoint the database confirmed.
     private var checkpointed: LogSize = LogSize(steps: 0, moves: 0)
+    /// Since when the play time is running (nil while paused or over).
+    private var runningSince: Int64?
 
     /// Enough of an input log to tell whether it changed: it only grows, but for the grace
     /// rule taking back a step, which always comes with a move.

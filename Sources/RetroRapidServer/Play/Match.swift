@@ -22,7 +22,6 @@ final class Match {
 
     /// The step timer's key (positive, unique while the server runs; `MatchHost.nextID`).
     let id: Int
-    let kind: Kind
     /// The road every seat of the match drives (a ranked game's `running_games` row holds it).
     let seed: UInt64
     /// When the match starts (monotonic µs): its creation for a solo game, the deadline every
@@ -37,12 +36,41 @@ final class Match {
 
     /// Called by the `MatchHost` when a seat's game ended (after its record was handed to the
     /// `GameRecorder`, before `onEnded` if it was the last), with why it ended.
-    var onSeatEnded: ((MatchSeat, GameEndReason) -> Void)?
+    var onSeatEnded: ((MatchSeat, GameEndReason) -> Void)? {
+        get { hooks?.onSeatEnded }
+        set { madeHooks.onSeatEnded = newValue }
+    }
     /// Called by the `MatchHost` once every seat is over and the match is gone from it.
-    var onEnded: (() -> Void)?
+    var onEnded: (() -> Void)? {
+        get { hooks?.onEnded }
+        set { madeHooks.onEnded = newValue }
+    }
     /// Called by the `MatchHost` when a player seat's game paused (its player asked, or
     /// dropped: true) or resumed (false), so a seat that keeps its pace (a ghost) can too.
-    var onPlayerPaused: ((MatchSeat, _ paused: Bool) -> Void)?
+    var onPlayerPaused: ((MatchSeat, _ paused: Bool) -> Void)? {
+        get { hooks?.onPlayerPaused }
+        set { madeHooks.onPlayerPaused = newValue }
+    }
+
+    /// The three callbacks above, made when the first is set: only races and ghost races
+    /// set any, so a solo game's match (one per game) holds one nil pointer instead of three
+    /// optional closures (48 bytes; issue 17's memory goal).
+    private var hooks: Hooks?
+    /// The last stored field: a one-byte one anywhere before would be padded to eight.
+    let kind: Kind
+
+    private final class Hooks {
+        var onSeatEnded: ((MatchSeat, GameEndReason) -> Void)?
+        var onEnded: (() -> Void)?
+        var onPlayerPaused: ((MatchSeat, _ paused: Bool) -> Void)?
+    }
+
+    private var madeHooks: Hooks {
+        if let hooks { return hooks }
+        let made = Hooks()
+        hooks = made
+        return made
+    }
 
     /// A match of one seat per driver, in order (a player's `GameSession` makes a seat that
     /// player plays).

@@ -22,8 +22,11 @@ final class ConnectionRegistry {
     private var connections: [Int: WebSocketConnection] = [:]
     /// Open game connections per client address (the per-IP limit).
     private var countByAddress: [String: Int] = [:]
-    /// Signed-in connections of each player, in the order they signed in.
-    private var idsByPlayer: [Int64: [Int]] = [:]
+    /// Signed-in connections of each player, in the order they signed in: the first here, any
+    /// later ones (a player on several devices at once, rare) in `laterIDsByPlayer`. Not one
+    /// array per player: that would be an allocation (~48 bytes) for every connection.
+    private var firstIDByPlayer: [Int64: Int] = [:]
+    private var laterIDsByPlayer: [Int64: [Int]] = [:]
     private var lastID = 0
 
     init(limits: WebSocketLimits, metrics: WebSocketMetrics) {
@@ -65,22 +68,39 @@ final class ConnectionRegistry {
         if let count = countByAddress[connection.clientAddress] {
             countByAddress[connection.clientAddress] = count > 1 ? count - 1 : nil
         }
-        if let identity = connection.identity {
-            idsByPlayer[identity.playerID]?.removeAll { $0 == connection.id }
-            if idsByPlayer[identity.playerID]?.isEmpty == true { idsByPlayer[identity.playerID] = nil }
-        }
+        if let identity = connection.identity { forget(connection.id, of: identity.playerID) }
         metrics.connections.set(Double(connections.count))
     }
 
     /// The connection's `hello` was accepted: it now counts as one of the player's.
     func signedIn(_ connection: WebSocketConnection, as identity: WebSocketConnection.Identity) {
         connection.state = .ready(identity)
-        idsByPlayer[identity.playerID, default: []].append(connection.id)
+        if firstIDByPlayer[identity.playerID] == nil {
+            firstIDByPlayer[identity.playerID] = connection.id
+        } else {
+            laterIDsByPlayer[identity.playerID, default: []].append(connection.id)
+        }
     }
 
     /// The player's signed-in connections, in the order they signed in.
     func connections(of playerID: Int64) -> [WebSocketConnection] {
-        (idsByPlayer[playerID] ?? []).compactMap { connections[$0] }
+        guard let first = firstIDByPlayer[playerID] else { return [] }
+        return ([first] + (laterIDsByPlayer[playerID] ?? [])).compactMap { connections[$0] }
+    }
+
+    /// Takes `id` out of the player's connections; the next in sign-in order becomes the first.
+    private func forget(_ id: Int, of playerID: Int64) {
+        if firstIDByPlayer[playerID] == id {
+            guard var later = laterIDsByPlayer[playerID] else {
+                firstIDByPlayer[playerID] = nil
+                return
+            }
+            firstIDByPlayer[playerID] = later.removeFirst()
+            laterIDsByPlayer[playerID] = later.isEmpty ? nil : later
+        } else if var later = laterIDsByPlayer[playerID] {
+            later.removeAll { $0 == id }
+            laterIDsByPlayer[playerID] = later.isEmpty ? nil : later
+        }
     }
 
     // MARK: - Sending

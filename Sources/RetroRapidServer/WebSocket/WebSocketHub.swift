@@ -95,10 +95,19 @@ public final class WebSocketHub: @unchecked Sendable {
         LWSProtocolDefinition(
             name: WebSocketLimits.subprotocol,
             callback: webSocketProtocolCallback,
-            perSessionDataSize: MemoryLayout<UnsafeMutableRawPointer?>.size,
-            // Per connection: 1 KiB instead of 4 costs a few RECEIVE calls for the rare long
-            // message and saves ~3 KB of every connection (docs/LIBWEBSOCKETS-4.1.6.md, issue 6's budget).
-            rxBufferSize: 1024,
+            // None: the connection's object is found through `LWSConnection.userPointer`.
+            perSessionDataSize: 0,
+            // libwebsockets allocates this much (plus LWS_PRE) for every connection, but a data
+            // frame's payload goes to RECEIVE straight from the thread's read buffer, in pieces
+            // of at most this size; only control frames (at most 125 bytes) are gathered in it.
+            // 256 holds every message this protocol reads, in ASCII with its fields at their
+            // longest (a hello with a 128-character client is ~210 bytes): each still comes in
+            // one RECEIVE, and a longer one in several, counted to `maxMessageBytes` as before
+            // (issue 17's memory goal; docs/LIBWEBSOCKETS-4.1.6.md).
+            rxBufferSize: 256,
+            // What one `lws_write` hands the socket at once defaults to `rxBufferSize`: kept at
+            // the 1,024 it was, so no message needs more writes than before.
+            txPacketSize: 1024,
             owner: self,
             // Not the vhost's default: libwebsockets would then bind every new connection,
             // HTTP ones too, to this protocol. A client offering no subprotocol is refused at

@@ -11,15 +11,15 @@ import Foundation
 /// Threading rule: libwebsockets calls it on the service thread only, from `lws_service` (and
 /// from `lws_context_destroy` for the last CLOSED and PROTOCOL_DESTROY). It finds its
 /// `WebSocketHub` as its `owner` (`LWSProtocolDefinition.owner`, through the protocol's `user`)
-/// and its `WebSocketConnection` in the connection's `user` memory: one retained pointer,
-/// stored on ESTABLISHED and released on CLOSED. It ignores EVENT_WAIT_CANCELLED: the HTTP
+/// and its `WebSocketConnection` in the connection itself (`LWSConnection.userPointer`): one
+/// retained pointer, stored on ESTABLISHED and released on CLOSED. Not in per-session memory
+/// (`user`): libwebsockets would allocate that for every connection (32 bytes of heap). It ignores EVENT_WAIT_CANCELLED: the HTTP
 /// protocol (`protocols[0]`) drains the mailbox.
 func webSocketProtocolCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConnection, _ reason: LWSCallbackReason,
                                _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
                                _ length: Int) -> Int32 {
     let hub = Unmanaged<WebSocketHub>.fromOpaque(owner).takeUnretainedValue()
-    let slot = user?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-    let connection = slot?.pointee.map { Unmanaged<WebSocketConnection>.fromOpaque($0).takeUnretainedValue() }
+    let connection = wsi.userPointer.map { Unmanaged<WebSocketConnection>.fromOpaque($0).takeUnretainedValue() }
 
     switch reason {
     case .protocolInit:
@@ -27,7 +27,6 @@ func webSocketProtocolCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConne
     case .protocolDestroy:
         hub.protocolDestroyed()
     case .established:
-        guard let slot else { return -1 }
         limitSendBuffer(wsi, bytes: hub.limits.sendBufferBytes)
         // The request's headers are still there (libwebsockets drops them after this reason).
         let peer = wsi.peerAddress() ?? "unknown"
@@ -35,7 +34,7 @@ func webSocketProtocolCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConne
         let created = WebSocketConnection(id: hub.connections.nextID(), wsi: wsi, peerAddress: peer, clientAddress: client,
                                           limits: hub.limits, now: MonotonicClock.now())
         hub.established(created)
-        slot.pointee = Unmanaged.passRetained(created).toOpaque()
+        wsi.userPointer = Unmanaged.passRetained(created).toOpaque()
     case .receive:
         guard let connection else { return -1 }
         // Sticky: once a connection is closing, what it sends is read and dropped until the
@@ -87,8 +86,8 @@ func webSocketProtocolCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConne
         guard let connection else { return -1 }
         return connection.writeNext()
     case .closed:
-        guard let slot, let pointer = slot.pointee else { return 0 }
-        slot.pointee = nil
+        guard let pointer = wsi.userPointer else { return 0 }
+        wsi.userPointer = nil
         let closing = Unmanaged<WebSocketConnection>.fromOpaque(pointer)
         hub.closed(closing.takeUnretainedValue())
         closing.release()

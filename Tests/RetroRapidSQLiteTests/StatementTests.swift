@@ -108,6 +108,29 @@ import Testing
         }
     }
 
+    /// `bind(_ values:)` binds every parameter anew (it no longer clears them first), and the
+    /// one-value binds keep what a reset leaves: a value is never left over from the run
+    /// before unless it was meant to be, and a bind that failed half-way runs nothing.
+    @Test func everyRunBindsItsOwnValuesAndNullIsBoundToo() throws {
+        try withTemporaryDirectory { folder in
+            let db = try openDatabase(in: folder)
+            try db.execute(sql: "CREATE TABLE pairs (id INTEGER PRIMARY KEY, name TEXT, count INTEGER) STRICT")
+            let insert = try db.prepare("INSERT INTO pairs (name, count) VALUES (?, ?)")
+            try insert.execute(["ada", 1])
+            try insert.execute([DatabaseValue.null, 2])
+            #expect(throws: DatabaseError.self) { try insert.execute(["left over"]) }
+            // The statement's own one-value binds: the count bound once serves two runs.
+            try insert.bindInteger(7, at: 2)
+            try insert.bindText("grace", at: 1)
+            try insert.execute()
+            try insert.bindText("linus", at: 1)
+            try insert.execute()
+            let rows = try db.prepare("SELECT name, count FROM pairs ORDER BY id").query { [$0.value(at: 0), $0.value(at: 1)] }
+            #expect(rows == [[.text("ada"), .integer(1)], [.null, .integer(2)],
+                             [.text("grace"), .integer(7)], [.text("linus"), .integer(7)]])
+        }
+    }
+
     @Test func stepReportsRowsOneByOne() throws {
         try withTemporaryDirectory { folder in
             let db = try openDatabase(in: folder)

@@ -44,15 +44,7 @@ public func beginRunningGame(_ repository: any RunningGameRepository, _ id: Stri
 /// `start` + 3 s. a2 stays running with its first checkpoint only (its save failed).
 public func checkpointThreeGamesThenCompact(runningGames repository: any RunningGameRepository, games: any GameRepository,
                                             player: Int64, start: Date) throws {
-    for id in ["00000000000000a1", "00000000000000a2", "00000000000000a3"] {
-        try beginRunningGame(repository, id, player: player, practice: true, at: start)
-    }
-    let move = InputLog.Entry(afterStep: 1, direction: .left)
-    try repository.checkpoint([
-        GameCheckpoint(publicID: "00000000000000a1", steps: 3, movesBefore: 0, moves: [move], durationMilliseconds: 1),
-        GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1),
-        GameCheckpoint(publicID: "00000000000000a3", steps: 5, movesBefore: 0, moves: [], durationMilliseconds: 1),
-    ], now: start.addingTimeInterval(1))
+    let move = try beginThreeGamesAndCheckpointEach(repository, player: player, start: start)
     try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 6, movesBefore: 1,
                                               moves: [.init(afterStep: 4, direction: .right)], durationMilliseconds: 2)],
                               now: start.addingTimeInterval(2))
@@ -71,15 +63,7 @@ public func checkpointThreeGamesThenCompact(runningGames repository: any Running
 /// the round made redundant. Left: a2's two rows, a1's and a4's full logs.
 public func checkpointThreeGamesThenCompactInSlices(runningGames repository: any RunningGameRepository,
                                                     games: any GameRepository, player: Int64, start: Date) throws {
-    for id in ["00000000000000a1", "00000000000000a2", "00000000000000a3"] {
-        try beginRunningGame(repository, id, player: player, practice: true, at: start)
-    }
-    let move = InputLog.Entry(afterStep: 1, direction: .left)
-    try repository.checkpoint([
-        GameCheckpoint(publicID: "00000000000000a1", steps: 3, movesBefore: 0, moves: [move], durationMilliseconds: 1),
-        GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1),
-        GameCheckpoint(publicID: "00000000000000a3", steps: 5, movesBefore: 0, moves: [], durationMilliseconds: 1),
-    ], now: start.addingTimeInterval(1))
+    let move = try beginThreeGamesAndCheckpointEach(repository, player: player, start: start)
     var ended = scoredGame(player: player, score: 0, endedAt: start.addingTimeInterval(2))
     ended.publicID = "00000000000000a3"
     ended.practice = true
@@ -93,4 +77,20 @@ public func checkpointThreeGamesThenCompactInSlices(runningGames repository: any
     try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a4", steps: 1, movesBefore: 0, moves: [],
                                               durationMilliseconds: 1)], now: start.addingTimeInterval(4))
     try repository.compactCheckpoints(before: first, covered: ["00000000000000a1", "00000000000000a4"])
+}
+
+/// Both compaction scenarios' start: practice games a1, a2 and a3 begun at `start`, each
+/// checkpointed once at `start` + 1 s (a1 with one move, which it returns).
+private func beginThreeGamesAndCheckpointEach(_ repository: any RunningGameRepository, player: Int64,
+                                              start: Date) throws -> InputLog.Entry {
+    for id in ["00000000000000a1", "00000000000000a2", "00000000000000a3"] {
+        try beginRunningGame(repository, id, player: player, practice: true, at: start)
+    }
+    let move = InputLog.Entry(afterStep: 1, direction: .left)
+    try repository.checkpoint([
+        GameCheckpoint(publicID: "00000000000000a1", steps: 3, movesBefore: 0, moves: [move], durationMilliseconds: 1),
+        GameCheckpoint(publicID: "00000000000000a2", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1),
+        GameCheckpoint(publicID: "00000000000000a3", steps: 5, movesBefore: 0, moves: [], durationMilliseconds: 1),
+    ], now: start.addingTimeInterval(1))
+    return move
 }

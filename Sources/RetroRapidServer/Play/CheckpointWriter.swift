@@ -7,15 +7,17 @@ import RetroRapidSupport
 /// server therefore loses at most that interval of each game: at the next start the game is
 /// ended from its checkpoints (`GameRecovery`).
 ///
-/// A round is written in `slicesPerRound` slices, one every tenth of the interval, each with
-/// the games of a tenth of the matches (`slice(of:)`), one job and one transaction for each
-/// storage thread that has games. Gathering every game in one turn of the service thread and
-/// writing them in one transaction made a stall of 10–40 ms at 12,500 games once a second
-/// (the storage thread shares the core), the most of the step-lateness tail
-/// (docs/BENCHMARKS.md, "Checkpoints in slices").
+/// A round spans `slicesPerRound` ticks, one every tenth of the interval. A round over more
+/// than `gamesPerSlice` matches is written in up to `slicesPerRound` slices on its first
+/// ticks, each with the games of its share of the matches (`slice(of:in:)`), one job and one
+/// transaction for each storage thread that has games; a smaller one in one slice, as
+/// before. Gathering every game in one turn of the service thread and writing them in one
+/// transaction made a stall of 10–40 ms at 12,500 games once a second (the storage thread
+/// shares the core), most of the step-lateness tail (docs/BENCHMARKS.md, "Checkpoints in
+/// slices").
 ///
-/// Cost, bounded: `slicesPerRound` transactions an interval for the whole server, not one
-/// per game; each game that changed appends a row of a few dozen bytes (its new moves); a game
+/// Cost, bounded: at most `slicesPerRound` transactions an interval for the whole server,
+/// not one per game; each game that changed appends a row of a few dozen bytes (its new moves); a game
 /// that did not change (paused, waiting for its player) writes nothing; a slice waits until
 /// the slice before it is saved, so a slow disk stretches the round instead of piling jobs
 /// up. Every `checkpointsPerCompaction`-th round writes every game's whole log instead and,

@@ -13,8 +13,8 @@ import Foundation
 /// `WebSocketHub` as its `owner` (`LWSProtocolDefinition.owner`, through the protocol's `user`)
 /// and its `WebSocketConnection` in the connection itself (`LWSConnection.userPointer`): one
 /// retained pointer, stored on ESTABLISHED and released on CLOSED. Not in per-session memory
-/// (`user`): libwebsockets would allocate that for every connection (32 bytes of heap). It ignores EVENT_WAIT_CANCELLED: the HTTP
-/// protocol (`protocols[0]`) drains the mailbox.
+/// (`user`): libwebsockets would allocate that for every connection (32 bytes of heap). It
+/// ignores EVENT_WAIT_CANCELLED: the HTTP protocol (`protocols[0]`) drains the mailbox.
 func webSocketProtocolCallback(_ owner: UnsafeMutableRawPointer, _ wsi: LWSConnection, _ reason: LWSCallbackReason,
                                _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
                                _ length: Int) -> Int32 {

@@ -33,6 +33,23 @@ def test_the_size_limit_counts_every_fragment_of_a_message(server):
     run(scenario())
 
 
+def test_a_long_message_of_multibyte_text_is_read_whole_across_its_pieces(server):
+    """The game protocol's rx buffer is 256 bytes, so libwebsockets hands a long message over
+    in pieces that can cut a character's UTF-8 bytes apart: it is still read whole and
+    answered (docs/LIBWEBSOCKETS-4.1.6.md)."""
+    token = create_player(server)
+
+    async def scenario():
+        client = await GameClient.signed_in(server, token)
+        message = '{"type":"ping","pad":"' + "é🏎" * 600 + '"}'
+        assert 256 * 4 < len(message.encode()) <= 4096
+        await client.send_raw(message)
+        await client.expect("pong")
+        await client.close()
+
+    run(scenario())
+
+
 def test_a_message_just_under_the_limit_is_read_whole(server):
     token = create_player(server)
 

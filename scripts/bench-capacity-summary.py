@@ -47,7 +47,11 @@ def main(path):
         rows.append({
             "target": target, "kind": kind, "n": n, "runs": len(runs),
             "held": m("connectionsHeld"), "games": m("gamesRunning"),
-            "cpu": (m("serverCoreShare") or 0) * 100, "rss": m("serverResidentKiB"), "added": added,
+            "cpu": (m("serverCoreShare") or 0) * 100,
+            # The user-space and kernel parts, where the load generator reported them.
+            "cpuUser": None if m("serverUserCoreShare") is None else m("serverUserCoreShare") * 100,
+            "cpuSystem": None if m("serverSystemCoreShare") is None else m("serverSystemCoreShare") * 100,
+            "rss": m("serverResidentKiB"), "added": added,
             "perThousand": added / n * 1000 if added is not None else None,
             "framesPerSecond": m("stepFramesPerSecond"), "bytesPerFrame": m("bytesPerStepFrame"),
             "bytesPerGameSecond": m("bytesPerGamePerSecond"),
@@ -68,11 +72,11 @@ def main(path):
         share = "–" if r["lateOver10"] is None else f"{r['lateOver10'] * 100:.2f} %"
         return f"{fmt(r['lateP99'], 1)} / {share}"
 
-    print("| target | load | runs | held | games | server CPU % of a core | server RSS KiB (+added) | KiB per connection | step frames/s | bytes/frame | bytes/game/s | input→result p50 / p95 / p99 / max ms | jitter p99 ms | server step lateness p99 ms (≤) / share > 10 ms | errors | disconnects | loadtest CPU % |")
+    print("| target | load | runs | held | games | server CPU % of a core (user / system) | server RSS KiB (+added) | KiB per connection | step frames/s | bytes/frame | bytes/game/s | input→result p50 / p95 / p99 / max ms | jitter p99 ms | server step lateness p99 ms (≤) / share > 10 ms | errors | disconnects | loadtest CPU % |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         load = f"{r['n']:,} {'idle' if r['kind'] == 'idle' else 'games'}"
-        print(f"| {r['target']} | {load} | {r['runs']} | {fmt(r['held'], 0)} | {fmt(r['games'], 0)} | {fmt(r['cpu'])} | "
+        print(f"| {r['target']} | {load} | {r['runs']} | {fmt(r['held'], 0)} | {fmt(r['games'], 0)} | {fmt(r['cpu'])} ({fmt(r['cpuUser'])} / {fmt(r['cpuSystem'])}) | "
               f"{fmt(r['rss'], 0)} (+{fmt(r['added'], 0)}) | {fmt(r['perThousand'] / 1000 if r['perThousand'] else None, 2)} | "
               f"{fmt(r['framesPerSecond'], 0)} | {fmt(r['bytesPerFrame'], 0)} | {fmt(r['bytesPerGameSecond'], 0)} | "
               f"{fmt(r['p50'], 2)} / {fmt(r['p95'], 2)} / {fmt(r['p99'], 2)} / {fmt(r['max'], 2)} | {fmt(r['jitterP99'], 2)} | "

@@ -41,6 +41,20 @@ public struct LoadReport: Sendable {
         guard let start = serverAtHoldStart, let end = serverAtHoldEnd else { return nil }
         return end.coreShare(since: start)
     }
+    /// The user-space and the kernel's parts of ``serverCoreShare``.
+    public var serverUserCoreShare: Double? {
+        guard let start = serverAtHoldStart, let end = serverAtHoldEnd else { return nil }
+        return end.userCoreShare(since: start)
+    }
+    public var serverSystemCoreShare: Double? {
+        guard let start = serverAtHoldStart, let end = serverAtHoldEnd else { return nil }
+        return end.systemCoreShare(since: start)
+    }
+    /// ``serverCoreShare`` by thread name (the service thread, the storage threads, …).
+    public var serverThreadCoreShares: [String: Double]? {
+        guard let start = serverAtHoldStart, let end = serverAtHoldEnd else { return nil }
+        return end.threadCoreShares(since: start)
+    }
     public var serverResidentKiB: Int? { serverAtHoldEnd?.residentKiB }
     /// Server memory added by the connections (and games): resident at the window's end minus
     /// before the first connection.
@@ -82,7 +96,15 @@ public struct LoadReport: Sendable {
             "  connect failures  \(statistics.connectFailures)",
         ]
         if let share = serverCoreShare, let rss = serverResidentKiB {
-            lines.append("  server            \(format(share * 100)) % of a core, \(rss) KiB resident (\(serverAddedKiB.map { "+\($0)" } ?? "?") KiB since before the ramp)")
+            var split = ""
+            if let user = serverUserCoreShare, let system = serverSystemCoreShare {
+                split = " (user \(format(user * 100)), system \(format(system * 100)))"
+            }
+            lines.append("  server            \(format(share * 100)) % of a core\(split), \(rss) KiB resident (\(serverAddedKiB.map { "+\($0)" } ?? "?") KiB since before the ramp)")
+        }
+        if let shares = serverThreadCoreShares, !shares.isEmpty {
+            let busiest = shares.sorted { $0.value > $1.value }.prefix(4)
+            lines.append("  server threads    " + busiest.map { "\($0.key) \(format($0.value * 100)) %" }.joined(separator: ", "))
         }
         if let share = clientCoreShare {
             lines.append("  load generator    \(format(share * 100)) % of a core")
@@ -108,6 +130,9 @@ public struct LoadReport: Sendable {
         ]
         if let steps = options.steps { object["steps"] = steps }
         if let share = serverCoreShare { object["serverCoreShare"] = share }
+        if let share = serverUserCoreShare { object["serverUserCoreShare"] = share }
+        if let share = serverSystemCoreShare { object["serverSystemCoreShare"] = share }
+        if let shares = serverThreadCoreShares { object["serverThreadCoreShares"] = shares }
         if let rss = serverResidentKiB { object["serverResidentKiB"] = rss }
         if let added = serverAddedKiB { object["serverAddedKiB"] = added }
         if let rss = serverBeforeRamp?.residentKiB { object["serverBaselineKiB"] = rss }

@@ -59,6 +59,13 @@ def test_loadtest_plays_games_and_reports_json(server, tmp_path):
     assert report["jitterMs"]["count"] > 0
     assert report["errors"] == 0 and report["disconnects"] == 0 and report["connectFailures"] == 0
     assert report["serverResidentKiB"] > 0 and "serverCoreShare" in report
+    # The server's CPU split into user space and kernel, and by thread: parts of the same window.
+    user, system = report["serverUserCoreShare"], report["serverSystemCoreShare"]
+    assert user >= 0 and system >= 0 and abs(user + system - report["serverCoreShare"]) < 1e-9
+    threads = report["serverThreadCoreShares"]
+    assert "rr-service" in threads and "rr-storage" in threads
+    assert threads["rr-service"] > 0  # it sent the steps
+    assert sum(threads.values()) <= report["serverCoreShare"] + 0.05  # each thread rounds to its own clock ticks
     assert "measuring for 3 s" in result.stderr  # progress goes to standard error
     # The players' connections came from the asked source addresses, round robin.
     log = server.log()

@@ -28,6 +28,13 @@ public final class Database {
         case deferred = "DEFERRED", immediate = "IMMEDIATE", exclusive = "EXCLUSIVE"
     }
 
+    /// SQLite's process-wide settings, made once before the first connection opens (they must
+    /// come before SQLite initialises): no memory statistics, whose global mutex every
+    /// allocation took (a checkpoint row's insert makes several; docs/BENCHMARKS.md).
+    private static let processConfiguration: Void = {
+        _ = rr_sqlite_disable_memory_statistics()
+    }()
+
     /// The path given at open (`:memory:` for a memory database).
     public let path: String
     /// How long a call waits on another connection's lock before failing with `SQLITE_BUSY`.
@@ -51,6 +58,7 @@ public final class Database {
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
+        _ = Self.processConfiguration
         var connection: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         let result = sqlite3_open_v2(path, &connection, flags, nil)

@@ -54,12 +54,18 @@ package struct CheckpointLog: Sendable {
         guard !moves.isEmpty else { return "" }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(moves.count * 6)
+        encode(moves, appendingTo: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// ``encode(_:)``'s UTF-8 bytes, appended to `bytes`: how the SQLite store writes a
+    /// batch's texts into one buffer it binds in place.
+    package static func encode(_ moves: [InputLog.Entry], appendingTo bytes: inout [UInt8]) {
         for (index, move) in moves.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             appendDecimal(move.afterStep, to: &bytes)
             bytes.append(move.direction == .left ? UInt8(ascii: "L") : UInt8(ascii: "R"))
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `value` in decimal, as `String(value)` writes it.

@@ -90,7 +90,7 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
     }
 
     /// Appends `batch` to the games' checkpoints, in one transaction whatever its size (one
-    /// commit, one fsync, a few pages appended). A checkpoint whose `movesBefore` does not
+    /// commit, one fsync, a few pages appended), in INSERTs of up to ``rowsPerInsert`` rows. A checkpoint whose `movesBefore` does not
     /// match what the game's earlier rows hold is not lost data but a caller's mistake; the
     /// reader stops at it, so the game is recovered to the last consistent checkpoint.
     ///
@@ -102,20 +102,17 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
         let at = UTCCivilTime.text(now)
         try database.transaction(.immediate) { _ in
             let first = compacting ? try nextCheckpointRowID() : 0
-            let append = try statements.prepare("""
-                INSERT INTO game_checkpoints (public_id, steps, moves_before, moves, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?)
-                """)
-            // One row per game, thousands a second: bound one value at a time, with no array of
-            // existentials per row, and `at` once (a reset keeps the bindings); every other
-            // parameter is bound anew for each row.
-            try append.bindText(at, at: 6)
-            for checkpoint in batch {
-                try append.bindText(checkpoint.publicID, at: 1)
-                try append.bindInteger(Int64(checkpoint.steps), at: 2)
-                try append.bindInteger(Int64(checkpoint.movesBefore), at: 3)
-                try append.bindText(CheckpointLog.encode(checkpoint.moves), at: 4)
-                try append.bindInteger(Int64(max(0, checkpoint.durationMilliseconds)), at: 5)
-                try append.execute()
+            var texts: [UInt8] = []
+            var spans: [Range<Int>] = []
+            // Looked up once a batch: finding a statement by its text hashes the whole text.
+            let full = batch.count >= Self.rowsPerInsert ? try statements.prepare(Self.checkpointInserts[Self.rowsPerInsert - 1]) : nil
+            var start = batch.startIndex
+            while start < batch.endIndex {
+                let rows = batch[start..<min(start + Self.rowsPerInsert, batch.endIndex)]
+                let insert = try full.flatMap { rows.count == Self.rowsPerInsert ? $0 : nil }
+                    ?? statements.prepare(Self.checkpointInserts[rows.count - 1])
+                try insertCheckpoints(rows, with: insert, at: at, texts: &texts, spans: &spans)
+                start = rows.endIndex
             }
             guard compacting else { return }
             try deleteCompacted(before: first, covered: Set(batch.lazy.filter { $0.movesBefore == 0 }.map(\.publicID)))
@@ -182,6 +179,53 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
     }
 
     // MARK: - Private
+
+    /// Rows one checkpoint INSERT holds at most. One row per game, thousands a second: a
+    /// statement's own work (starting, halting and resetting it) was a third of a row's cost
+    /// when each row had its own (docs/BENCHMARKS.md, "Checkpoint rows").
+    package static let rowsPerInsert = 32
+
+    /// `INSERT … VALUES (…), (…)` of `rows` rows: `at` is ?1, shared; row r's five values are
+    /// ?(2+5r) to ?(6+5r).
+    private static let checkpointInserts: [String] = (1...rowsPerInsert).map { rows in
+        "INSERT INTO game_checkpoints (public_id, steps, moves_before, moves, duration_ms, at) VALUES "
+            + (0..<rows).map { row in
+                let base = 2 + 5 * row
+                return "(?\(base), ?\(base + 1), ?\(base + 2), ?\(base + 3), ?\(base + 4), ?1)"
+            }.joined(separator: ", ")
+    }
+
+    /// `rows` (at most ``rowsPerInsert``) in one run of `insert`, the statement of that many
+    /// rows. Every value is bound as what it is, with no array of existentials; the two texts
+    /// of each row are written into `texts` (the caller's buffer, reused) and bound in place,
+    /// not copied by SQLite, and the bindings are cleared before `texts` can change, so the
+    /// statement never keeps a stale pointer.
+    private func insertCheckpoints(_ rows: ArraySlice<GameCheckpoint>, with insert: Statement, at: String,
+                                   texts: inout [UInt8], spans: inout [Range<Int>]) throws {
+        texts.removeAll(keepingCapacity: true)
+        spans.removeAll(keepingCapacity: true)
+        for checkpoint in rows {
+            let idStart = texts.count
+            texts.append(contentsOf: checkpoint.publicID.utf8)
+            spans.append(idStart..<texts.count)
+            let movesStart = texts.count
+            CheckpointLog.encode(checkpoint.moves, appendingTo: &texts)
+            spans.append(movesStart..<texts.count)
+        }
+        defer { insert.clearBindings() }
+        try insert.bindText(at, at: 1)
+        try texts.withUnsafeBytes { buffer in
+            for (row, checkpoint) in rows.enumerated() {
+                let base = 2 + 5 * row
+                try insert.bindTextInPlace(UnsafeRawBufferPointer(rebasing: buffer[spans[2 * row]]), at: base)
+                try insert.bindInteger(Int64(checkpoint.steps), at: base + 1)
+                try insert.bindInteger(Int64(checkpoint.movesBefore), at: base + 2)
+                try insert.bindTextInPlace(UnsafeRawBufferPointer(rebasing: buffer[spans[2 * row + 1]]), at: base + 3)
+                try insert.bindInteger(Int64(max(0, checkpoint.durationMilliseconds)), at: base + 4)
+            }
+            try insert.execute()
+        }
+    }
 
     /// The rows below `first` that `covered` made redundant, and those of games no longer running.
     private func deleteCompacted(before first: Int64, covered: Set<String>) throws {

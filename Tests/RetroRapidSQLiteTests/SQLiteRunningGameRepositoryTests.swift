@@ -53,6 +53,37 @@ import Testing
         }
     }
 
+    // Stays here: a batch goes in INSERTs of several rows, texts bound in place; every row of
+    // batches on both sides of a statement's size must land whole, in the batch's order, with
+    // its own values (not a neighbour's, not a stale buffer's), an empty log as '' not NULL.
+    @Test(arguments: [1, SQLiteRunningGameRepository.rowsPerInsert - 1, SQLiteRunningGameRepository.rowsPerInsert,
+                      SQLiteRunningGameRepository.rowsPerInsert + 1, 2 * SQLiteRunningGameRepository.rowsPerInsert + 5])
+    func aBatchOfAnySizeWritesEveryRowWithItsOwnValuesInOrder(_ count: Int) throws {
+        try withMigratedDatabase(named: "running.sqlite") { db in
+            let repository = SQLiteRunningGameRepository(database: db)
+            func batch(_ round: Int) -> [GameCheckpoint] {
+                (0..<count).map { index in
+                    // Ids and logs of different lengths, so a text bound at a wrong offset shows.
+                    let moves = (0..<(index * round) % 4).map { InputLog.Entry(afterStep: 10 * round + index + $0, direction: $0 % 2 == 0 ? .left : .right) }
+                    return GameCheckpoint(publicID: String(repeating: "g", count: 1 + index % 3) + String(index), steps: 100 * round + index,
+                                          movesBefore: round, moves: moves, durationMilliseconds: 1000 * round + index)
+                }
+            }
+            let rounds = [batch(1), batch(2)]
+            try repository.checkpoint(rounds[0], now: start.addingTimeInterval(1))
+            try repository.checkpoint(rounds[1], now: start.addingTimeInterval(2))
+            let expected = rounds.enumerated().flatMap { round, checkpoints in
+                checkpoints.map { [DatabaseValue.text($0.publicID), .integer(Int64($0.steps)), .integer(Int64($0.movesBefore)),
+                                   .text(CheckpointLog.encode($0.moves)), .integer(Int64($0.durationMilliseconds)),
+                                   .text(UTCCivilTime.text(start.addingTimeInterval(Double(round + 1))))] }
+            }
+            let statement = try db.prepare("SELECT public_id, steps, moves_before, moves, duration_ms, at FROM game_checkpoints ORDER BY id")
+            let rows = try statement.query { row in (0..<6).map { row.value(at: $0) } }
+            #expect(rows == expected)
+            #expect(rows.contains { $0[3] == .text("") })
+        }
+    }
+
     // Stays here: the game_checkpoints rows a compacting checkpoint leaves.
     @Test func aCompactingCheckpointLeavesOnlyTheLatestFullLogsAndWhatItDidNotCover() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in

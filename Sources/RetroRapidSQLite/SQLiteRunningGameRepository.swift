@@ -28,11 +28,13 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
     public let database: Database
     public let quota: SQLiteQuotaRepository
     let statements: ScoreStatements
+    let inserts: CheckpointInsertStatements
 
     public init(database: Database, dailyFreePlays: Int = 5) {
         self.database = database
         self.quota = SQLiteQuotaRepository(database: database, dailyFreePlays: dailyFreePlays)
         self.statements = ScoreStatements(database)
+        self.inserts = CheckpointInsertStatements(database)
     }
 
     /// Records that `game` runs, with an empty log, and (unless it is practice) consumes one of
@@ -104,14 +106,10 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
             let first = compacting ? try nextCheckpointRowID() : 0
             var texts: [UInt8] = []
             var spans: [Range<Int>] = []
-            // Looked up once a batch: finding a statement by its text hashes the whole text.
-            let full = batch.count >= Self.rowsPerInsert ? try statements.prepare(Self.checkpointInserts[Self.rowsPerInsert - 1]) : nil
             var start = batch.startIndex
             while start < batch.endIndex {
                 let rows = batch[start..<min(start + Self.rowsPerInsert, batch.endIndex)]
-                let insert = try full.flatMap { rows.count == Self.rowsPerInsert ? $0 : nil }
-                    ?? statements.prepare(Self.checkpointInserts[rows.count - 1])
-                try insertCheckpoints(rows, with: insert, at: at, texts: &texts, spans: &spans)
+                try insertCheckpoints(rows, with: inserts.insert(rows: rows.count), at: at, texts: &texts, spans: &spans)
                 start = rows.endIndex
             }
             guard compacting else { return }
@@ -180,20 +178,8 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
 
     // MARK: - Private
 
-    /// Rows one checkpoint INSERT holds at most. One row per game, thousands a second: a
-    /// statement's own work (starting, halting and resetting it) was a third of a row's cost
-    /// when each row had its own (docs/BENCHMARKS.md, "Checkpoint rows").
-    package static let rowsPerInsert = 32
-
-    /// `INSERT … VALUES (…), (…)` of `rows` rows: `at` is ?1, shared; row r's five values are
-    /// ?(2+5r) to ?(6+5r).
-    private static let checkpointInserts: [String] = (1...rowsPerInsert).map { rows in
-        "INSERT INTO game_checkpoints (public_id, steps, moves_before, moves, duration_ms, at) VALUES "
-            + (0..<rows).map { row in
-                let base = 2 + 5 * row
-                return "(?\(base), ?\(base + 1), ?\(base + 2), ?\(base + 3), ?\(base + 4), ?1)"
-            }.joined(separator: ", ")
-    }
+    /// Rows one checkpoint INSERT holds at most (`CheckpointInsertStatements`).
+    package static var rowsPerInsert: Int { CheckpointInsertStatements.rowsPerInsert }
 
     /// `rows` (at most ``rowsPerInsert``) in one run of `insert`, the statement of that many
     /// rows. Every value is bound as what it is, with no array of existentials; the two texts

@@ -22,6 +22,21 @@ struct GameEventMessagesTests {
         #expect(faster.messages == [.step(frame, safeLanes: .all, haptic: true), .speedUp(interval: 540, stage: 1)])
     }
 
+    // The host hands each step the last step's array (MatchHost.stepBuffer): its messages
+    // must be gone, whatever it held and whoever else still holds it.
+    @Test func aReusedArrayStartsEmptyAndLeavesItsOtherHoldersTheirMessages() {
+        let earlier: [ServerMessage] = [.step(frame, safeLanes: .all, haptic: true), .bump(.left)]
+        var sink = GameEventMessages(reusing: earlier)
+        #expect(sink.messages.isEmpty)
+        sink.receive(.frame(frame))
+        #expect(sink.messages == [.step(frame, safeLanes: .none, haptic: false)])
+        #expect(earlier == [.step(frame, safeLanes: .all, haptic: true), .bump(.left)])
+        var unique: [ServerMessage] = [.bump(.right)]
+        unique.reserveCapacity(8)
+        let alone = GameEventMessages(reusing: unique)
+        #expect(alone.messages.isEmpty && alone.messages.capacity >= 8)
+    }
+
     @Test func aCrashFromAheadIsTheStepThenOneCrashMessageWithTheFinalScore() {
         let sink = messages([.frame(frame), .crash(.ahead, lane: .middle), .haptic(.crash), .gameOver(score: 90, steps: 90)])
         #expect(sink.messages == [.step(frame, safeLanes: .none, haptic: false),

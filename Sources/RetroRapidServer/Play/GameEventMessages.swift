@@ -22,6 +22,15 @@ struct GameEventMessages: GameEventSink {
         messages.reserveCapacity(4)
     }
 
+    /// Starts with `buffer`'s storage, emptied: the host hands every step the array of the
+    /// step before (`MatchHost.stepBuffer`), so a step allocates none when nothing else still
+    /// holds that array.
+    init(reusing buffer: consuming [ServerMessage]) {
+        buffer.removeAll(keepingCapacity: true)
+        if buffer.capacity < 4 { buffer.reserveCapacity(4) }
+        messages = buffer
+    }
+
     mutating func receive(_ event: GameEvent) {
         switch event {
         case .frame(let frame):

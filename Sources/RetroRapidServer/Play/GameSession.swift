@@ -155,10 +155,13 @@ final class GameSession {
     // MARK: - Time
 
     /// Does what is due at `now`: a step, the release of a held crash, or the end of a wait.
-    func tick(now: Int64) -> Output {
+    func tick(now: Int64) -> Output { tick(now: now, reusing: []) }
+
+    /// `tick(now:)`, the step's messages written into `buffer`'s storage (see `MatchHost.tick`).
+    func tick(now: Int64, reusing buffer: consuming [ServerMessage]) -> Output {
         switch phase {
         case .running where now >= nextStepAt:
-            return step(now: now)
+            return step(now: now, reusing: buffer)
         case .crashHeld(let until) where now >= until:
             return releaseHeldCrash(now: now)
         case .paused(.disconnected(let deadline)) where now >= deadline:
@@ -168,8 +171,9 @@ final class GameSession {
         }
     }
 
-    private func step(now: Int64) -> Output {
-        var sink = GameEventMessages()
+    /// `buffer`: an array whose storage the step's messages may take (see `MatchHost.tick`).
+    private func step(now: Int64, reusing buffer: consuming [ServerMessage]) -> Output {
+        var sink = GameEventMessages(reusing: buffer)
         do {
             try game.step(into: &sink)
         } catch {

@@ -61,6 +61,9 @@ final class MatchHost: @unchecked Sendable {
     static let shutdownFlushMicroseconds: Int64 = 2_000_000
 
     private var matches: [Int: Match] = [:]
+    /// The last step's messages, kept for their storage: each step writes its messages into
+    /// this one array (one per host, not per game), so a step allocates none (`tick`).
+    private var stepBuffer: [ServerMessage] = []
     /// A player plays at most one game at a time: the seat of the match it drives.
     private var matchByPlayer: [Int64: PlayerSeat] = [:]
     /// The running player seats by their game's public id (what `watch` names).
@@ -551,9 +554,14 @@ final class MatchHost: @unchecked Sendable {
             // A player's game: reached directly, not through the driver's protocol.
             guard let wake = session.wakeAt, wake <= now else { return }
             let stepBefore = session.game.state.step
-            let output = session.tick(now: now)
+            // Taken out, so that the array is the step's alone and is emptied in place.
+            let buffer = stepBuffer
+            stepBuffer = []
+            let output = session.tick(now: now, reusing: buffer)
             if session.game.state.step > stepBefore { metrics.stepTaken(lateMicroseconds: session.lastStepLateness) }
             deliver(output, of: match, seat: seat)
+            // Kept for its storage: once `output` is gone this is its only reference again.
+            stepBuffer = output.messages
             return
         }
         guard let wake = seat.driver.wakeAt, wake <= now else { return }

@@ -92,9 +92,10 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
     }
 
     /// Appends `batch` to the games' checkpoints, in one transaction whatever its size (one
-    /// commit, one fsync, a few pages appended), in INSERTs of up to ``rowsPerInsert`` rows. A checkpoint whose `movesBefore` does not
-    /// match what the game's earlier rows hold is not lost data but a caller's mistake; the
-    /// reader stops at it, so the game is recovered to the last consistent checkpoint.
+    /// commit, one fsync, a few pages appended), in INSERTs of up to ``rowsPerInsert`` rows.
+    /// A checkpoint whose `movesBefore` does not match what the game's earlier rows hold is
+    /// not lost data but a caller's mistake; the reader stops at it, so the game is recovered
+    /// to the last consistent checkpoint.
     ///
     /// - Parameter compacting: the batch holds a full log (`movesBefore` 0) of every game the
     ///   caller runs; then every older row goes, but those of a game still in `running_games`

@@ -29,6 +29,16 @@ def median(values):
     return statistics.median(values) if values else None
 
 
+def percent(share):
+    return None if share is None else share * 100
+
+
+def thread_share(run, prefix):
+    """A run's share of the core for the threads named `prefix` or `prefix-N`; None without them."""
+    shares = [v for k, v in (run.get("serverThreadCoreShares") or {}).items() if k == prefix or k.startswith(prefix + "-")]
+    return sum(shares) if shares else None
+
+
 def main(path):
     groups = defaultdict(list)
     with open(path) as lines:
@@ -48,9 +58,12 @@ def main(path):
             "target": target, "kind": kind, "n": n, "runs": len(runs),
             "held": m("connectionsHeld"), "games": m("gamesRunning"),
             "cpu": (m("serverCoreShare") or 0) * 100,
-            # The user-space and kernel parts, where the load generator reported them.
-            "cpuUser": None if m("serverUserCoreShare") is None else m("serverUserCoreShare") * 100,
-            "cpuSystem": None if m("serverSystemCoreShare") is None else m("serverSystemCoreShare") * 100,
+            # The user-space and kernel parts, and RetroRapid's service and storage threads,
+            # where the load generator reported them.
+            "cpuUser": percent(m("serverUserCoreShare")),
+            "cpuSystem": percent(m("serverSystemCoreShare")),
+            "serviceThread": percent(median([thread_share(r, "rr-service") for r in runs])),
+            "storageThreads": percent(median([thread_share(r, "rr-storage") for r in runs])),
             "rss": m("serverResidentKiB"), "added": added,
             "perThousand": added / n * 1000 if added is not None else None,
             "framesPerSecond": m("stepFramesPerSecond"), "bytesPerFrame": m("bytesPerStepFrame"),
@@ -72,11 +85,12 @@ def main(path):
         share = "–" if r["lateOver10"] is None else f"{r['lateOver10'] * 100:.2f} %"
         return f"{fmt(r['lateP99'], 1)} / {share}"
 
-    print("| target | load | runs | held | games | server CPU % of a core (user / system) | server RSS KiB (+added) | KiB per connection | step frames/s | bytes/frame | bytes/game/s | input→result p50 / p95 / p99 / max ms | jitter p99 ms | server step lateness p99 ms (≤) / share > 10 ms | errors | disconnects | loadtest CPU % |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| target | load | runs | held | games | server CPU % of a core (user / system) | service / storage threads % | server RSS KiB (+added) | KiB per connection | step frames/s | bytes/frame | bytes/game/s | input→result p50 / p95 / p99 / max ms | jitter p99 ms | server step lateness p99 ms (≤) / share > 10 ms | errors | disconnects | loadtest CPU % |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         load = f"{r['n']:,} {'idle' if r['kind'] == 'idle' else 'games'}"
         print(f"| {r['target']} | {load} | {r['runs']} | {fmt(r['held'], 0)} | {fmt(r['games'], 0)} | {fmt(r['cpu'])} ({fmt(r['cpuUser'])} / {fmt(r['cpuSystem'])}) | "
+              f"{fmt(r['serviceThread'])} / {fmt(r['storageThreads'])} | "
               f"{fmt(r['rss'], 0)} (+{fmt(r['added'], 0)}) | {fmt(r['perThousand'] / 1000 if r['perThousand'] else None, 2)} | "
               f"{fmt(r['framesPerSecond'], 0)} | {fmt(r['bytesPerFrame'], 0)} | {fmt(r['bytesPerGameSecond'], 0)} | "
               f"{fmt(r['p50'], 2)} / {fmt(r['p95'], 2)} / {fmt(r['p99'], 2)} / {fmt(r['max'], 2)} | {fmt(r['jitterP99'], 2)} | "

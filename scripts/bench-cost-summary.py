@@ -47,7 +47,9 @@ GROUPS = [
 ]
 
 
-def group_of(obj, name):
+def group_of(obj, name, program=None):
+    """The group of a function's self cost; `program` is the server's own file name (a build
+    copied under another name, `--binary`, is still our code)."""
     base = obj.rsplit("/", 1)[-1]
     if name in MALLOC_FREE and base.startswith("libc"):
         return GROUPS[6]
@@ -69,13 +71,14 @@ def group_of(obj, name):
         return GROUPS[5]
     if base.startswith("libc.") or base.startswith("libc-") or base.startswith("libpthread") or base.startswith("libm."):
         return GROUPS[7]
-    if base in ("retrorapid", "broadcaster"):
+    if base in ("retrorapid", "broadcaster") or base == program:
         return GROUPS[0]
     return GROUPS[11]
 
 
 def parse_callgrind(path):
-    """Self instructions per (object, function), calls into the allocator, total Ir."""
+    """Self instructions per (object, function), calls into the allocator, total Ir, and the
+    file name of the program that ran (callgrind's `cmd:` line)."""
     names = {"ob": {}, "fn": {}}
     self_cost = defaultdict(int)
     allocations = 0
@@ -84,6 +87,7 @@ def parse_callgrind(path):
     fn = None
     pending_call = None  # (callee name, count): the next cost line is inclusive, not self
     events = None
+    program = None
 
     def name(kind, value):
         # "(12) name" defines id 12; "(12)" refers to it again (--compress-strings).
@@ -130,21 +134,23 @@ def parse_callgrind(path):
                 pass
             elif key == "events":
                 events = value.split()
+            elif line.startswith("cmd:") and program is None:
+                program = line.split()[1].rsplit("/", 1)[-1] if len(line.split()) > 1 else None
             elif line.startswith("summary:") or line.startswith("totals:"):
                 total = int(line.split()[1])
     if events and events[0] != "Ir":
         raise SystemExit(f"bench-cost-summary: {path}: expected Ir as the first event, got {events}")
     if total is None:
         total = sum(self_cost.values())
-    return self_cost, allocations, total
+    return self_cost, allocations, total, program
 
 
 def run(target, kind, rep, report_path, callgrind_path):
     report = json.load(open(report_path))
-    self_cost, allocations, total = parse_callgrind(callgrind_path)
+    self_cost, allocations, total, program = parse_callgrind(callgrind_path)
     groups = defaultdict(int)
     for (obj, fn), cost in self_cost.items():
-        groups[group_of(obj, fn)] += cost
+        groups[group_of(obj, fn, program)] += cost
     top = sorted(self_cost.items(), key=lambda item: -item[1])[:400]
     print(json.dumps({
         "target": target, "kind": kind, "rep": int(rep),
@@ -154,7 +160,7 @@ def run(target, kind, rep, report_path, callgrind_path):
         "crashes": report["crashes"], "errors": report["errors"], "interrupted": report["interrupted"],
         "instructions": total, "allocations": allocations, "groups": groups,
         "functions": [[obj.rsplit("/", 1)[-1], fn, cost] for (obj, fn), cost in top],
-        "callgrind": callgrind_path,
+        "callgrind": callgrind_path, "program": program,
     }, sort_keys=True))
 
 
@@ -284,7 +290,7 @@ def summary(path):
         print("|---|---|---|---|")
         for (cost, (obj, fn)), shown in zip(diff, names):
             shown = shown if len(shown) <= 110 else shown[:107] + "…"
-            print(f"| {fmt(cost / r['calm']['stepFrames'])} | `{shown.replace('|', '¦')}` | {obj} | {group_of(obj, fn).split(' (')[0]} |")
+            print(f"| {fmt(cost / r['calm']['stepFrames'])} | `{shown.replace('|', '¦')}` | {obj} | {group_of(obj, fn, r['calm'].get('program')).split(' (')[0]} |")
 
 
 if __name__ == "__main__":

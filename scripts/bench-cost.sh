@@ -123,7 +123,8 @@ wait_for_closes() {
         if [ -z "$(ss -Htn state established state close-wait "( sport = :$1 )")" ]; then return 0; fi
         sleep 0.2
     done
-    echo "bench-cost: connections to port $1 still open after 60 s; counting anyway" >&2
+    echo "bench-cost: connections to port $1 still open after 60 s; a count now would miss their closes" >&2
+    return 1
 }
 
 # run TARGET KIND(base|calm|wander) REPETITION
@@ -164,7 +165,7 @@ run() {
     # that moment, not the moment the load generator exits, counts every run's 30 closes
     # (about 120,000 instructions each in libwebsockets) instead of however many the server
     # had reached, which moved a run's per-frame figure by up to 10 %.
-    wait_for_closes "$port"
+    wait_for_closes "$port" || { kill -KILL "$pid" 2>/dev/null || true; exit 1; }
     # The counters up to here, into $out.final.1; the exit's own dump (shutdown) is not used.
     callgrind_control -d "$pid" >/dev/null
     callgrind_control -i off "$pid" >/dev/null

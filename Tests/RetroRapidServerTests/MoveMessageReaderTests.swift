@@ -52,4 +52,26 @@ struct MoveMessageReaderTests {
         // Those the general reader does take, it takes the same way the fast one would have.
         #expect(general(#"{"type":"move","step":12,"direction":"left"}"#) == .move(direction: .left, seenStep: 12))
     }
+
+    /// A client may write any number of digits: every run from 1 to 400 digits, of nines (the
+    /// largest value for its length) and of the digits of 2^63 and beyond, is read by the fast
+    /// reader only while it fits and never traps.
+    @Test func digitRunsOfAnyLengthNeverTrap() {
+        var fastReadMaximum = 0
+        for count in 1...400 {
+            for digits in [String(repeating: "9", count: count), String(String(repeating: "9223372036854775808", count: 22).prefix(count))] {
+                let text = #"{"type":"move","direction":"left","step":\#(digits)}"#
+                if let fast = MoveMessageReader.read(Array(text.utf8)) {
+                    #expect(fast == general(text), "\(text)")
+                    fastReadMaximum = max(fastReadMaximum, count)
+                } else if count <= 15 {
+                    Issue.record("\(count) digits should be read by the fast reader: \(text)")
+                }
+            }
+        }
+        #expect(fastReadMaximum == 15)
+        #expect(general(#"{"type":"move","direction":"left","step":9223372036854775807}"#) == .move(direction: .left, seenStep: .max))
+        #expect(general(#"{"type":"move","direction":"left","step":9223372036854775808}"#) == nil)
+        #expect(general(#"{"type":"move","direction":"left","step":99999999999999999999}"#) == nil)
+    }
 }

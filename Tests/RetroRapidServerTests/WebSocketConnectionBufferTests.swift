@@ -51,4 +51,22 @@ struct WebSocketConnectionBufferTests {
         #expect(append(&message, "123", final: false, remaining: 8) == .tooLarge)  // announced: 11
         #expect(append(&message, "1234567890", final: true) == .message(Array("1234567890".utf8)))
     }
+
+    /// `remaining` is the peer's own length field: any value up to `Int.max` (what
+    /// libwebsockets' size_t is clamped to) is refused without trapping, after any fragment.
+    @Test(arguments: [Int.max, Int.max - 1, Int.max - 7, Int.max / 2 + 1, 1 << 32, 11, 9])
+    func anAnnouncedLengthOfAnySizeIsRefusedNotAdded(remaining: Int) {
+        var message = WebSocketIncomingMessage(limit: 10)
+        #expect(append(&message, "1234", final: false) == .incomplete)
+        #expect(append(&message, "5", final: false, remaining: remaining) == .tooLarge)
+        #expect(append(&message, "{}", final: false, remaining: remaining) == .tooLarge)  // a fresh message
+        #expect(append(&message, "1234567890", final: true) == .message(Array("1234567890".utf8)))
+    }
+
+    @Test func theLastByteThatFitsIsKeptAndOneMoreIsNot() {
+        var message = WebSocketIncomingMessage(limit: 10)
+        #expect(append(&message, "1234", final: false, remaining: 6) == .incomplete)
+        #expect(append(&message, "567890", final: true) == .message(Array("1234567890".utf8)))
+        #expect(append(&message, "1234", final: false, remaining: 7) == .tooLarge)
+    }
 }

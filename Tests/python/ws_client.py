@@ -286,3 +286,20 @@ class RawGameSocket:
 
     def close(self):
         self.sock.close()
+
+
+def assert_a_new_player_can_play(server):
+    """The node still serves: /healthz answers 200 and a player made now signs in, starts a
+    game and is sent its first step. For tests that throw hostile input at a live server."""
+    health = server.request("GET", "/healthz")
+    assert health.status == 200, health.body
+    token = create_player(server, "Checker")
+
+    async def scenario():
+        client = await GameClient.signed_in(server, token)
+        await client.start("cruise", practice=True)
+        step = await client.expect("step")
+        assert step["step"] >= 0
+        await client.close()
+
+    run(scenario())

@@ -29,15 +29,18 @@ package enum MoveMessageReader {
             } else {
                 return nil
             }
-            // A JSON number without sign, fraction or exponent; a leading zero only alone.
+            // A JSON number without sign, fraction or exponent; a leading zero only alone. The
+            // digit count is checked before each multiplication: a client may send any number
+            // of digits, and 16 or more could overflow `Int` and trap.
             let digitsStart = index
             var step = 0
             while index < text.count, text[index] >= UInt8(ascii: "0"), text[index] <= UInt8(ascii: "9") {
+                guard index - digitsStart < maximumDigits else { return nil }
                 step = step * 10 + Int(text[index] - UInt8(ascii: "0"))
                 index += 1
             }
             let digits = index - digitsStart
-            guard digits > 0, digits <= maximumDigits, digits == 1 || text[digitsStart] != UInt8(ascii: "0") else { return nil }
+            guard digits > 0, digits == 1 || text[digitsStart] != UInt8(ascii: "0") else { return nil }
             guard index == text.count - 1, text[index] == UInt8(ascii: "}") else { return nil }
             return .move(direction: direction, seenStep: step)
         }

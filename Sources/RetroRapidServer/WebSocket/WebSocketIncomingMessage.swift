@@ -18,8 +18,11 @@ struct WebSocketIncomingMessage {
 
     /// One fragment; `remaining` is what the current frame still holds after it, so an
     /// oversized frame is refused before it has all been read.
+    /// `remaining` comes from the peer's frame header (up to 2^63 − 1), so the sizes are
+    /// compared by what room is left, never added: a sum could overflow and trap.
     mutating func append(_ fragment: UnsafeRawBufferPointer, isFinal: Bool, remaining: Int) -> Result {
-        guard bytes.count + fragment.count + remaining <= limit else {
+        let room = limit - bytes.count  // never negative: only what fits is kept
+        guard remaining >= 0, fragment.count <= room, remaining <= room - fragment.count else {
             bytes = []
             return .tooLarge
         }

@@ -111,7 +111,8 @@ let package = Package(
 // no fuzzer runtime. They live in this package, not in a package of their own, so
 // they reach the reader's `package` API without making it public and stay built and
 // type-checked by every `swift build`.
-let fuzzTargets = ["client-message", "settings", "promo-code", "input-log", "display-name", "http-query"]
+let fuzzTargets = ["client-message", "settings", "promo-code", "input-log", "display-name", "http-query", "fragment-assembly",
+                   "move-message"]
 package.targets += fuzzTargets.map { name in
     .executableTarget(name: "fuzz-\(name)", dependencies: ["RetroRapidFuzz"], path: "Sources/Fuzz/\(name)")
 }

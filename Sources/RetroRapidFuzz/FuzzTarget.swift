@@ -33,4 +33,6 @@ public let allFuzzTargets: [any FuzzTarget.Type] = [
     InputLogFuzzTarget.self,
     DisplayNameFuzzTarget.self,
     HTTPQueryFuzzTarget.self,
+    FragmentAssemblyFuzzTarget.self,
+    MoveMessageFuzzTarget.self,
 ]

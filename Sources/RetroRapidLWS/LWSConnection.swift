@@ -143,9 +143,9 @@ public struct LWSConnection: Hashable, @unchecked Sendable {
 
     @inlinable public var isBinaryFrame: Bool { lws_frame_is_binary(wsi) != 0 }
     @inlinable public var isFinalFragment: Bool { lws_is_final_fragment(wsi) != 0 }
-    /// What is still to come of the frame being received: the peer's own length field, up to
-    /// 2^64 − 1, so clamped to `Int.max` rather than converted (a conversion would trap).
-    @inlinable public var remainingPacketPayload: Int { Int(clamping: lws_remaining_packet_payload(wsi)) }
+    /// What is still to come of the frame being received: the peer's own length field, any
+    /// value below 2^63, so kept unsigned (converting it to `Int` could trap).
+    @inlinable public var remainingPacketPayload: UInt { UInt(lws_remaining_packet_payload(wsi)) }
 
     // MARK: - The request's head
 

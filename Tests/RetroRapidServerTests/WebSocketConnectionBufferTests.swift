@@ -32,7 +32,7 @@ struct WebSocketConnectionBufferTests {
         #expect(queue.count == 10_000 - expected)
     }
 
-    func append(_ message: inout WebSocketIncomingMessage, _ text: String, final: Bool, remaining: Int = 0)
+    func append(_ message: inout WebSocketIncomingMessage, _ text: String, final: Bool, remaining: UInt = 0)
         -> WebSocketIncomingMessage.Result {
         Array(text.utf8).withUnsafeBytes { message.append($0, isFinal: final, remaining: remaining) }
     }
@@ -52,10 +52,10 @@ struct WebSocketConnectionBufferTests {
         #expect(append(&message, "1234567890", final: true) == .message(Array("1234567890".utf8)))
     }
 
-    /// `remaining` is the peer's own length field: any value up to `Int.max` (what
-    /// libwebsockets' size_t is clamped to) is refused without trapping, after any fragment.
-    @Test(arguments: [Int.max, Int.max - 1, Int.max - 7, Int.max / 2 + 1, 1 << 32, 11, 9])
-    func anAnnouncedLengthOfAnySizeIsRefusedNotAdded(remaining: Int) {
+    /// `remaining` is the peer's own length field: any value, up to `UInt.max`, is refused
+    /// without trapping, after any fragment.
+    @Test(arguments: [UInt.max, UInt(Int.max), UInt(Int.max) + 1, UInt(Int.max) - 7, UInt(Int.max) / 2 + 1, 1 << 32, 11, 9])
+    func anAnnouncedLengthOfAnySizeIsRefusedNotAdded(remaining: UInt) {
         var message = WebSocketIncomingMessage(limit: 10)
         #expect(append(&message, "1234", final: false) == .incomplete)
         #expect(append(&message, "5", final: false, remaining: remaining) == .tooLarge)

@@ -46,6 +46,19 @@ package enum MoveMessageReader {
         }
     }
 
+    /// What `read` makes of `bytes`, as plain values: for the move-message fuzz target, which
+    /// sees only the package's API.
+    package static func fastReading(of bytes: [UInt8]) -> (direction: Direction, step: Int)? {
+        guard case .move(let direction, let step)? = read(bytes) else { return nil }
+        return (direction, step)
+    }
+
+    /// Whether the general reader takes `bytes` as a move (of any step).
+    package static func generalReadsAMove(_ bytes: [UInt8]) -> Bool {
+        if case .move? = try? ClientMessage.decode(bytes) { return true }
+        return false
+    }
+
     /// What is wrong when `read` takes `bytes` and the general reader reads them otherwise (or
     /// refuses them); nil when they agree. For the client-message fuzz target.
     package static func disagreement(on bytes: [UInt8]) -> String? {

@@ -102,7 +102,7 @@ final class WebSocketConnection {
 
     /// One RECEIVE: a fragment of a message. `remaining` is what libwebsockets says is still to
     /// come in this frame, so an oversized frame is refused before it is all read.
-    func receive(_ bytes: UnsafeRawBufferPointer, isFinal: Bool, remaining: Int) -> WebSocketIncomingMessage.Result {
+    func receive(_ bytes: UnsafeRawBufferPointer, isFinal: Bool, remaining: UInt) -> WebSocketIncomingMessage.Result {
         incoming.append(bytes, isFinal: isFinal, remaining: remaining)
     }
 

@@ -101,11 +101,14 @@ test-sanitizers: deps
 	scripts/test-sanitizers.sh
 
 # Every libFuzzer target with AddressSanitizer for FUZZ_SECONDS each, one after another
-# (FUZZ_TARGETS=input-log for one); new inputs and crash files stay under .build/fuzz.
-# `make test` replays the committed seed corpus (Tests/Fuzz/corpus) without the fuzzer.
+# (FUZZ_TARGETS=input-log for one), then the live frame fuzzer against a running server for
+# FUZZ_SECONDS; new inputs and crash files stay under .build/fuzz. `make test` replays the
+# committed seed corpus (Tests/Fuzz/corpus) without the fuzzer, the saved frame findings
+# (Tests/Fuzz/frames), and runs the live frame fuzzer for 20 s.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh run
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz-frames.sh
 
 # Adds to the committed seed corpus the inputs from `make fuzz` that reach new code.
 fuzz-merge: deps

@@ -26,6 +26,7 @@ WITH_POSTGRES = RETRORAPID_REQUIRE_POSTGRES=1 scripts/with-test-postgres.sh
 # chosen for what they store (docs/TESTING.md, "Which end-to-end tests run on PostgreSQL"):
 #   quota, the last play raced, an unlock code   test_ws_quota.py
 #   codes redeemed and guessed, new players       test_rate_limits.py
+#   the limits' counts across nodes and restarts  test_rate_limits_shared.py
 #   settings stored and pushed                    test_ws_settings.py
 #   a stale settings write, a code redeemed       test_client_sync.py
 #   purchases: orders, webhooks, one checkout     test_payments.py
@@ -36,6 +37,7 @@ WITH_POSTGRES = RETRORAPID_REQUIRE_POSTGRES=1 scripts/with-test-postgres.sh
 POSTGRES_E2E_TESTS = \
 	Tests/python/test_ws_quota.py \
 	Tests/python/test_rate_limits.py \
+	Tests/python/test_rate_limits_shared.py \
 	Tests/python/test_ws_settings.py \
 	Tests/python/test_client_sync.py \
 	Tests/python/test_payments.py \

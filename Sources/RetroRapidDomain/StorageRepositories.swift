@@ -22,13 +22,15 @@ public struct StorageRepositories {
     public let races: any RaceRepository
     /// Which node holds each race room (cluster mode only).
     public let roomPlaces: any RoomPlaceRepository
+    /// The counts behind the limits on guessing secrets and on new players.
+    public let rateLimits: any RateLimitRepository
 
     public init(players: any PlayerRepository, linkCodes: any LinkCodeRepository, quota: any QuotaRepository,
                 entitlements: any EntitlementRepository, codes: any CodeRepository, orders: any OrderRepository,
                 paymentEvents: any PaymentEventRepository, settings: any SettingsRepository, games: any GameRepository,
                 runningGames: any RunningGameRepository, leaderboards: any LeaderboardRepository,
                 cluster: any ClusterRepository, dailyRoads: any DailyRoadRepository, races: any RaceRepository,
-                roomPlaces: any RoomPlaceRepository) {
+                roomPlaces: any RoomPlaceRepository, rateLimits: any RateLimitRepository) {
         self.players = players
         self.linkCodes = linkCodes
         self.quota = quota
@@ -44,6 +46,7 @@ public struct StorageRepositories {
         self.dailyRoads = dailyRoads
         self.races = races
         self.roomPlaces = roomPlaces
+        self.rateLimits = rateLimits
     }
 }
 

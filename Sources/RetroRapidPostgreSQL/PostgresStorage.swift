@@ -33,7 +33,8 @@ public final class PostgresStorage: StorageConnection {
             cluster: PostgresClusterRepository(connection: connection),
             dailyRoads: PostgresDailyRoadRepository(connection: connection),
             races: PostgresRaceRepository(connection: connection),
-            roomPlaces: PostgresRoomPlaceRepository(connection: connection))
+            roomPlaces: PostgresRoomPlaceRepository(connection: connection),
+            rateLimits: PostgresRateLimitRepository(connection: connection))
     }
 
     @discardableResult

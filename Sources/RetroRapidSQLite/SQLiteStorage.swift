@@ -31,7 +31,8 @@ public final class SQLiteStorage: StorageConnection {
             cluster: SQLiteClusterRepository(database: database),
             dailyRoads: SQLiteDailyRoadRepository(database: database),
             races: SQLiteRaceRepository(database: database),
-            roomPlaces: SQLiteRoomPlaceRepository(database: database))
+            roomPlaces: SQLiteRoomPlaceRepository(database: database),
+            rateLimits: SQLiteRateLimitRepository(database: database))
     }
 
     @discardableResult

@@ -24,7 +24,8 @@ struct PostgresMigratorTests {
                 .map { $0.string(at: 0) }
             #expect(tables == ["best_scores", "cluster_nodes", "code_redemptions", "daily_attempts", "daily_roads", "devices",
                                "game_checkpoints", "game_holders", "games", "link_codes", "orders", "player_settings",
-                               "players", "plays", "promo_codes", "race_entries", "races", "room_places", "running_games",
+                               "players", "plays", "promo_codes", "race_entries", "races", "rate_limit_events", "rate_limit_keys",
+                               "room_places", "running_games",
                                "schema_migrations", "score_counts", "unlimited_entitlements", "webhook_events"])
         }
     }

@@ -6,7 +6,8 @@ import Testing
 @testable import RetroRapidServer
 
 /// Guessing bounded over real HTTP: promo codes, link codes and device tokens, per player and
-/// per address, with the limits' clock moved by the test instead of waited for.
+/// per address, with the limits' clocks (memory and storage) moved by the test instead of
+/// waited for.
 @Suite("Rate limits over HTTP")
 struct RateLimitAPITests {
     typealias TestClock = RateLimitsTests.TestClock
@@ -14,7 +15,9 @@ struct RateLimitAPITests {
     static func server(_ clock: TestClock, _ configure: (inout APILimits) -> Void) throws -> RunningGameServer {
         try RunningGameServer { options in
             configure(&options.limits)
+            // Both clocks: the memory's first filter and the database's counts.
             options.rateLimitClock = { clock.now }
+            options.clock = { clock.date }
         }
     }
 

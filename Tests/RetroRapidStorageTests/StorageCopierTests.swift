@@ -25,7 +25,7 @@ struct StorageCopierTests {
                 let tables = try sqliteTables(sqlite.database)
                 var inserted = 0
                 #expect(Set(report.tables.map(\.name)) == Set(tables))
-                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together"])
+                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together", "0004_rate_limits"])
                 for table in tables {
                     let expected = try sqliteRows(sqlite.database, table)
                     // The fixture reaches every table, so a table added later fails here until it does.
@@ -83,7 +83,7 @@ struct StorageCopierTests {
                     SELECT table_name, column_name FROM information_schema.columns
                     WHERE table_schema = current_schema() AND is_identity = 'YES' ORDER BY 1
                     """).map { ($0.string(at: 0), $0.string(at: 1)) }
-                #expect(identities.count == 10)
+                #expect(identities.count == 11)
                 for (table, column) in identities {
                     let largest = try sqlite.database.prepare("SELECT coalesce(max(\(column)), 0) FROM \(table)").query { $0.int64(at: 0) }.first ?? 0
                     #expect(largest > 0, "the fixture leaves \(table) empty")
@@ -210,7 +210,7 @@ struct StorageCopierTests {
                 // Not even migrated: the target has no table at all.
                 #expect(try postgresDump(target.connection) == [])
             }
-            #expect(try sqlite.pendingMigrations().count == 5)
+            #expect(try sqlite.pendingMigrations().count == 6)
         }
     }
 
@@ -399,6 +399,12 @@ struct StorageCopierTests {
         try repositories.runningGames.begin(RunningGameStart(publicID: "00000000000000d2", playerID: bob.id, level: .cruise, seed: dailySeed,
                                                              practice: true, startedAt: t0.addingTimeInterval(770), road: .daily(day)))
 
+        // Rate limits (migration 0009): a failed guess counted for a player and an address.
+        try repositories.rateLimits.take([
+            RateLimitKey(action: "code_redeem", scope: "player", key: String(ada.id), count: 5, window: .seconds(600)),
+            RateLimitKey(action: "code_redeem", scope: "address", key: "192.0.2.1", count: 30, window: .seconds(600)),
+        ], now: t0.addingTimeInterval(780))
+
         // A game stored before games kept their public id (migration 0005): public_id NULL.
         try sqlite.database.prepare("""
             INSERT INTO games (player_id, level, seed, rules_version, input_log, score, steps, end_reason, practice,
@@ -493,7 +499,7 @@ struct StorageCopierTests {
             SELECT table_name FROM information_schema.tables
             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'
             """).map { $0.string(at: 0) }
-        #expect(tables.count == 22)
+        #expect(tables.count == 24)
         for table in tables {
             #expect(try pg.execute("SELECT count(*) FROM \(table)").first?.int(at: 0) == 0, "\(table) holds rows after a failed copy")
         }

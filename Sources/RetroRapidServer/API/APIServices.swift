@@ -154,8 +154,10 @@ struct APIServices: Sendable {
         let rateLimits = self.rateLimits
         let logger = self.logger
         worker.perform({ storage -> T in
-            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: storage.now)
-            return try work(storage, device, storage.now)
+            let now = storage.now
+            let device = try rateLimits.signIn(token: token, address: address, players: storage.players,
+                                               in: storage.rateLimits, now: now)
+            return try work(storage, device, now)
         }, then: { result in
             switch result {
             case .success(let value): then(value)

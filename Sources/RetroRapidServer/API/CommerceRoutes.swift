@@ -132,7 +132,8 @@ enum CommerceRoutes {
         let purchasable = api.checkout != nil
         api.runSignedIn(request, responder, body: RedeemBody.self) { storage, device, now, body in
             let keys: [(RateLimits.Scope, String)] = [(.player, String(device.player.id)), (.address, address)]
-            let redemption = try rateLimits.guarded(.codeRedeem, keys, counts: RateLimits.isFailedCodeGuess) {
+            let redemption = try rateLimits.guarded(.codeRedeem, keys, counts: RateLimits.isFailedCodeGuess,
+                                                    in: storage.rateLimits, now: now) {
                 try storage.codes.redeem(code: body.code, playerID: device.player.id, now: now)
             }
             let kind: String

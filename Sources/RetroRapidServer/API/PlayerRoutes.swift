@@ -114,13 +114,17 @@ enum PlayerRoutes {
     /// count).
     static func createPlayer(_ request: HTTPRequest, _ responder: HTTPResponder, _ api: APIServices) {
         let body: NewPlayerBody
+        let address = api.addressKey(request)
         do {
             body = try APIJSON.decode(NewPlayerBody.self, from: request)
-            try api.rateLimits.takePlayerCreation(addressKey: api.addressKey(request))
+            // This process's memory first: an address over its limit costs no database job.
+            if let refusal = api.rateLimits.playerCreationRefusal(addressKey: address) { throw refusal }
         } catch {
             return responder.respond(APIError(error).response)
         }
+        let rateLimits = api.rateLimits
         api.run(responder) { storage, now in
+            try rateLimits.takePlayerCreation(addressKey: address, in: storage.rateLimits, now: now)
             let created = try storage.players.createPlayer(displayName: body.displayName, deviceLabel: body.deviceLabel ?? "", now: now)
             return try APIJSON.response(SignedInJSON(player: PlayerJSON(created.player), token: created.token), status: 201)
         }
@@ -209,7 +213,8 @@ enum PlayerRoutes {
         }
         let rateLimits = api.rateLimits
         api.run(responder) { storage, now in
-            let claimed = try rateLimits.guarded(.linkCodeClaim, [(.address, address)], counts: RateLimits.isFailedCodeGuess) {
+            let claimed = try rateLimits.guarded(.linkCodeClaim, [(.address, address)], counts: RateLimits.isFailedCodeGuess,
+                                                 in: storage.rateLimits, now: now) {
                 try storage.linkCodes.claim(code: body.code, deviceLabel: body.deviceLabel ?? "", now: now)
             }
             return try APIJSON.response(SignedInJSON(player: PlayerJSON(claimed.player), token: claimed.token), status: 201)

@@ -4,8 +4,9 @@ import Synchronization
 /// One `RateLimit` per key (a client address, a player): the times of the events counted in
 /// the last window, so "at most N in any window" holds exactly, whatever the spacing (a token
 /// bucket of N refilling N per window would admit nearly 2N in one window: N at once, then
-/// the refill). In memory, one server node; it resets on restart, which errs on the side of
-/// the client.
+/// the refill). In memory, one server node; it resets on restart. For the limits on guessing
+/// and on new players it is only the first filter: the database's counts decide
+/// (`RateLimits`), and a refusal from there is copied here (`refuse`).
 ///
 /// The caller decides what an event is: every request (`take`), or only a failed guess
 /// (`retryAfter` before the attempt, `record` after a failure), so honest use costs nothing.
@@ -45,6 +46,17 @@ final class RateLimiter: Sendable {
     /// newest `limit.count` are kept: older ones could never refuse anything again.
     func record(_ key: String, now: ContinuousClock.Instant) {
         table.withLock { table in insert(key, now: now, into: &table) }
+    }
+
+    /// Makes `key` full until `wait` from `now` (what the database answered for it), so its
+    /// next events are refused here until then without asking the database again.
+    func refuse(_ key: String, now: ContinuousClock.Instant, for wait: Duration) {
+        // `limit.count` events that leave the window when the wait is over.
+        let leaving = now + min(wait, limit.window) - limit.window
+        table.withLock { table in
+            if table[key] == nil, table.count >= maximumKeys { prune(&table, now: now) }
+            table[key] = Array(repeating: leaving, count: limit.count)
+        }
     }
 
     /// `retryAfter` and, when it fits, `record`, in one step: nil when allowed (and counted).

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidSupport
+import Synchronization
 
 /// Every limit on creating players and on guessing a secret (a promo code, a link code, a
 /// device token), shared by the HTTP API and the game side (a token guessed in `hello` costs
@@ -9,13 +10,21 @@ import RetroRapidSupport
 ///
 /// Creating a player costs a slot each time. For the rest only a failed guess costs one, so a
 /// player who types one valid code is never held up; a refusal itself costs nothing, so a
-/// client that waits its Retry-After gets in. The check that counts runs on the storage
-/// thread, in the same job as the attempt and the record of its failure: jobs run one at a
-/// time, so 300 guesses sent at once still get at most the limit's worth of answers. The
-/// route also asks on the service thread first, so a client already over a limit costs no
-/// database job at all.
+/// client that waits its Retry-After gets in.
 ///
-/// Threading: any thread (each `RateLimiter` has its lock; the counter its own).
+/// The counts that decide live in the database (`RateLimitRepository`), so every node on one
+/// database and every restart count against one budget: the check and the count run on the
+/// storage thread, in the job that makes the attempt, in one transaction under the key's lock
+/// (docs/STORAGE.md, "Rate limits"), so guesses sent at once to any number of nodes still get
+/// at most the limit's worth of answers. A guess (a code, a link code) is counted before it is
+/// tried and uncounted when it works; a token, which nearly always signs someone in, is
+/// checked with a read first and counted only when it fails. Each process also keeps the
+/// failures it saw, and the refusals the database gave it, in memory (`RateLimiter`): the
+/// routes ask that on the service thread first, so a client already over a limit costs no
+/// database job at all. The checkout-sessions limit lives in memory only.
+///
+/// Threading: any thread (each `RateLimiter` has its lock; the counter its own; the prune
+/// time its own). The methods that take a `RateLimitRepository` run on a storage thread.
 final class RateLimits: Sendable {
     /// The thing limited: the `action` label.
     enum Action: String, Sendable, CaseIterable {
@@ -44,6 +53,10 @@ final class RateLimits: Sendable {
     private let refusals: Counter
     /// What the limiter's clock reads; tests move it.
     let clock: @Sendable () -> ContinuousClock.Instant
+    /// When this process next deletes old rows of the stored counts (`pruneIfDue`).
+    private let nextPrune = Mutex(Date.distantPast)
+    /// The longest window of the limits counted in the database: older rows count for none.
+    private let longestStoredWindow: TimeInterval
 
     init(_ limits: APILimits, metrics: Metrics, clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.limits = limits
@@ -55,6 +68,9 @@ final class RateLimits: Sendable {
         codeFailuresPerAddress = RateLimiter(limits.codeFailuresPerAddress)
         signInFailures = RateLimiter(limits.signInFailures)
         checkoutSessions = RateLimiter(limits.checkoutSessions)
+        longestStoredWindow = [limits.playerCreation, limits.serverPlayerCreation, limits.linkCodeClaimFailures,
+                               limits.codeFailuresPerPlayer, limits.codeFailuresPerAddress, limits.signInFailures]
+            .map { $0.window.seconds }.max() ?? 0
         refusals = metrics.counter("retrorapid_rate_limited_total",
                                    help: "Requests and hellos refused by a rate limit, by what was limited and for whom "
                                        + "(address: the client address; player: the signed-in player; server: every address together).",
@@ -129,46 +145,131 @@ final class RateLimits: Sendable {
         throw RateLimitedError(action: action, scope: scope, limit: limiter.limit, retryAfter: wait)
     }
 
+    /// The key the database counts `key` under, with this server's limit for it.
+    func storedKey(_ action: Action, _ scope: Scope, key: String) -> RateLimitKey {
+        let limit = limiter(action, scope).limit
+        return RateLimitKey(action: action.rawValue, scope: scope.rawValue, key: key, count: limit.count, window: limit.window)
+    }
+
+    /// The refusal for a key the database found full: counted in the metric, and remembered
+    /// in memory until it has room again, so this node refuses the key's next attempts
+    /// without a database job (the failures may have been counted on other nodes).
+    private func refusal(_ reached: RateLimitReached, _ action: Action) -> RateLimitedError {
+        let scope = Scope(rawValue: reached.key.scope) ?? .address
+        let limiter = limiter(action, scope)
+        limiter.refuse(reached.key.key, now: clock(), for: .seconds(reached.retryAfter))
+        refusals.increment(action.rawValue, scope.rawValue)
+        return RateLimitedError(action: action, scope: scope, limit: limiter.limit, retryAfter: reached.retryAfter)
+    }
+
     /// The one key the server-wide limits count under.
     static let serverKey = "server"
 
-    /// Counts one new player from the address `addressKey`, unless that address or the whole
-    /// server is over its limit (then throws the refusal and counts nothing, so a refusal by
-    /// the server's limit does not use up the address's allowance, nor the reverse). Service
-    /// thread (`PlayerRoutes.createPlayer`): one caller at a time, so ask-then-count is exact.
-    func takePlayerCreation(addressKey: String) throws(RateLimitedError) {
-        if let refusal = refusal(.playerCreate, .address, key: addressKey) { throw refusal }
-        if let refusal = refusal(.playerCreate, .server, key: Self.serverKey) { throw refusal }
+    /// A refusal of a new player from the address `addressKey` by this process's memory (that
+    /// address or the whole server over its limit), counting nothing: the service thread asks
+    /// this before the storage job, which asks the database (`takePlayerCreation`).
+    func playerCreationRefusal(addressKey: String) -> RateLimitedError? {
+        refusal(.playerCreate, .address, key: addressKey) ?? refusal(.playerCreate, .server, key: Self.serverKey)
+    }
+
+    /// Counts one new player from the address `addressKey` in the database, unless that
+    /// address or the whole server is over its limit (then throws the refusal and counts
+    /// nothing, so a refusal by the server's limit does not use up the address's allowance,
+    /// nor the reverse). Every attempt counts, whether or not the player is then stored.
+    /// Storage thread, in the job that creates the player.
+    func takePlayerCreation(addressKey: String, in store: any RateLimitRepository, now: Date) throws {
+        if let refusal = playerCreationRefusal(addressKey: addressKey) { throw refusal }
+        do {
+            try store.take([storedKey(.playerCreate, .address, key: addressKey),
+                            storedKey(.playerCreate, .server, key: Self.serverKey)], now: now)
+        } catch let reached as RateLimitReached {
+            throw refusal(reached, .playerCreate)
+        }
         record(.playerCreate, .address, key: addressKey)
         record(.playerCreate, .server, key: Self.serverKey)
+        pruneIfDue(store, now: now)
     }
 
     /// Runs `attempt` unless one of `keys` is over the `action`'s limit (then throws the
-    /// refusal, and nothing runs); when it throws a failure `counts` recognises, counts it for
-    /// every key. Call it on the storage thread, inside the job that makes the attempt.
+    /// refusal, and nothing runs). The attempt is counted for every key in the database before
+    /// it runs, and uncounted unless it throws a failure `counts` recognises: so attempts at
+    /// once on any node never get more than the limit's worth of tries. Call it on the storage
+    /// thread, inside the job that makes the attempt.
     func guarded<T>(_ action: Action, _ keys: [(Scope, String)], counts: (any Error) -> Bool,
-                    _ attempt: () throws -> T) throws -> T {
+                    in store: any RateLimitRepository, now: Date, _ attempt: () throws -> T) throws -> T {
         for (scope, key) in keys {
             if let refusal = refusal(action, scope, key: key) { throw refusal }
         }
+        let ticket: RateLimitTicket
         do {
-            return try attempt()
+            ticket = try store.take(keys.map { storedKey(action, $0.0, key: $0.1) }, now: now)
+        } catch let reached as RateLimitReached {
+            throw refusal(reached, action)
+        }
+        pruneIfDue(store, now: now)
+        // An uncount that fails (the database gone meanwhile) leaves one failure counted too
+        // many until the window passes: on the side of the secret, and the attempt's own
+        // answer, committed already, still goes out.
+        let value: T
+        do {
+            value = try attempt()
         } catch {
             if counts(error) {
                 for (scope, key) in keys { record(action, scope, key: key) }
+            } else {
+                try? store.release(ticket)
             }
             throw error
         }
+        try? store.release(ticket)
+        return value
     }
 
     /// Signs a device in, counting a token that signs nobody in against the address, and
     /// refusing (without looking the token up) once the address is over the limit. Storage
     /// thread: the HTTP API's signed-in routes and the game side's `hello` both come here.
-    func signIn(token: String, address: String, players: PlayerRepository, now: Date) throws -> AuthenticatedDevice {
-        try guarded(.signIn, [(.address, Self.addressKey(address))], counts: Self.isFailedSignIn) {
-            try players.authenticate(token: token, now: now)
+    ///
+    /// Nearly every token signs someone in, so the database is only read before the look-up
+    /// (one SELECT), and a failure is counted after it, under the key's lock: a failure past
+    /// the limit (others counted meanwhile, on any node) is answered as the refusal, so no
+    /// more than the limit are ever told "unauthorized". Tokens are 256 bits: what the limit
+    /// bounds is the look-ups, not a chance of guessing one.
+    func signIn(token: String, address: String, players: PlayerRepository, in store: any RateLimitRepository,
+                now: Date) throws -> AuthenticatedDevice {
+        let key = Self.addressKey(address)
+        if let refusal = refusal(.signIn, .address, key: key) { throw refusal }
+        let stored = [storedKey(.signIn, .address, key: key)]
+        if let reached = try store.refusal(stored, now: now) { throw refusal(reached, .signIn) }
+        do {
+            return try players.authenticate(token: token, now: now)
+        } catch where Self.isFailedSignIn(error) {
+            do {
+                try store.take(stored, now: now)
+            } catch let reached as RateLimitReached {
+                throw refusal(reached, .signIn)
+            }
+            record(.signIn, .address, key: key)
+            pruneIfDue(store, now: now)
+            throw error
         }
     }
+
+    /// Deletes the stored counts older than the longest window, at most once a minute per
+    /// process, in the storage job that just counted (any storage thread; the time is behind
+    /// a lock). A failure is left for the next minute: the rows it would have deleted count
+    /// for nothing meanwhile.
+    private func pruneIfDue(_ store: any RateLimitRepository, now: Date) {
+        let due = nextPrune.withLock { next -> Bool in
+            guard now >= next else { return false }
+            next = now.addingTimeInterval(Self.pruneInterval)
+            return true
+        }
+        guard due else { return }
+        _ = try? store.prune(before: now.addingTimeInterval(-longestStoredWindow))
+    }
+
+    /// How often each process deletes old rows of the stored counts.
+    static let pruneInterval: TimeInterval = 60
 
     static func isFailedSignIn(_ error: any Error) -> Bool {
         (error as? StoreError)?.code == .unauthorized

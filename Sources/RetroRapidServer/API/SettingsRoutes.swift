@@ -50,7 +50,7 @@ enum SettingsRoutes {
         // in one order, so no device hears version 3 after version 4.
         api.worker.perform({ storage -> (HTTPResponse, (playerID: Int64, deviceID: Int64, VersionedSettings)?) in
             let now = storage.now
-            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)
+            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, in: storage.rateLimits, now: now)
             let result: SettingsWriteResult
             do {
                 switch basedOn {

@@ -46,7 +46,7 @@ final class ConnectionSignIn: @unchecked Sendable {
         // a revocation is answered before its event, which then closes the connection.
         worker.perform({ storage -> (AuthenticatedDevice, QuotaStatus?, RunningGameRecord?) in
             let now = storage.now
-            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, now: now)
+            let device = try rateLimits.signIn(token: token, address: address, players: storage.players, in: storage.rateLimits, now: now)
             let quota = try? storage.quota.status(playerID: device.player.id, now: now)
             // In a cluster the player's waiting game may be on another node: the database knows.
             let elsewhere = cluster ? try? storage.runningGames.running(playerID: device.player.id).first : nil

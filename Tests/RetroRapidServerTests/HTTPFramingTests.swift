@@ -65,7 +65,8 @@ import Testing
 
     @Test func otherVersionsAreRefused() {
         #expect(refusal(HTTPRequestHead(version: "HTTP/1.2"))?.status == 505)
-        #expect(refusal(HTTPRequestHead(version: nil))?.status == 505)
+        // No version at all is no version to refuse: RequestLineWithoutAVersionTests.
+        #expect(refusal(HTTPRequestHead(version: nil))?.status == 400)
     }
 
     @Test func http2CarriesNoTransferEncoding() {
@@ -119,6 +120,31 @@ import Testing
 
     @Test func aNULIsRefused() {
         #expect(throws: APIError.self) { try items(["a=\0"]) }
+    }
+}
+
+/// A request line that ended before its version: libwebsockets ends it at a CR or LF in the
+/// target, raw or decoded from %0D / %0A.
+@Suite struct RequestLineWithoutAVersionTests {
+    func refusal(_ head: HTTPRequestHead) -> APIError? {
+        do throws(APIError) {
+            _ = try HTTPFraming.bodyLength(of: head, limits: HTTPRequestLimits())
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func isABadRequestOnTheTargetNotA505() {
+        let refused = refusal(HTTPRequestHead(version: nil, path: Array("/api/v1/rooms/A".utf8)))
+        #expect(refused?.status == 400 && refused?.code == "bad_request" && refused?.field == "target")
+        #expect(refused?.message.contains("CR or LF") == true)
+    }
+
+    @Test func anotherVersionIsStill505() {
+        for version in ["HTTP/1.2", "HTTP/0.9", "HTTP/2.0", "FOO"] {
+            #expect(refusal(HTTPRequestHead(version: version))?.status == 505, "\(version)")
+        }
     }
 }
 

@@ -188,6 +188,30 @@ def test_a_nul_in_the_path_is_answered_400(server):
     assert error_code(reply, 400) == "bad_request"
 
 
+@pytest.mark.parametrize("target", [b"/api/v1/rooms/A%0DB", b"/api/v1/rooms/A%0AB", b"/api/v1/rooms/A%0d%0aB",
+                                    b"/healthz?x=%0D", b"/no-such-page%0D"])
+def test_an_encoded_cr_or_lf_in_the_target_is_a_json_400_not_505(server, target):
+    """A valid request line (RFC 9112 §3.2: %0D is three ordinary characters). libwebsockets
+    decodes it and ends the request line there, so the server never learns the rest of the
+    target nor the version: it cannot answer for the path, and refuses it."""
+    reply = exchange(server, b"GET " + target + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    assert error_code(reply, 400) == "bad_request", reply[:400]
+    assert "CR or LF" in json.loads(parse(reply)[2])["error"]["message"]
+
+
+@pytest.mark.parametrize("line", [b"GET /api/v1/rooms/A\rB HTTP/1.1", b"GET /healthz\rx HTTP/1.1",
+                                  b"GET /api/v1/rooms/A\nB HTTP/1.1"])
+def test_a_raw_cr_or_lf_in_the_target_is_answered_400(server, line):
+    """An invalid request line (RFC 9112 §3: a recipient should answer 400)."""
+    reply = exchange(server, line + b"\r\nHost: localhost\r\n\r\n")
+    assert parse(reply)[0] == 400, reply[:400]
+
+
+def test_a_request_line_without_a_version_is_400_and_an_unknown_version_505(server):
+    assert parse(exchange(server, b"GET /healthz\r\nHost: localhost\r\n\r\n"))[0] == 400
+    assert error_code(exchange(server, b"GET /healthz HTTP/1.2\r\nHost: localhost\r\n\r\n"), 505) == "http_version_not_supported"
+
+
 def dropped_lines(server, code: str):
     return [line for line in server.log().splitlines() if "request dropped without an answer" in line and code in line]
 

@@ -166,6 +166,20 @@ import Testing
         #expect(tracker.connections(of: "a") == 2)
     }
 
+    @Test func anIPv6ClientCountsAsItsSlash64AndAMappedAddressAsItsIPv4Address() {
+        var tracker = HTTPConnectionTracker<Int>(maxConnectionsPerAddress: 2)
+        #expect(attributed(&tracker, 1, to: "2001:db8:1:2::1"))
+        #expect(attributed(&tracker, 2, to: "2001:db8:1:2:ffff:ffff:ffff:fffe"))
+        #expect(!attributed(&tracker, 3, to: "2001:db8:1:2::3"))
+        #expect(tracker.connections(of: "2001:db8:1:2:abcd::9") == 2)
+        #expect(attributed(&tracker, 3, to: "2001:db8:1:3::1"))  // the next /64: someone else
+        #expect(attributed(&tracker, 4, to: "192.0.2.1"))
+        #expect(attributed(&tracker, 5, to: "::ffff:192.0.2.1"))
+        #expect(!attributed(&tracker, 6, to: "192.0.2.1"))
+        tracker.closed(1)
+        #expect(attributed(&tracker, 6, to: "2001:db8:1:2::6"))
+    }
+
     @Test func aConnectionMovesToEachRequestsClient() {
         // A proxy reusing one upstream connection for several clients.
         var tracker = HTTPConnectionTracker<Int>(maxConnectionsPerAddress: 1)

@@ -365,6 +365,33 @@ def test_a_trusted_proxy_is_not_capped_as_one_client(server_factory):
             sock.close()
 
 
+def test_http_connections_from_one_ipv6_64_count_together_behind_a_proxy(server_factory):
+    """An IPv6 client holds a whole /64: each of its addresses is not a new client."""
+    server = server_factory("--max-http-connections-per-ip", "2", "--trusted-proxies", "127.0.0.1")
+    held = hold_posts(server, ["2001:db8:1:2::1", "2001:db8:1:2:ffff::2"])
+    try:
+        reply = probe_until_refused(server, "X-Forwarded-For: 2001:db8:1:2:abcd::3\r\n")
+        assert error_code(reply, 429) == "too_many_connections"
+        # Another /64, and an IPv4 client, are other clients.
+        for other in ("2001:db8:1:3::1", "192.0.2.1"):
+            reply = exchange(server, f"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: {other}\r\n\r\n".encode())
+            assert parse(reply)[0] == 200, other
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_an_ipv4_mapped_address_counts_as_its_ipv4_address_behind_a_proxy(server_factory):
+    server = server_factory("--max-http-connections-per-ip", "2", "--trusted-proxies", "127.0.0.1")
+    held = hold_posts(server, ["192.0.2.7", "::ffff:192.0.2.7"])
+    try:
+        reply = probe_until_refused(server, "X-Forwarded-For: ::ffff:c000:207\r\n")
+        assert error_code(reply, 429) == "too_many_connections"
+    finally:
+        for sock in held:
+            sock.close()
+
+
 # --- What still works ---------------------------------------------------------------------
 
 def test_static_files_keep_alive(server):

@@ -21,6 +21,7 @@ import Foundation
 ///
 ///     {"id": "evt_1Nx…", "type": "checkout.session.completed",
 ///      "data": {"object": {"id": "cs_test_a1…", "client_reference_id": "ord_k3v9…",
+///                          "amount_total": 299, "currency": "gbp",
 ///                          "payment_status": "paid", "metadata": {"order": "ord_k3v9…"}}}}
 ///
 /// - `id`: the provider's event id, unique per event and the same on every retry (1–255 bytes).
@@ -29,6 +30,10 @@ import Foundation
 ///   `client_reference_id` (or else `metadata.order`); the legacy `order.paid` pays the order
 ///   in `order`. Any other event (a completed session still `unpaid`, an expired session) is
 ///   recorded and ignored.
+/// - A session pays its order only when it is the session the order opened (`id`), for the
+///   order's amount (`amount_total`) in its currency (``PaymentClaim/refusal(for:)``).
+///   Otherwise the event is recorded as refused and pays nothing: answered with a success all
+///   the same, since the provider would only send the same event again.
 /// A payment for an order the player cancelled pays it all the same (the money was taken);
 /// the order keeps its `cancelled_at` and the server logs it for the operator.
 ///
@@ -37,8 +42,9 @@ import Foundation
 /// either direction → `.unauthorized`; a body that is not that JSON → `.invalid`; an unknown
 /// order → `.notFound` (not recorded, so the provider's retry can succeed later).
 /// Then, in one IMMEDIATE transaction: an event id already handled is answered with
-/// ``Outcome/alreadyHandled(eventID:)`` and does nothing; otherwise the order is paid (granting
-/// unlimited play) and the event recorded in `webhook_events`, together.
+/// ``Outcome/alreadyHandled(eventID:)`` and does nothing; a session that is not the order's
+/// is ``Outcome/refused(eventID:orderID:reason:)`` and only recorded; otherwise the order is
+/// paid (granting unlimited play) and the event recorded in `webhook_events`, together.
 public struct PaymentWebhook {
     /// The header the server reads the signature from (Stripe's).
     public static let signatureHeaderName = "Stripe-Signature"
@@ -61,6 +67,9 @@ public struct PaymentWebhook {
         case alreadyHandled(eventID: String)
         /// A type other than `order.paid`: recorded, nothing else done.
         case ignored(eventID: String, type: String)
+        /// A paid session that is not the one the order opened, or not for its amount and
+        /// currency: recorded, nothing paid. `reason` says which, for the operator's log.
+        case refused(eventID: String, orderID: String, reason: String)
     }
 
     /// Where handled events are kept, and orders paid with them.
@@ -92,7 +101,7 @@ public struct PaymentWebhook {
     public func handle(body: [UInt8], signatureHeader: String?, now: Date) throws -> Outcome {
         try verify(body: body, signatureHeader: signatureHeader, now: now)
         let event = try Self.parse(body)
-        return try events.record(eventID: event.id, type: event.type, paying: event.paidOrder, now: now)
+        return try events.record(eventID: event.id, type: event.type, claim: event.claim, now: now)
     }
 
     /// The header value a provider would send for `body` signed at `timestamp`: for tests, the
@@ -168,20 +177,29 @@ public struct PaymentWebhook {
             let id: String?
             let client_reference_id: String?
             let payment_status: String?
+            /// Decoded as Int64: a number that is not a whole one in range refuses the body.
+            let amount_total: Int64?
+            let currency: String?
             let metadata: [String: String]?
 
             var order: String? { client_reference_id ?? metadata?["order"] }
         }
 
         /// The order this event pays; nil for an event that pays nothing.
-        var paidOrder: String? {
+        var paidOrder: String? { claim?.orderID }
+
+        /// What this event says was paid; nil for an event that pays nothing.
+        var claim: PaymentClaim? {
+            let session = data?.object
+            let described = session.map { PaymentClaim.Session(id: $0.id, amountTotal: $0.amount_total, currency: $0.currency) }
             switch type {
             case PaymentWebhook.orderPaidType:
-                return order
+                return order.map { PaymentClaim(orderID: $0) }
             case PaymentWebhook.sessionCompletedType:
-                return data?.object?.payment_status == "paid" ? data?.object?.order : nil
+                guard session?.payment_status == "paid", let order = session?.order else { return nil }
+                return PaymentClaim(orderID: order, session: described)
             case PaymentWebhook.asyncPaymentSucceededType:
-                return data?.object?.order
+                return session?.order.map { PaymentClaim(orderID: $0, session: described) }
             default:
                 return nil
             }

@@ -31,7 +31,8 @@ import RetroRapidServer
 ///     one Content-Length line and that one only digits;
 ///   - the length is the digits' value (`Int.max` beyond it), 0 without a Content-Length;
 ///   - a refusal is one of the documented ones (414, 431, 400 on path / host /
-///     transfer-encoding / content-length, 505, 411 on transfer-encoding) with a message.
+///     transfer-encoding / content-length, 400 on the target for a request line without a
+///     version, 505 for another version, 411 on transfer-encoding) with a message.
 /// - mode 2, `HTTPFraming.unparsedHeadRefusal`: the next 8 bytes are the bytes received and
 ///   the 8 after them the microseconds elapsed (little-endian; missing bytes are 0). The
 ///   answer is 408 from the head timeout (less half a second) on, else 431 once the head
@@ -41,7 +42,7 @@ public enum HTTPQueryFuzzTarget: FuzzTarget {
     public static let outcomes: Set<String> = [
         "query-accepted", "query-too-many", "query-nul",
         "head-accepted-empty", "head-accepted-body", "head-414", "head-431", "head-400-path", "head-400-host",
-        "head-400-transfer-encoding", "head-400-content-length", "head-505", "head-411",
+        "head-400-transfer-encoding", "head-400-content-length", "head-400-target", "head-505", "head-411",
         "unparsed-408", "unparsed-431", "unparsed-400",
     ]
 
@@ -255,8 +256,11 @@ public enum HTTPQueryFuzzTarget: FuzzTarget {
                 throw PropertyViolation("400 on content-length '\(head.contentLength ?? "none")'")
             }
             return "head-400-content-length"
+        case (400, "bad_request", "target"?):
+            guard !head.isHTTP2, head.version == nil else { throw PropertyViolation("400 on the target over \(head.version ?? "HTTP/2")") }
+            return "head-400-target"
         case (505, "http_version_not_supported", nil):
-            guard !head.isHTTP2, head.version != "HTTP/1.1", head.version != "HTTP/1.0" else {
+            guard !head.isHTTP2, let version = head.version, version != "HTTP/1.1", version != "HTTP/1.0" else {
                 throw PropertyViolation("505 for \(head.version ?? "HTTP/2")")
             }
             return "head-505"

@@ -18,14 +18,19 @@ public struct PostgresPaymentEventRepository: PaymentEventRepository {
         self.connection = connection
     }
 
-    public func record(eventID: String, type: String, paying orderID: String?, now: Date) throws -> PaymentWebhook.Outcome {
+    public func record(eventID: String, type: String, claim: PaymentClaim?, now: Date) throws -> PaymentWebhook.Outcome {
         try connection.transaction { db in
             let claimed = try db.execute("""
                 INSERT INTO webhook_events (event_id, type, order_id, received_at) VALUES ($1, $2, NULL, $3)
                 ON CONFLICT (event_id) DO NOTHING
                 """, [eventID, type, UTCCivilTime.text(now)])
             guard claimed.affectedRows == 1 else { return .alreadyHandled(eventID: eventID) }
-            guard let orderID else { return .ignored(eventID: eventID, type: type) }
+            guard let claim else { return .ignored(eventID: eventID, type: type) }
+            let orderID = claim.orderID
+            // Throws for an unknown order: the claim rolls back, the provider's retry may succeed.
+            if let reason = claim.refusal(for: try PostgresOrderRepository.order(publicID: orderID, in: db)) {
+                return .refused(eventID: eventID, orderID: orderID, reason: reason)
+            }
             let order = try PostgresOrderRepository.markPaid(orderID: orderID, providerEventID: eventID, now: now, in: db)
             try db.execute("UPDATE webhook_events SET order_id = $1 WHERE event_id = $2",
                            [try PostgresOrderRepository.rowID(publicID: orderID, in: db), eventID])

@@ -65,7 +65,8 @@ import Testing
 
     @Test func otherVersionsAreRefused() {
         #expect(refusal(HTTPRequestHead(version: "HTTP/1.2"))?.status == 505)
-        #expect(refusal(HTTPRequestHead(version: nil))?.status == 505)
+        // No version at all is no version to refuse: RequestLineWithoutAVersionTests.
+        #expect(refusal(HTTPRequestHead(version: nil))?.status == 400)
     }
 
     @Test func http2CarriesNoTransferEncoding() {
@@ -122,6 +123,31 @@ import Testing
     }
 }
 
+/// A request line that ended before its version: libwebsockets ends it at a CR or LF in the
+/// target, raw or decoded from %0D / %0A.
+@Suite struct RequestLineWithoutAVersionTests {
+    func refusal(_ head: HTTPRequestHead) -> APIError? {
+        do throws(APIError) {
+            _ = try HTTPFraming.bodyLength(of: head, limits: HTTPRequestLimits())
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func isABadRequestOnTheTargetNotA505() {
+        let refused = refusal(HTTPRequestHead(version: nil, path: Array("/api/v1/rooms/A".utf8)))
+        #expect(refused?.status == 400 && refused?.code == "bad_request" && refused?.field == "target")
+        #expect(refused?.message.contains("CR or LF") == true)
+    }
+
+    @Test func anotherVersionIsStill505() {
+        for version in ["HTTP/1.2", "HTTP/0.9", "HTTP/2.0", "FOO"] {
+            #expect(refusal(HTTPRequestHead(version: version))?.status == 505, "\(version)")
+        }
+    }
+}
+
 /// Per-address counting of HTTP connections, and each connection's request clock.
 @Suite struct HTTPConnectionTrackerTests {
     func attributed(_ tracker: inout HTTPConnectionTracker<Int>, _ key: Int, to address: String) -> Bool {
@@ -138,6 +164,20 @@ import Testing
         tracker.closed(1)
         #expect(attributed(&tracker, 4, to: "a"))
         #expect(tracker.connections(of: "a") == 2)
+    }
+
+    @Test func anIPv6ClientCountsAsItsSlash64AndAMappedAddressAsItsIPv4Address() {
+        var tracker = HTTPConnectionTracker<Int>(maxConnectionsPerAddress: 2)
+        #expect(attributed(&tracker, 1, to: "2001:db8:1:2::1"))
+        #expect(attributed(&tracker, 2, to: "2001:db8:1:2:ffff:ffff:ffff:fffe"))
+        #expect(!attributed(&tracker, 3, to: "2001:db8:1:2::3"))
+        #expect(tracker.connections(of: "2001:db8:1:2:abcd::9") == 2)
+        #expect(attributed(&tracker, 3, to: "2001:db8:1:3::1"))  // the next /64: someone else
+        #expect(attributed(&tracker, 4, to: "192.0.2.1"))
+        #expect(attributed(&tracker, 5, to: "::ffff:192.0.2.1"))
+        #expect(!attributed(&tracker, 6, to: "192.0.2.1"))
+        tracker.closed(1)
+        #expect(attributed(&tracker, 6, to: "2001:db8:1:2::6"))
     }
 
     @Test func aConnectionMovesToEachRequestsClient() {

@@ -9,7 +9,7 @@ import Testing
     static let secret = "whsec_test"
     static let now = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
 
-    /// A store with one player and one pending order.
+    /// A store with one player and one pending order, opened with checkout session `cs_test_1`.
     struct Shop {
         let store: StoreUnderTest
         let repositories: StorageRepositories
@@ -21,7 +21,13 @@ import Testing
             self.store = store
             repositories = store.repositories()
             player = try store.addPlayer("p1")
-            order = try repositories.orders.createOrder(playerID: player, now: PaymentEventRepositoryContractTests.now)
+            let now = PaymentEventRepositoryContractTests.now
+            let price = try repositories.orders.priceDue(playerID: player, now: now)
+            let checkout = Order.Checkout(sessionID: "cs_test_1", url: "https://pay.example/cs_test_1", expiresAt: nil)
+            guard case .created(let created) = try repositories.orders.createOrder(
+                publicID: Order.newPublicID(), playerID: player, amount: price.amount, discountCode: nil, checkout: checkout, now: now)
+            else { throw StoreError(.conflict, "the shop's order was not created", field: "order") }
+            order = created
             webhook = PaymentWebhook(events: repositories.paymentEvents, secret: PaymentEventRepositoryContractTests.secret)
         }
 
@@ -46,10 +52,13 @@ import Testing
         PaymentWebhook.signatureHeader(body: body, secret: Array(secret.utf8), timestamp: time)
     }
 
-    /// Stripe's event for a finished checkout, as the provider sends it.
+    /// Stripe's event for a finished checkout, as the provider sends it: by default the shop's
+    /// session, for its price (£2.99). A nil amount or currency leaves the field out.
     static func sessionEvent(_ id: String, type: String = PaymentWebhook.sessionCompletedType, order: String,
-                             paymentStatus: String = "paid") -> [UInt8] {
-        Array(#"{"id":"\#(id)","object":"event","type":"\#(type)","data":{"object":{"id":"cs_test_1","object":"checkout.session","client_reference_id":"\#(order)","payment_status":"\#(paymentStatus)","metadata":{"order":"\#(order)"}}}}"#.utf8)
+                             paymentStatus: String = "paid", session: String = "cs_test_1",
+                             amount: String? = "299", currency: String? = "gbp") -> [UInt8] {
+        let money = (amount.map { #","amount_total":\#($0)"# } ?? "") + (currency.map { #","currency":"\#($0)""# } ?? "")
+        return Array(#"{"id":"\#(id)","object":"event","type":"\#(type)","data":{"object":{"id":"\#(session)","object":"checkout.session","client_reference_id":"\#(order)"\#(money),"payment_status":"\#(paymentStatus)","metadata":{"order":"\#(order)"}}}}"#.utf8)
     }
 
     @Test(arguments: StorageBackends.all) func aCorrectlySignedEventPaysTheOrderAndGrantsUnlimitedPlay(_ backend: BackendUnderTest) throws {
@@ -85,6 +94,56 @@ import Testing
             }
             #expect(order.status == .paid && order.providerEventID == "evt_p")
             #expect(try shop.repositories.entitlements.unlimited(playerID: shop.player) != nil)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func aSessionThatIsNotTheOrdersOwnPaysNothingAndIsRecordedAsRefused(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let shop = try Shop(store)
+            let id = shop.order.publicID
+            let async = PaymentWebhook.asyncPaymentSucceededType
+            let refused: [(String, [UInt8])] = [
+                ("evt_session", Self.sessionEvent("evt_session", order: id, session: "cs_test_someone_elses")),
+                ("evt_cheap", Self.sessionEvent("evt_cheap", order: id, amount: "1")),
+                ("evt_dear", Self.sessionEvent("evt_dear", order: id, amount: "29900")),
+                ("evt_currency", Self.sessionEvent("evt_currency", order: id, currency: "usd")),
+                ("evt_no_amount", Self.sessionEvent("evt_no_amount", order: id, amount: nil)),
+                ("evt_no_currency", Self.sessionEvent("evt_no_currency", order: id, currency: nil)),
+                ("evt_async", Self.sessionEvent("evt_async", type: async, order: id, session: "cs_test_someone_elses")),
+            ]
+            for (eventID, body) in refused {
+                let outcome = try shop.webhook.handle(body: body, signatureHeader: Self.signed(body), now: Self.now)
+                guard case .refused(eventID, id, let reason) = outcome else {
+                    Issue.record("\(eventID): expected .refused, got \(outcome)")
+                    continue
+                }
+                #expect(reason.contains(id), "\(reason)")
+                #expect(try shop.orderStatus() == .pending, "\(eventID)")
+                #expect(try shop.repositories.entitlements.hasUnlimited(playerID: shop.player) == false, "\(eventID)")
+                #expect(try shop.isRecorded(body, id: eventID), "\(eventID)")
+            }
+            // The order's own session, for its price, still pays it; the currency in any case.
+            let own = Self.sessionEvent("evt_own", order: id, currency: "GBP")
+            guard case .paid(let order) = try shop.webhook.handle(body: own, signatureHeader: Self.signed(own), now: Self.now) else {
+                Issue.record("expected .paid")
+                return
+            }
+            #expect(order.status == .paid && order.providerEventID == "evt_own")
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func noSessionPaysAnOrderThatOpenedNone(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let shop = try Shop(store)
+            let other = try store.addPlayer("p2")
+            let bare = try shop.repositories.orders.createOrder(playerID: other, now: Self.now)
+            let body = Self.sessionEvent("evt_bare", order: bare.publicID)
+            guard case .refused = try shop.webhook.handle(body: body, signatureHeader: Self.signed(body), now: Self.now) else {
+                Issue.record("expected .refused")
+                return
+            }
+            #expect(try shop.repositories.orders.order(publicID: bare.publicID).status == .pending)
+            #expect(try shop.repositories.entitlements.hasUnlimited(playerID: other) == false)
         }
     }
 

@@ -133,7 +133,9 @@ class Server:
         return self.process.wait(timeout=timeout)
 
 
-def start_server(tmp_path: Path, *extra_args: str, port: int | None = None) -> Server:
+def start_server(tmp_path: Path, *extra_args: str, port: int | None = None, host: str = "127.0.0.1") -> Server:
+    """`host`: the address to listen on (`::` for every address, IPv4 and IPv6); the tests
+    reach the server on 127.0.0.1 whichever."""
     binary = str(Path(os.environ.get("RETRORAPID_BINARY", REPO / ".build/debug/retrorapid")).resolve())
     if not Path(binary).exists():
         pytest.fail(f"server binary {binary} not found: build it (make test does) or set RETRORAPID_BINARY")
@@ -143,7 +145,7 @@ def start_server(tmp_path: Path, *extra_args: str, port: int | None = None) -> S
     database_url = postgres_database_for(tmp_path) if backend() == "postgres" else None
     log_path = tmp_path / "server.log"
     command = [
-        binary, "serve", "--host", "127.0.0.1", "--port", str(port),
+        binary, "serve", "--host", host, "--port", str(port),
         *(["--database-url", database_url] if database_url else ["--database-path", str(database)]),
         "--web-root", str(REPO / "Web"),
         "--migrations-path", str(REPO / "Migrations"),
@@ -267,8 +269,8 @@ def server_factory(tmp_path):
     """Starts servers with extra flags (e.g. --daily-free-plays 1); all stopped afterwards."""
     started = []
 
-    def start(*extra_args: str, port: int | None = None) -> Server:
-        running = start_server(tmp_path / f"server{len(started)}", *extra_args, port=port)
+    def start(*extra_args: str, port: int | None = None, host: str = "127.0.0.1") -> Server:
+        running = start_server(tmp_path / f"server{len(started)}", *extra_args, port=port, host=host)
         started.append(running)
         return running
 

@@ -7,6 +7,7 @@ from 127.0.0.2 and nginx from 127.0.0.1, so the two addresses can be told apart.
 import gzip
 import re
 import shutil
+import socket
 import subprocess
 
 import pytest
@@ -107,3 +108,58 @@ def test_static_files_are_compressed_revalidated_and_carry_the_servers_security_
     assert font.status == 200, "the fonts: scripts/install-fonts.sh data/fonts (make test runs it)"
     assert font.headers["Cache-Control"] == "public, max-age=604800"
     assert proxy.request("GET", "/fonts/none.ttf").body == server.request("GET", "/fonts/none.ttf").body
+
+
+# Every way to spell /metrics that someone might slip past a proxy's `location`: nginx
+# matches its locations against the path decoded and normalised ($uri) but, with no URI part
+# in proxy_pass, forwards the request line as the client wrote it, and the node decodes and
+# normalises that itself (libwebsockets: %XX, dot segments, repeated slashes, `;` as a
+# separator), in its own way.
+METRICS_SPELLINGS = [
+    "/metrics", "/metrics/", "/metrics/.", "/metrics/x/..", "/metrics/x/../", "/./metrics", "/x/../metrics",
+    "/api/../metrics", "/api/v1/../../metrics", "/fonts/../metrics", "/healthz/../metrics", "//metrics",
+    "///metrics", "/metrics//", "/%6detrics", "/%6D%65%74%72%69%63%73", "/metrics%2F", "/metrics%2f.",
+    "/%2Fmetrics", "/%2e/metrics", "/%2E%2E/metrics", "/x/%2e%2e/metrics", "/x/..%2Fmetrics", "/x%2F..%2Fmetrics",
+    "/.%2Fmetrics", "/METRICS", "/Metrics", "/metrics?x", "/metrics?", "/metrics;x", "/metrics;", "/metrics&x",
+    "/metrics.", "/metrics..", "/metrics%20", "/metrics%3Fx", "/metrics%23x", "/metrics/%2e", "/metrics/%2e%2e/metrics",
+    "/metrics/x/..?y", "/metrics/x/%2e%2e", "/metrics/x/y/../..", "/x/../metrics/y/..", "//metrics/x/..", "/metrics/x/..;y",
+]
+
+
+def raw_https_get(proxy, target: str) -> tuple[int, bytes]:
+    """`GET target` sent byte for byte over TLS through nginx (HTTP/1.1); (status, whole reply)."""
+    with socket.create_connection(("127.0.0.1", proxy.https_port), timeout=10, source_address=(CLIENT, 0)) as raw:
+        with proxy.tls.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            tls.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{proxy.https_port}\r\nConnection: close\r\n\r\n".encode())
+            reply = b""
+            while chunk := tls.recv(65536):
+                reply += chunk
+    return int(reply.split(b" ", 2)[1]), reply
+
+
+def test_metrics_are_refused_through_nginx_however_the_path_is_spelled(proxied):
+    server, proxy = proxied
+    curl = shutil.which("curl")
+    assert curl, "curl is not installed: `make test` installs it (scripts/install-deps.sh)"
+    assert b"retrorapid_" in server.request("GET", "/metrics").body  # the node itself serves them
+    for target in METRICS_SPELLINGS:
+        status, reply = raw_https_get(proxy, target)
+        assert b"retrorapid_" not in reply and status != 200, (target, status, reply[:300])
+        # HTTP/2 as well, the path as written (curl would otherwise normalise it itself).
+        http2 = subprocess.run([curl, "-s", "--path-as-is", "--http2", "--cacert", str(proxy.folder / "cert.pem"),
+                                "-w", "\n%{http_code}", proxy.base_url + target], capture_output=True, timeout=10)
+        body, _, code = http2.stdout.rpartition(b"\n")
+        assert b"retrorapid_" not in body and code != b"200", (target, code, body[:300])
+    # Pages and the API still work, through the same raw requests.
+    assert raw_https_get(proxy, "/")[0] == 200
+    assert raw_https_get(proxy, "/api/v1/leaderboards/cruise/today")[0] == 200
+    assert raw_https_get(proxy, "/healthz")[0] == 200
+
+
+def test_the_node_never_serves_metrics_to_a_request_a_proxy_passed_on(proxied):
+    server, proxy = proxied
+    # Prometheus scrapes the node directly and says nothing of a proxy; a request with
+    # X-Forwarded-For came through one, whatever its path looked like on the way.
+    assert b"retrorapid_" in server.request("GET", "/metrics").body
+    forwarded = server.request("GET", "/metrics", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert forwarded.status == 404 and b"retrorapid_" not in forwarded.body

@@ -188,6 +188,30 @@ def test_a_nul_in_the_path_is_answered_400(server):
     assert error_code(reply, 400) == "bad_request"
 
 
+@pytest.mark.parametrize("target", [b"/api/v1/rooms/A%0DB", b"/api/v1/rooms/A%0AB", b"/api/v1/rooms/A%0d%0aB",
+                                    b"/healthz?x=%0D", b"/no-such-page%0D"])
+def test_an_encoded_cr_or_lf_in_the_target_is_a_json_400_not_505(server, target):
+    """A valid request line (RFC 9112 §3.2: %0D is three ordinary characters). libwebsockets
+    decodes it and ends the request line there, so the server never learns the rest of the
+    target nor the version: it cannot answer for the path, and refuses it."""
+    reply = exchange(server, b"GET " + target + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    assert error_code(reply, 400) == "bad_request", reply[:400]
+    assert "CR or LF" in json.loads(parse(reply)[2])["error"]["message"]
+
+
+@pytest.mark.parametrize("line", [b"GET /api/v1/rooms/A\rB HTTP/1.1", b"GET /healthz\rx HTTP/1.1",
+                                  b"GET /api/v1/rooms/A\nB HTTP/1.1"])
+def test_a_raw_cr_or_lf_in_the_target_is_answered_400(server, line):
+    """An invalid request line (RFC 9112 §3: a recipient should answer 400)."""
+    reply = exchange(server, line + b"\r\nHost: localhost\r\n\r\n")
+    assert parse(reply)[0] == 400, reply[:400]
+
+
+def test_a_request_line_without_a_version_is_400_and_an_unknown_version_505(server):
+    assert parse(exchange(server, b"GET /healthz\r\nHost: localhost\r\n\r\n"))[0] == 400
+    assert error_code(exchange(server, b"GET /healthz HTTP/1.2\r\nHost: localhost\r\n\r\n"), 505) == "http_version_not_supported"
+
+
 def dropped_lines(server, code: str):
     return [line for line in server.log().splitlines() if "request dropped without an answer" in line and code in line]
 
@@ -336,6 +360,33 @@ def test_a_trusted_proxy_is_not_capped_as_one_client(server_factory):
         assert parse(reply)[0] == 200
         assert any("client.address=192.0.2.1" in line and "net.peer.address=127.0.0.1" in line
                    for line in refused_lines(server, "too_many_connections"))
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_http_connections_from_one_ipv6_64_count_together_behind_a_proxy(server_factory):
+    """An IPv6 client holds a whole /64: each of its addresses is not a new client."""
+    server = server_factory("--max-http-connections-per-ip", "2", "--trusted-proxies", "127.0.0.1")
+    held = hold_posts(server, ["2001:db8:1:2::1", "2001:db8:1:2:ffff::2"])
+    try:
+        reply = probe_until_refused(server, "X-Forwarded-For: 2001:db8:1:2:abcd::3\r\n")
+        assert error_code(reply, 429) == "too_many_connections"
+        # Another /64, and an IPv4 client, are other clients.
+        for other in ("2001:db8:1:3::1", "192.0.2.1"):
+            reply = exchange(server, f"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: {other}\r\n\r\n".encode())
+            assert parse(reply)[0] == 200, other
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_an_ipv4_mapped_address_counts_as_its_ipv4_address_behind_a_proxy(server_factory):
+    server = server_factory("--max-http-connections-per-ip", "2", "--trusted-proxies", "127.0.0.1")
+    held = hold_posts(server, ["192.0.2.7", "::ffff:192.0.2.7"])
+    try:
+        reply = probe_until_refused(server, "X-Forwarded-For: ::ffff:c000:207\r\n")
+        assert error_code(reply, 429) == "too_many_connections"
     finally:
         for sock in held:
             sock.close()

@@ -296,3 +296,51 @@ def test_opening_checkouts_is_limited_per_player_and_coming_back_costs_nothing(s
     assert server.request("POST", "/api/v1/orders", token=new_player(server)).status == 201
     metrics = server.request("GET", "/metrics").body.decode()
     assert 'retrorapid_rate_limited_total{action="checkout_open",scope="player"} 1' in metrics
+
+
+def test_a_webhook_for_another_session_amount_or_currency_pays_nothing(server_factory, standin):
+    """A paid session pays only the order that opened it, at its price: one that merely names
+    the order (`client_reference_id`, as a payment link lets anyone write) pays nothing."""
+    server = selling_server(server_factory, standin)
+    token = new_player(server)
+    order = server.request("POST", "/api/v1/orders", token=token).json()
+    session_id = order["checkoutUrl"].rsplit("/", 1)[1]
+    # Another player's checkout: a real, paid session at the provider, for another order.
+    other = server.request("POST", "/api/v1/orders", token=new_player(server)).json()
+    other_session = other["checkoutUrl"].rsplit("/", 1)[1]
+    for session in (session_id, other_session):
+        standin.sessions[session].update(status="complete", payment_status="paid")
+
+    def deliver(event):
+        payload = json.dumps(event).encode()
+        return server.request("POST", "/api/v1/payments/webhook", raw=payload,
+                              headers={"Content-Type": "application/json", "Stripe-Signature": standin.sign(payload)})
+
+    def naming_our_order(event_id, session=session_id, **fields):
+        event = standin.completed_event(session, event_id)
+        event["data"]["object"].update(client_reference_id=order["id"], metadata={"order": order["id"]}, **fields)
+        return event
+
+    refusals = {
+        "evt_other_session": naming_our_order("evt_other_session", session=other_session),
+        "evt_one_penny": naming_our_order("evt_one_penny", amount_total=1),
+        "evt_no_amount": naming_our_order("evt_no_amount", amount_total=None),
+        "evt_dollars": naming_our_order("evt_dollars", currency="usd"),
+    }
+    for event_id, event in refusals.items():
+        reply = deliver(event)
+        assert reply.status == 200, (event_id, reply.body)
+        assert reply.json()["outcome"] == "refused" and reply.json()["order"] == order["id"], (event_id, reply.json())
+        assert server.request("GET", f"/api/v1/orders/{order['id']}", token=token).json()["status"] == "pending", event_id
+        assert server.request("GET", "/api/v1/me", token=token).json()["entitlements"]["unlimited"] is False, event_id
+        # Recorded: the provider's retry of the same event is answered at once and pays nothing.
+        assert deliver(event).json()["outcome"] == "already_handled", event_id
+    assert server.query("SELECT count(*) FROM webhook_events WHERE order_id IS NULL")[0][0] == len(refusals)
+    assert server.query("SELECT count(*) FROM unlimited_entitlements")[0][0] == 0
+    assert server.query("SELECT status, provider_event_id FROM orders WHERE public_id = ?", (order["id"],)) == [("pending", None)]
+    assert "payment webhook refused" in server.log()
+
+    # The order's own session, for its own price, pays it.
+    reply = deliver(standin.completed_event(session_id, "evt_own"))
+    assert reply.status == 200 and reply.json()["outcome"] == "paid", reply.body
+    assert server.request("GET", "/api/v1/me", token=token).json()["entitlements"]["unlimited"] is True

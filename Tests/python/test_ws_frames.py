@@ -1,8 +1,9 @@
 """WebSocket framing as RFC 6455 asks, on hand-built frames (docs/PROTOCOL.md, "Frames"):
-what the server checks on top of libwebsockets 4.1.6, and the two rules it cannot check."""
+what the server checks on top of libwebsockets 4.1.6, and the three rules it cannot check."""
 
 import struct
 
+import pytest
 from websockets.exceptions import ConnectionClosed
 
 from ws_client import GameClient, RawGameSocket, create_player, run
@@ -102,3 +103,20 @@ def test_documented_an_unmasked_frame_is_read_like_a_masked_one(server):
         assert error["code"] == "hello_first", "libwebsockets now refuses unmasked frames: update docs/PROTOCOL.md"
     finally:
         client.close()
+
+
+REGISTERED_AFTER_RFC_6455 = [(status, reason) for status in (1012, 1013, 1014) for reason in (b"", b"back soon")]
+
+
+@pytest.mark.parametrize("status, reason", REGISTERED_AFTER_RFC_6455)
+def test_documented_1012_to_1014_are_answered_1002_and_the_connection_closes(server, status, reason):
+    """libwebsockets 4.1.6 overwrites these with 1002 before any callback sees the frame
+    (docs/PROTOCOL.md, "Frames"): the answer is 1002 with the client's own reason."""
+    assert answer_to_close(server, close_payload(status, reason)) == (1002, reason)
+
+
+@pytest.mark.xfail(strict=True, reason="libwebsockets 4.1.6 rewrites 1012-1014 to 1002 before any callback; "
+                                       "passing means a newer libwebsockets: update docs/PROTOCOL.md, 'Frames'")
+@pytest.mark.parametrize("status, reason", REGISTERED_AFTER_RFC_6455)
+def test_1012_to_1014_would_be_echoed_as_rfc_6455_suggests(server, status, reason):
+    assert answer_to_close(server, close_payload(status, reason)) == (status, reason)

@@ -88,3 +88,23 @@ def test_game_connections_per_address_follow_the_same_rule(server_factory, tmp_p
             await client.close()
 
     run(scenario())
+
+
+def test_behind_a_proxy_an_ipv6_client_counts_as_its_64_for_game_connections(server_factory, tmp_path):
+    (tmp_path / "server0").mkdir()
+    server = server_factory("--trusted-proxies", "127.0.0.1", "--max-connections-per-ip", "2")
+
+    async def scenario():
+        # One subscriber's /64: every address in it is the same client.
+        held = [await open_via(server, "2001:db8:7:1::1"), await open_via(server, "2001:db8:7:1:ffff:ffff:ffff:fffe")]
+        await assert_refused(server, "2001:db8:7:1::99")
+        await assert_refused(server, "2001:db8:7:1:1234:5678:9abc:def0")
+        # The next /64 is someone else; an IPv4-mapped address is its IPv4 address.
+        held.append(await open_via(server, "2001:db8:7:2::1"))
+        held.append(await open_via(server, "192.0.2.5"))
+        held.append(await open_via(server, "::ffff:192.0.2.5"))
+        await assert_refused(server, "192.0.2.5")
+        for client in held:
+            await client.close()
+
+    run(scenario())

@@ -102,10 +102,12 @@ enum CommerceRoutes {
     }
 
     struct WebhookJSON: Encodable {
-        /// `paid`, `already_handled` or `ignored`.
+        /// `paid`, `already_handled`, `ignored` or `refused`.
         var outcome: String
         var eventId: String
         var order: String?
+        /// Why a `refused` session paid nothing.
+        var reason: String?
     }
 
     // MARK: - Handlers
@@ -308,7 +310,11 @@ enum CommerceRoutes {
     /// (Stripe's `Stripe-Signature`, or the older `Payment-Signature`: HMAC-SHA256 over
     /// "t.body"), that a checkout was paid. The raw bytes go to `PaymentWebhook` untouched: the
     /// signature is over exactly them. A payment for a cancelled order pays it (the money was
-    /// taken) and is logged as a warning for the operator.
+    /// taken) and is logged as a warning for the operator. A session that is not the order's
+    /// own (`PaymentClaim`) pays nothing and is answered 200 `refused`, not a 4xx: the
+    /// provider would retry the same event for days, never with another outcome, and may
+    /// disable an endpoint that keeps failing, real payments with it (docs/API.md, "The
+    /// payment webhook").
     static func webhook(_ request: HTTPRequest, _ responder: HTTPResponder, _ api: APIServices) {
         let body = request.body
         let signature = request[header: PaymentWebhook.signatureHeaderName] ?? request[header: PaymentWebhook.legacySignatureHeaderName]
@@ -324,6 +330,10 @@ enum CommerceRoutes {
                 outcome = WebhookJSON(outcome: "paid", eventId: order.providerEventID ?? "", order: order.publicID)
             case .alreadyHandled(let eventID): outcome = WebhookJSON(outcome: "already_handled", eventId: eventID)
             case .ignored(let eventID, _): outcome = WebhookJSON(outcome: "ignored", eventId: eventID)
+            case .refused(let eventID, let orderID, let reason):
+                logger.warning("payment webhook refused: the session is not the order's; nothing paid",
+                               metadata: ["order": orderID, "event": eventID, "reason": reason])
+                outcome = WebhookJSON(outcome: "refused", eventId: eventID, order: orderID, reason: reason)
             }
             return try APIJSON.response(outcome)
         }

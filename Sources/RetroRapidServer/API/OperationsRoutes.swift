@@ -13,8 +13,12 @@ enum OperationsRoutes {
             isStopping() ? .json(status: 503, #"{"status":"stopping"}"#) : .json(#"{"status":"ok"}"#)
         }
         if let metrics {
-            router.add(.get, "/metrics") { _ in
-                HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
+            router.add(.get, "/metrics") { request in
+                // Prometheus scrapes each node directly. A request with X-Forwarded-For came
+                // through a proxy, from the internet, whatever spelling of the path got it
+                // past the proxy's rules: it gets the page any unknown path gets.
+                guard request[header: "x-forwarded-for"] == nil else { return HTTPRouter.pageNotFound }
+                return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                              headers: [HTTPHeader("cache-control", "no-store")], body: Array(metrics.render().utf8))
             }
         }

@@ -99,27 +99,10 @@ final class RateLimits: Sendable {
         }
     }
 
-    /// The key a client address is counted under: an IPv4 address itself, an IPv6 address its
-    /// /64 network (one subscriber usually gets a whole /64, and could otherwise walk through
-    /// 2^64 addresses).
+    /// The key a client address is counted under (`IPAddress.limitKey`): an IPv6 client by
+    /// its /64, as the connection caps count it too.
     static func addressKey(_ address: String) -> String {
-        guard address.contains(":"), let canonical = IPAddress.canonical(address) else { return address }
-        guard canonical.contains(":") else { return canonical }  // an IPv4-mapped address
-        let groups = expandedIPv6Groups(canonical)
-        guard groups.count == 8 else { return canonical }
-        return groups.prefix(4).joined(separator: ":") + "::/64"
-    }
-
-    /// The eight groups of a canonical IPv6 address, `::` expanded, without leading zeros.
-    private static func expandedIPv6Groups(_ address: String) -> [String] {
-        let halves = address.components(separatedBy: "::")
-        func groups(_ text: String) -> [String] { text.isEmpty ? [] : text.split(separator: ":").map(String.init) }
-        guard halves.count <= 2 else { return [] }
-        let head = groups(halves[0])
-        let tail = halves.count == 2 ? groups(halves[1]) : []
-        let missing = 8 - head.count - tail.count
-        guard missing >= 0, halves.count == 2 || missing == 0 else { return [] }
-        return head + Array(repeating: "0", count: missing) + tail
+        IPAddress.limitKey(address)
     }
 
     // MARK: - Asking and counting

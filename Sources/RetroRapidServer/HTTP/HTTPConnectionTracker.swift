@@ -1,3 +1,5 @@
+import RetroRapidSupport
+
 /// Which client address each open HTTP connection counts against, and when each connection's
 /// current request began: the bookkeeping behind `HTTPRequestLimits.maxConnectionsPerIP` and
 /// `requestTimeoutSeconds`.
@@ -6,12 +8,15 @@
 /// only then is X-Forwarded-For known, and behind a trusted proxy every connection comes from
 /// the proxy, which must not be capped as if it were one client (ClientAddress.swift). A proxy
 /// that reuses one upstream connection for several clients moves it to each request's client.
-/// A head still arriving is bounded by libwebsockets' header timeout instead.
+/// A head still arriving is bounded by libwebsockets' header timeout instead. Addresses count
+/// by `IPAddress.limitKey`: an IPv6 client by its /64, which it could otherwise walk through
+/// to open the maximum from each of its addresses.
 ///
 /// Pure: the caller says what time it is. The service thread owns the one in `LWSContext`,
 /// keyed by connection.
 struct HTTPConnectionTracker<Key: Hashable> {
     let maxConnectionsPerAddress: Int
+    /// Each counted connection's limit key, and the connections counted under each key.
     private var addressOf: [Key: String] = [:]
     private var countByAddress: [String: Int] = [:]
     /// When the request now on each connection began (microseconds, monotonic).
@@ -77,9 +82,10 @@ struct HTTPConnectionTracker<Key: Hashable> {
         requestStartedAt[key] ?? now
     }
 
-    /// Counts `key` against `address`. False, and nothing changed, when the address already
-    /// has `maxConnectionsPerAddress` other connections counted.
-    mutating func attribute(_ key: Key, to address: String) -> Bool {
+    /// Counts `key` against `address` (its limit key). False, and nothing changed, when that
+    /// key already has `maxConnectionsPerAddress` other connections counted.
+    mutating func attribute(_ key: Key, to client: String) -> Bool {
+        let address = IPAddress.limitKey(client)
         if addressOf[key] == address { return true }
         guard countByAddress[address, default: 0] < maxConnectionsPerAddress else { return false }
         release(key)
@@ -96,8 +102,9 @@ struct HTTPConnectionTracker<Key: Hashable> {
         peers[key] = nil
     }
 
+    /// The connections counted against `address`'s limit key (its /64 for IPv6).
     func connections(of address: String) -> Int {
-        countByAddress[address, default: 0]
+        countByAddress[IPAddress.limitKey(address), default: 0]
     }
 
     private mutating func release(_ key: Key) {

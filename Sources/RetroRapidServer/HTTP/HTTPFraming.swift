@@ -5,7 +5,8 @@ public struct HTTPRequestHead: Sendable, Equatable {
     /// HTTP/2 streams carry their framing in frames: no Host (it is `:authority`), no
     /// Transfer-Encoding.
     public var isHTTP2: Bool
-    /// The protocol version from the request line, e.g. "HTTP/1.1"; nil over HTTP/2.
+    /// The protocol version from the request line, e.g. "HTTP/1.1"; nil over HTTP/2, and when
+    /// the request line ended before one.
     public var version: String?
     /// The decoded path, as libwebsockets normalised it.
     public var path: [UInt8]
@@ -53,9 +54,16 @@ public enum HTTPFraming {
             throw badRequest("The path contains a NUL character (%00), which no path here has.", field: "path")
         }
         if !head.isHTTP2 {
-            guard let version = head.version, version == "HTTP/1.1" || version == "HTTP/1.0" else {
+            // libwebsockets ends the request line at a CR or LF in the target, raw or decoded
+            // from %0D / %0A, and skips the rest of the line: the version never comes, and
+            // neither does the rest of the target, so there is no path to answer for.
+            guard let version = head.version else {
+                throw badRequest("The request line has no HTTP version after its target: the target holds a CR or LF "
+                                 + "(raw, or as %0D / %0A), which no path here has, or the version is missing.", field: "target")
+            }
+            guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
                 throw APIError(status: 505, code: "http_version_not_supported",
-                    message: "This server speaks HTTP/1.0, HTTP/1.1 and HTTP/2; the request said \(head.version ?? "nothing").")
+                    message: "This server speaks HTTP/1.0, HTTP/1.1 and HTTP/2; the request said \(version.prefix(32)).")
             }
             if version == "HTTP/1.1" {
                 guard let host = head.host, !host.isEmpty else {

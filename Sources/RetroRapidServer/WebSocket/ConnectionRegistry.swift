@@ -1,5 +1,6 @@
 import RetroRapidDomain
 import RetroRapidLWS
+import RetroRapidSupport
 
 /// Every open game connection on `/ws`, found by id, counted by client address (the per-IP
 /// limit) and indexed by signed-in player (settings pushes, device revocations), and the one
@@ -20,7 +21,9 @@ final class ConnectionRegistry {
     var onQueueFull: (WebSocketConnection) -> Void = { _ in }
 
     private var connections: [Int: WebSocketConnection] = [:]
-    /// Open game connections per client address (the per-IP limit).
+    /// Open game connections per client address's limit key (the per-IP limit): an IPv6
+    /// client counts as its /64 (`IPAddress.limitKey`), or it could open the maximum from each
+    /// of its 2^64 addresses.
     private var countByAddress: [String: Int] = [:]
     /// Signed-in connections of each player, in the order they signed in: the first here, any
     /// later ones (a player on several devices at once, rare) in `laterIDsByPlayer`. Not one
@@ -51,22 +54,23 @@ final class ConnectionRegistry {
 
     /// The refusal of one more connection from `clientAddress`, if it has as many as allowed.
     func refusal(clientAddress: String) -> ProtocolError? {
-        guard countByAddress[clientAddress, default: 0] >= limits.maxConnectionsPerIP else { return nil }
+        guard countByAddress[IPAddress.limitKey(clientAddress), default: 0] >= limits.maxConnectionsPerIP else { return nil }
         return ProtocolError(.tooManyConnections,
             "Your address has \(limits.maxConnectionsPerIP) game connections open, the most allowed; close one first.")
     }
 
     func add(_ connection: WebSocketConnection) {
         connections[connection.id] = connection
-        countByAddress[connection.clientAddress, default: 0] += 1
+        countByAddress[IPAddress.limitKey(connection.clientAddress), default: 0] += 1
         metrics.connections.set(Double(connections.count))
     }
 
     /// Forgets a connection libwebsockets has closed, and its place in every index.
     func remove(_ connection: WebSocketConnection) {
         connections[connection.id] = nil
-        if let count = countByAddress[connection.clientAddress] {
-            countByAddress[connection.clientAddress] = count > 1 ? count - 1 : nil
+        let key = IPAddress.limitKey(connection.clientAddress)
+        if let count = countByAddress[key] {
+            countByAddress[key] = count > 1 ? count - 1 : nil
         }
         if let identity = connection.identity { forget(connection.id, of: identity.playerID) }
         metrics.connections.set(Double(connections.count))

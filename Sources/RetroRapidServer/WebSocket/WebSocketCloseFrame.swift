@@ -2,7 +2,9 @@
 ///
 /// libwebsockets echoes a client's close payload back as its answer (lib/roles/ws/ops-ws.c):
 /// it turns the reserved codes below 3000 into 1002 itself, but echoes a 1-byte payload (no
-/// valid code at all), codes from 5000 up, and a reason that is not UTF-8 as they came. The
+/// valid code at all), codes from 5000 up, and a reason that is not UTF-8 as they came. It
+/// also turns 1012–1014 into 1002, though a peer may send them, and does so in the payload
+/// before this sees it: those cannot be echoed (docs/PROTOCOL.md, "Frames"). The
 /// protocol callback sees the payload first (LWS_CALLBACK_WS_PEER_INITIATED_CLOSE) and, for a
 /// frame refused here, closes with the returned status instead (docs/PROTOCOL.md). Pure.
 enum WebSocketCloseFrame {

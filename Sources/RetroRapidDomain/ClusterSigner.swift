@@ -8,7 +8,7 @@
 /// with the channel's name mixed in (a message cannot be moved to another channel); then the
 /// sender's node id, its ``ClusterStamp`` (milliseconds since 1970, the sending process's
 /// random 16-hex-digit boot id, its sequence number) and the message (`ClusterMessage.encoded`).
-/// About 160 bytes plus the message's fields: far below NOTIFY's 8,000.
+/// About 100 bytes plus the sender's name (up to 64) and the message: far below NOTIFY's 8,000.
 ///
 /// `open` checks the form, then the signature (current secret, then previous), then the
 /// stamp's numbers and time; whether it was already received is `ClusterReplayGuard`'s job,

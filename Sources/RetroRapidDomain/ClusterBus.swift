@@ -15,7 +15,16 @@ public protocol ClusterBus: AnyObject, Sendable {
     /// How many times the bus lost its connection and made it again since `start`. Any thread.
     var reconnectCount: Int { get }
 
-    /// Starts delivering the other nodes' messages (never this node's own) to `receive`, on
+    /// How many notifications the bus dropped for `reason` since `start` (unsigned, badly
+    /// signed, stale, replayed: `ClusterSigner`) before any handler saw them. Any thread.
+    func rejectedCount(_ reason: ClusterBusRejection) -> Int
+
+    /// How many messages it took that were signed with the previous cluster secret, not the
+    /// current one: while this grows, some node still signs with the old secret. Any thread.
+    var previousSecretCount: Int { get }
+
+    /// Starts delivering the other nodes' messages (never this node's own, never one whose
+    /// signature or time is wrong, never a copy of one delivered) to `receive`, on
     /// the bus's own thread: `receive` must hand them on (to the service thread's mailbox)
     /// and return at once.
     func start(_ receive: @escaping @Sendable (ClusterEnvelope) -> Void) throws
@@ -28,7 +37,9 @@ public protocol ClusterBus: AnyObject, Sendable {
 }
 
 extension ClusterBus {
-    /// A bus that cannot lose its connection (one inside a test process).
+    /// A bus that cannot lose its connection nor be forged (one inside a test process).
     public var isConnected: Bool { true }
     public var reconnectCount: Int { 0 }
+    public func rejectedCount(_ reason: ClusterBusRejection) -> Int { 0 }
+    public var previousSecretCount: Int { 0 }
 }

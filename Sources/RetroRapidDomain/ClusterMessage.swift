@@ -16,7 +16,7 @@ public enum ClusterMessage: Sendable, Equatable {
     /// runs there): the asker tells the player to connect to that node (`game_elsewhere`).
     case gameStays(gameID: String, playerID: Int64)
 
-    /// The payload as sent: `kind|field|field…`, well under NOTIFY's 8,000-byte limit.
+    /// The message's part of a payload: `kind|field|field…`, well under NOTIFY's 8,000-byte limit.
     public var encoded: String {
         switch self {
         case .settingsChanged(let player, let device, let version): return "settings|\(player)|\(device)|\(version)"
@@ -28,27 +28,36 @@ public enum ClusterMessage: Sendable, Equatable {
     }
 
     /// Parses ``encoded``; nil for anything else (a newer node's message: ignored, not fatal).
+    /// Numbers are parsed failably and bounded (ids from 1, versions from 0): a payload can
+    /// never trap, and a message with an impossible id reaches no handler.
     public init?(encoded: String) {
         let fields = encoded.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         switch (fields.first, fields.count) {
         case ("settings", 4):
-            guard let player = Int64(fields[1]), let device = Int64(fields[2]), let version = Int(fields[3]) else { return nil }
+            guard let player = Self.id(fields[1]), let device = Self.id(fields[2]),
+                  let version = Int(fields[3]), version >= 0 else { return nil }
             self = .settingsChanged(playerID: player, deviceID: device, version: version)
         case ("revoked", 3):
-            guard let player = Int64(fields[1]), let device = Int64(fields[2]) else { return nil }
+            guard let player = Self.id(fields[1]), let device = Self.id(fields[2]) else { return nil }
             self = .deviceRevoked(playerID: player, deviceID: device)
         case ("release", 4):
-            guard !fields[1].isEmpty, let player = Int64(fields[2]), !fields[3].isEmpty else { return nil }
+            guard !fields[1].isEmpty, let player = Self.id(fields[2]), !fields[3].isEmpty else { return nil }
             self = .releaseGame(gameID: fields[1], playerID: player, owner: fields[3])
         case ("released", 3):
-            guard !fields[1].isEmpty, let player = Int64(fields[2]) else { return nil }
+            guard !fields[1].isEmpty, let player = Self.id(fields[2]) else { return nil }
             self = .gameReleased(gameID: fields[1], playerID: player)
         case ("stays", 3):
-            guard !fields[1].isEmpty, let player = Int64(fields[2]) else { return nil }
+            guard !fields[1].isEmpty, let player = Self.id(fields[2]) else { return nil }
             self = .gameStays(gameID: fields[1], playerID: player)
         default:
             return nil
         }
+    }
+
+    /// A row id: a whole number from 1 (the tables' ids start there), nil otherwise.
+    private static func id(_ text: String) -> Int64? {
+        guard let value = Int64(text), value > 0 else { return nil }
+        return value
     }
 }
 
@@ -62,8 +71,9 @@ public struct ClusterEnvelope: Sendable, Equatable {
         self.message = message
     }
 
-    /// The payload as sent: `sender|kind|field…`. A node id has no `|` (`ClusterNodeName`), so
-    /// the first `|` ends it.
+    /// `sender|kind|field…`. A node id has no `|` (`ClusterNodeName`), so the first `|` ends
+    /// it. The bus never sends this bare: `ClusterSigner` puts a stamp after the sender and a
+    /// signature in front.
     public var encoded: String { "\(sender)|\(message.encoded)" }
 
     /// Parses ``encoded``; nil for a payload without a sender or with a message this build does

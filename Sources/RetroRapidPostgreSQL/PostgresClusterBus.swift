@@ -9,9 +9,16 @@ import Synchronization
 
 /// The cluster bus over PostgreSQL's LISTEN/NOTIFY: every node LISTENs on one channel of the
 /// shared database and publishes with `SELECT pg_notify(channel, payload)`, the payload being
-/// `sender|kind|field…` (`ClusterEnvelope.encoded`). PostgreSQL hands a notification to every
-/// session listening on the channel when the sending transaction commits, the sender's own
-/// included: the bus drops those by their sender, so a node never receives its own messages.
+/// the message signed with the cluster secret and stamped (`ClusterSigner`). PostgreSQL hands a
+/// notification to every session listening on the channel when the sending transaction
+/// commits, the sender's own included: the bus drops those by their sender, so a node never
+/// receives its own messages.
+///
+/// Any role that can connect to the database can NOTIFY on the channel too (PostgreSQL has no
+/// privilege for it), so a notification reaches `receive` only when its signature is right,
+/// its time within `ClusterSigner.window` of this node's clock and it is not a copy of one
+/// already taken (`ClusterReplayGuard`); anything else is counted by reason
+/// (`rejectedCount(_:)`) and reported through `onEvent`, at most one report a second.
 /// One bus sends on one connection, one statement after another, so the other nodes receive
 /// its messages in the order it published them.
 ///
@@ -39,9 +46,12 @@ public final class PostgresClusterBus: ClusterBus {
         case reconnectFailed(reason: String, retryInSeconds: Double)
         /// Listening again after `attempts` attempts.
         case reconnected(attempts: Int)
-        /// A notification on the channel that is not a message this build knows (its first
-        /// 64 characters): ignored.
+        /// A signed notification on the channel that is not a message this build knows (its
+        /// first 64 characters): ignored.
         case ignoredPayload(String)
+        /// A notification dropped for `reason` (its first 64 characters); `suppressed` more
+        /// were dropped since the last report and not reported one by one (counted all the same).
+        case rejected(reason: ClusterBusRejection, payload: String, suppressed: Int)
         /// One message could not be sent on a connection that is still up (the server refused
         /// the statement); it is dropped.
         case sendFailed(reason: String)
@@ -70,7 +80,7 @@ public final class PostgresClusterBus: ClusterBus {
     }
 
     /// A bus for node `nodeID` on the database `conninfo` names (a `postgres://` URL or
-    /// `key=value` pairs). Nothing connects before `start`.
+    /// `key=value` pairs), signing with `secrets`. Nothing connects before `start`.
     ///
     /// - Parameters:
     ///   - channel: a lower-case SQL identifier (letters, digits, `_`), the same on every node
@@ -78,7 +88,7 @@ public final class PostgresClusterBus: ClusterBus {
     ///   - maximumQueued: messages waiting beyond this are dropped (a database too slow to take
     ///     them is no reason to grow without bound: they are hints).
     ///   - onEvent: called on the bus thread with what happened to the connection (to log it).
-    public init(conninfo: String, nodeID: String, channel: String = PostgresClusterBus.defaultChannel,
+    public init(conninfo: String, nodeID: String, secrets: ClusterSecrets, channel: String = PostgresClusterBus.defaultChannel,
                 backoff: Backoff = Backoff(), maximumQueued: Int = 10_000,
                 onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws {
         guard !nodeID.isEmpty, nodeID.utf8.count <= 64,
@@ -92,7 +102,8 @@ public final class PostgresClusterBus: ClusterBus {
         }
         self.nodeID = nodeID
         self.channel = channel
-        settings = BusSettings(conninfo: Self.withKeepalives(conninfo), nodeID: nodeID, channel: channel, backoff: backoff,
+        settings = BusSettings(conninfo: Self.withKeepalives(conninfo), nodeID: nodeID, channel: channel,
+                               signer: ClusterSigner(secrets: secrets, channel: channel), backoff: backoff,
                                maximumQueued: maximumQueued, onEvent: onEvent)
     }
 
@@ -121,6 +132,10 @@ public final class PostgresClusterBus: ClusterBus {
     public var isConnected: Bool { state.isConnected }
 
     public var reconnectCount: Int { state.reconnectCount }
+
+    public func rejectedCount(_ reason: ClusterBusRejection) -> Int { state.rejectedCount(reason) }
+
+    public var previousSecretCount: Int { state.previousSecretCount }
 
     /// Connects and LISTENs (throwing what went wrong, e.g. an unreachable server), then starts
     /// the bus thread, which calls `receive` with every other node's message from then on.
@@ -175,6 +190,7 @@ private struct BusSettings: Sendable {
     let conninfo: String
     let nodeID: String
     let channel: String
+    let signer: ClusterSigner
     let backoff: PostgresClusterBus.Backoff
     let maximumQueued: Int
     let onEvent: @Sendable (PostgresClusterBus.Event) -> Void
@@ -189,6 +205,10 @@ private final class BusState: Sendable {
         var stopping = false
         var connected = false
         var reconnects = 0
+        /// Notifications dropped, by `ClusterBusRejection.allCases` index.
+        var rejected = [Int](repeating: 0, count: ClusterBusRejection.allCases.count)
+        /// Messages taken that were signed with the previous secret.
+        var previousSecret = 0
         /// The wake-up pipe's ends; -1 before `start` and after `stop`.
         var wakeRead: Int32 = -1
         var wakeWrite: Int32 = -1
@@ -200,6 +220,22 @@ private final class BusState: Sendable {
 
     var isConnected: Bool { shared.withLock { $0.connected } }
     var reconnectCount: Int { shared.withLock { $0.reconnects } }
+    var previousSecretCount: Int { shared.withLock { $0.previousSecret } }
+
+    func rejectedCount(_ reason: ClusterBusRejection) -> Int {
+        let index = ClusterBusRejection.allCases.firstIndex(of: reason)!
+        return shared.withLock { $0.rejected[index] }
+    }
+
+    func countRejected(_ reason: ClusterBusRejection) {
+        let index = ClusterBusRejection.allCases.firstIndex(of: reason)!
+        shared.withLock { $0.rejected[index] += 1 }
+    }
+
+    func countPreviousSecret() {
+        shared.withLock { $0.previousSecret += 1 }
+    }
+
     var isStopping: Bool { shared.withLock { $0.stopping } }
     var wakeDescriptor: Int32 { shared.withLock { $0.wakeRead } }
 
@@ -292,8 +328,9 @@ private final class BusState: Sendable {
     }
 }
 
-/// The bus thread's own state: the connection and the receiver, touched by no other thread.
-/// It holds the shared state, not the bus, so a bus nobody references any more stops (deinit).
+/// The bus thread's own state: the connection, the receiver, this process's stamp and what it
+/// has taken, touched by no other thread. It holds the shared state, not the bus, so a bus
+/// nobody references any more stops (deinit).
 private final class BusThread {
     let settings: BusSettings
     let state: BusState
@@ -303,6 +340,14 @@ private final class BusThread {
     var listeningPID: Int32
     let receive: @Sendable (ClusterEnvelope) -> Void
     static let sendSQL = "SELECT pg_notify($1, $2)"
+    /// This process's messages: random per start, so a restarted node's sequence starts over
+    /// without looking like a replay of the last run's.
+    let boot = UInt64.random(in: 1...UInt64.max)
+    var sequence: UInt64 = 0
+    var replayGuard = ClusterReplayGuard()
+    /// At most one rejection is reported a second; the others are counted in the next report.
+    var lastRejectionReport: ContinuousClock.Instant?
+    var unreportedRejections = 0
 
     init(settings: BusSettings, state: BusState, connection: PostgresConnection,
          receive: @escaping @Sendable (ClusterEnvelope) -> Void) {
@@ -376,7 +421,9 @@ private final class BusThread {
     }
 
     private func send(_ message: ClusterMessage, on connection: PostgresConnection) throws {
-        let payload = ClusterEnvelope(sender: settings.nodeID, message: message).encoded
+        sequence += 1
+        let stamp = ClusterStamp(boot: boot, sequence: sequence, sentAt: Self.now())
+        let payload = settings.signer.seal(ClusterEnvelope(sender: settings.nodeID, message: message), stamp: stamp)
         do {
             try connection.execute(Self.sendSQL, [settings.channel, payload])
         } catch {
@@ -391,13 +438,41 @@ private final class BusThread {
 
     private func deliver(_ notification: PostgresNotification) {
         guard notification.channel == settings.channel else { return }
-        guard let envelope = ClusterEnvelope(encoded: notification.payload) else {
+        let now = Self.now()
+        let opened: ClusterSigner.Opened
+        switch settings.signer.open(notification.payload, now: now) {
+        case .success(let signed): opened = signed
+        case .failure(let reason): return reject(notification.payload, reason)
+        }
+        // PostgreSQL tells the sender too.
+        guard opened.sender != settings.nodeID else { return }
+        guard replayGuard.admit(sender: opened.sender, stamp: opened.stamp, now: now) else {
+            return reject(notification.payload, .replayed)
+        }
+        guard let envelope = opened.envelope else {
             settings.onEvent(.ignoredPayload(String(notification.payload.prefix(64))))
             return
         }
-        // PostgreSQL tells the sender too.
-        guard envelope.sender != settings.nodeID else { return }
+        if opened.signedWithPrevious { state.countPreviousSecret() }
         receive(envelope)
+    }
+
+    /// Counts every rejection; reports one a second at most, so a flood cannot flood the log.
+    private func reject(_ payload: String, _ reason: ClusterBusRejection) {
+        state.countRejected(reason)
+        let now = ContinuousClock.now
+        if let last = lastRejectionReport, now - last < .seconds(1) {
+            unreportedRejections += 1
+            return
+        }
+        lastRejectionReport = now
+        settings.onEvent(.rejected(reason: reason, payload: String(payload.prefix(64)), suppressed: unreportedRejections))
+        unreportedRejections = 0
+    }
+
+    /// This node's clock in milliseconds since 1970, for stamps and the replay window.
+    private static func now() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     private func lose(_ error: any Error) {

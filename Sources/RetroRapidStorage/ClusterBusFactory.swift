@@ -6,13 +6,15 @@ import RetroRapidSupport
 /// PostgreSQL database talk over its LISTEN/NOTIFY (`PostgresClusterBus`). SQLite has no bus:
 /// a SQLite file serves one node, which has nobody to tell.
 public enum ClusterBusFactory {
-    /// A bus for node `nodeID` on the PostgreSQL database at `postgresURL`, not yet started
-    /// (`ClusterBus.start` connects). What happens to its connection (lost, reconnecting,
-    /// back) is logged through `logger`.
+    /// A bus for node `nodeID` on the PostgreSQL database at `postgresURL`, signing and checking
+    /// every message with `secrets` (`--cluster-secret`, and `--cluster-secret-previous` during
+    /// a rotation), not yet started (`ClusterBus.start` connects). What happens to its
+    /// connection (lost, reconnecting, back) and every notification it drops are logged
+    /// through `logger`.
     ///
     /// Throws when `nodeID` is not a node name (`ClusterNodeName`: 1 to 64 letters, digits,
     /// `.`, `_`, `-`) or the URL is not a `postgres://` or `postgresql://` URL.
-    public static func open(postgresURL: String, nodeID: String,
+    public static func open(postgresURL: String, nodeID: String, secrets: ClusterSecrets,
                             logger: Logger = Logger(label: "retrorapid.cluster")) throws -> any ClusterBus {
         guard !nodeID.isEmpty, nodeID.utf8.count <= 64, nodeID.utf8.allSatisfy(ClusterNodeName.isAllowed) else {
             throw ClusterBusFactoryError.invalidNodeID(nodeID)
@@ -22,7 +24,7 @@ public enum ClusterBusFactory {
         }
         var logger = logger
         logger.metadata["cluster.node"] = nodeID
-        return try PostgresClusterBus(conninfo: postgresURL, nodeID: nodeID, onEvent: { [logger] event in
+        return try PostgresClusterBus(conninfo: postgresURL, nodeID: nodeID, secrets: secrets, onEvent: { [logger] event in
             log(event, to: logger)
         })
     }
@@ -39,8 +41,13 @@ public enum ClusterBusFactory {
         case .reconnected(let attempts):
             logger.notice("cluster bus reconnected", metadata: ["cluster.attempts": String(attempts)])
         case .ignoredPayload(let payload):
-            logger.info("cluster bus ignored a notification that is not a message this build knows",
+            logger.info("cluster bus ignored a signed notification that is not a message this build knows",
                         metadata: ["cluster.payload": payload])
+        case .rejected(let reason, let payload, let suppressed):
+            // The payload is the stranger's text: metadata, which the logger escapes.
+            logger.warning("cluster bus dropped a notification: \(reason.explanation)",
+                           metadata: ["cluster.rejected": reason.rawValue, "cluster.payload": payload,
+                                      "cluster.rejected_unlogged": String(suppressed)])
         case .sendFailed(let reason):
             logger.warning("cluster bus could not send a message; it is dropped", metadata: ["error": reason])
         }

@@ -10,6 +10,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// This process's name among the nodes on one database (cluster mode); empty means the
     /// machine's host name (``resolvedNodeID``).
     public var nodeID = ""
+    /// The secret every node of a cluster signs its bus messages with (`--cluster-secret`);
+    /// `serve` on PostgreSQL refuses to start without it. Nil on a single node (SQLite).
+    public var clusterSecret: String? = nil
+    /// Accepted from other nodes but never used to sign: the other secret of a rotation.
+    public var clusterSecretPrevious: String? = nil
     /// Where the data lives (`--database-url`); the one setting `StorageFactory` reads.
     public var databaseURL = DatabaseURL.sqlite(path: "data/retrorapid.sqlite")
     /// The SQLite file `databaseURL` names, empty when it names a PostgreSQL server. Setting it
@@ -309,6 +314,7 @@ extension ServerConfiguration {
         try checkTLSPair(configuration, origins: origins)
         try checkKeepalive(configuration, origins: origins)
         try checkPayments(configuration, origins: origins)
+        try checkClusterSecrets(configuration, origins: origins)
         return (configuration, origins)
     }
 
@@ -384,6 +390,55 @@ extension ServerConfiguration {
                                      message: "\(baseSource.subject(given.environmentName)) expects an http:// or https:// URL "
                                         + "without a trailing slash, got '\(base)'")
         }
+    }
+
+    /// The previous secret is only ever a second one: alone, or equal to the current, it is a
+    /// mistake in a rotation.
+    private static func checkClusterSecrets(_ configuration: ServerConfiguration,
+                                            origins: [String: ConfigurationError.Source]) throws {
+        guard let previous = configuration.clusterSecretPrevious else { return }
+        let given = setting("cluster-secret-previous")
+        let source = origins[given.key] ?? .flag(given.flag)
+        guard let current = configuration.clusterSecret else {
+            throw ConfigurationError(source: source, setting: "cluster-secret",
+                                     message: "\(source.subject(given.environmentName)) is set but cluster-secret is not; "
+                                        + "the previous secret is accepted beside the current one, never alone")
+        }
+        if previous == current {
+            throw ConfigurationError(source: source, setting: given.key,
+                                     message: "\(source.subject(given.environmentName)) is the same as cluster-secret; "
+                                        + "unset it, or set it to the other secret of a rotation")
+        }
+    }
+
+    /// What `serve` tells an operator who started a cluster node (a PostgreSQL database)
+    /// without `--cluster-secret`.
+    public static var missingClusterSecretMessage: String {
+        let secret = setting("cluster-secret")
+        return "\(secret.key) is not set: a server on a PostgreSQL database is a node of a cluster, and every message "
+            + "between nodes is signed with a secret they share. Set \(secret.environmentName) (or \(secret.flag)) to "
+            + "the same secret of at least \(clusterSecretMinimumLength) characters on every node; make one with "
+            + "`openssl rand -base64 48` (docs/OPERATIONS.md, \"Signing the cluster bus\")"
+    }
+
+    /// A shorter cluster secret is refused (RetroRapidDomain's `ClusterSecrets` checks the same).
+    public static let clusterSecretMinimumLength = 32
+    static let clusterSecretMaximumLength = 1024
+
+    /// Why `text` cannot be a cluster secret, without repeating it; nil when it can.
+    static func clusterSecretProblem(_ text: String) -> String? {
+        if text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
+            return "expects a cluster secret without spaces or control characters"
+        }
+        let length = text.utf8.count
+        if length < clusterSecretMinimumLength {
+            return "expects a cluster secret of at least \(clusterSecretMinimumLength) characters, got \(length); "
+                + "make one with `openssl rand -base64 48`"
+        }
+        if length > clusterSecretMaximumLength {
+            return "expects a cluster secret of at most \(clusterSecretMaximumLength) characters, got \(length)"
+        }
+        return nil
     }
 
     /// A hang-up that comes before the PING would close live connections that merely listen.
@@ -472,6 +527,15 @@ extension ServerConfiguration {
                   + "after a restart (its games are found by it). Empty means the host name.",
               allowed: "up to 64 letters, digits, '.', '_' or '-'",
               isValid: { $0.count <= 64 && $0.utf8.allSatisfy { ClusterNodeName.isAllowed($0) } }),
+        .clusterSecret("clusterSecret", "cluster-secret", \.clusterSecret,
+                       help: "The secret every node of a cluster signs its messages to the other nodes with (HMAC-SHA256 "
+                           + "over LISTEN/NOTIFY, which any database role could otherwise forge). Required on a "
+                           + "PostgreSQL database; the same on every node; make one with `openssl rand -base64 48`. "
+                           + "Unused on SQLite (a single node)."),
+        .clusterSecret("clusterSecretPrevious", "cluster-secret-previous", \.clusterSecretPrevious,
+                       help: "A second secret accepted from other nodes but never used to sign, so a rotation drops "
+                           + "no message: first the new secret here on every node, then it becomes cluster-secret "
+                           + "with the old one here, then this is unset (docs/OPERATIONS.md, \"Signing the cluster bus\")."),
         .databaseURL("databaseURL", "database-url",
                      help: "Where the data lives: sqlite:PATH, a SQLite file used as given (relative to the "
                          + "working directory, never looked up; created with its folder when missing), or "
@@ -720,6 +784,27 @@ extension ServerConfiguration.Setting {
                 return true
             },
             render: { configuration in configuration[keyPath: keyPath].map { isSecret ? "(secret)" : $0 } }
+        )
+    }
+
+    /// A cluster secret (``ServerConfiguration/clusterSecretProblem(_:)``): shown as `(secret)`,
+    /// never repeated in an error; empty unsets it.
+    static func clusterSecret(_ property: String, _ key: String, _ keyPath: Property<String?>, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "SECRET", help: help,
+            allowed: "\(ServerConfiguration.clusterSecretMinimumLength) to \(ServerConfiguration.clusterSecretMaximumLength) "
+                + "characters without spaces, or empty to unset",
+            apply: { configuration, text in
+                if text.isEmpty {
+                    configuration[keyPath: keyPath] = nil
+                    return true
+                }
+                guard ServerConfiguration.clusterSecretProblem(text) == nil else { return false }
+                configuration[keyPath: keyPath] = text
+                return true
+            },
+            render: { configuration in configuration[keyPath: keyPath].map { _ in "(secret)" } },
+            explainRejection: { text in ServerConfiguration.clusterSecretProblem(text) ?? "expects a cluster secret" }
         )
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import RetroRapidDomain
 import RetroRapidServer
 import RetroRapidStorage
 import RetroRapidSupport
@@ -31,6 +32,16 @@ enum ServeCommand: Command {
         let logger = Logger(label: "retrorapid.serve", logLevel: configuration.logLevel, format: configuration.logFormat)
         // Before anything is opened: a server without its client or its schema must not start.
         try located.require(InstalledFile.allCases.filter(\.isRequired))
+        // Nor a cluster node that could not tell its messages from a forger's.
+        var clusterSecrets: ClusterSecrets?
+        if case .postgres = configuration.databaseURL {
+            guard let secret = configuration.clusterSecret else { throw UsageError(ServerConfiguration.missingClusterSecretMessage) }
+            do {
+                clusterSecrets = try ClusterSecrets(current: secret, previous: configuration.clusterSecretPrevious)
+            } catch {
+                throw UsageError("\(error)")
+            }
+        }
         // Which copy of each file this run uses, so a surprise (an old checkout's Web/ picked
         // up from the working directory) shows in the first lines of the log.
         for location in located.files {
@@ -58,9 +69,9 @@ enum ServeCommand: Command {
         var options = GameServer.Options(configuration: configuration)
         // Nodes on one PostgreSQL database tell each other what changed over its LISTEN/NOTIFY
         // (docs/OPERATIONS.md, "Scale out"); a SQLite file serves one node and has no bus.
-        if case .postgres(let database) = configuration.databaseURL {
-            options.clusterBus = try ClusterBusFactory.open(postgresURL: database.conninfo,
-                                                            nodeID: configuration.resolvedNodeID, logger: logger)
+        if case .postgres(let database) = configuration.databaseURL, let clusterSecrets {
+            options.clusterBus = try ClusterBusFactory.open(postgresURL: database.conninfo, nodeID: configuration.resolvedNodeID,
+                                                            secrets: clusterSecrets, logger: logger)
         }
         let server = try GameServer(options: options, logger: logger)
         try server.start()

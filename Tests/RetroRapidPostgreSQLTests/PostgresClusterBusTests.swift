@@ -7,7 +7,8 @@ import Synchronization
 import Testing
 
 /// The LISTEN/NOTIFY bus against a real server: two nodes on one database, a connection the
-/// server terminates, a stop while it waits to reconnect, and payloads that are not messages.
+/// server terminates, a stop while it waits to reconnect, payloads a stranger sends (unsigned,
+/// forged, stale, replayed) and a rotation of the cluster secret.
 /// The waits below are bounds on liveness (a message that never comes), never on speed.
 @Suite(.enabled(if: TestPostgres.isAvailable, "needs RETRORAPID_TEST_POSTGRES_URL (scripts/with-test-postgres.sh)"))
 struct PostgresClusterBusTests {
@@ -117,24 +118,73 @@ struct PostgresClusterBusTests {
         }
     }
 
-    @Test func payloadsThatAreNotMessagesAndOurOwnNameAreIgnored() throws {
+    /// Any role that can connect may NOTIFY on the channel: only a payload signed with the
+    /// cluster secret, fresh and not seen before reaches `receive`; the rest is counted by
+    /// reason and reported (one report a second, the others counted in it).
+    @Test func onlyAFreshSignedMessageIsDeliveredTheRestIsRejectedAndCounted() throws {
         try TestPostgres.withDatabase { url in
             let a = try Node("a", url)
             defer { a.bus.stop() }
             let stranger = try PostgresConnection(conninfo: url)
-            let bad = ["", "hello", "b|", "|revoked|1|2", "b|revoked|1", "b|revoked|x|2", "b|settings|1|2|3|4", "b|future|1",
-                       String(repeating: "z", count: 7_000)]
-            for payload in bad + ["a|revoked|1|1", "b|revoked|1|2"] {
+            func notify(_ payload: String) throws {
                 try stranger.execute("SELECT pg_notify($1, $2)", [PostgresClusterBus.defaultChannel, payload])
             }
-            try stranger.execute("SELECT pg_notify($1, $2)", ["another_channel", "b|revoked|1|3"])
-            try a.waitFor(count: 1)
-            // One session's notifications arrive in order: everything before the good one has
-            // been seen by now.
-            #expect(a.received == [ClusterEnvelope(sender: "b", message: .deviceRevoked(playerID: 1, deviceID: 2))])
-            let ignored = a.events.compactMap { event -> String? in if case .ignoredPayload(let text) = event { text } else { nil } }
-            #expect(ignored == bad.map { String($0.prefix(64)) })
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let signer = ClusterSigner(secrets: Node.secrets, channel: PostgresClusterBus.defaultChannel)
+            let forger = ClusterSigner(secrets: try ClusterSecrets(current: "not-the-cluster-secret-0123456789abcdef"),
+                                       channel: PostgresClusterBus.defaultChannel)
+            let revoke = ClusterEnvelope(sender: "b", message: .deviceRevoked(playerID: 1, deviceID: 2))
+            func stamp(_ sequence: UInt64, at time: Int64 = now) -> ClusterStamp { ClusterStamp(boot: 77, sequence: sequence, sentAt: time) }
+
+            let unsigned = ["", "hello", "b|", "|revoked|1|2", "b|revoked|1|2", "b|release|g1|1|a", "b|settings|1|2|3",
+                            String(repeating: "z", count: 7_000)]
+            for payload in unsigned { try notify(payload) }
+            try notify(forger.seal(revoke, stamp: stamp(1)))
+            try notify(signer.seal(revoke, stamp: stamp(1)).replacingOccurrences(of: "|revoked|1|2", with: "|revoked|1|3"))
+            try notify(signer.seal(revoke, stamp: stamp(1, at: now - 2 * ClusterSigner.window)))
+            let genuine = signer.seal(revoke, stamp: stamp(1))
+            try notify(genuine)
+            try notify(genuine)
+            try notify(signer.seal(ClusterEnvelope(sender: "a", message: .deviceRevoked(playerID: 1, deviceID: 4)), stamp: stamp(1)))
+            try stranger.execute("SELECT pg_notify($1, $2)", ["another_channel", signer.seal(revoke, stamp: stamp(5))])
+            let last = ClusterEnvelope(sender: "b", message: .deviceRevoked(playerID: 1, deviceID: 5))
+            try notify(signer.seal(last, stamp: stamp(2)))
+            try a.waitFor(count: 2)
+            // One session's notifications arrive in order: everything before the last has been
+            // seen by now.
+            #expect(a.received == [revoke, last])
+            #expect(a.bus.rejectedCount(.unsigned) == unsigned.count)
+            #expect(a.bus.rejectedCount(.badSignature) == 2)
+            #expect(a.bus.rejectedCount(.stale) == 1)
+            #expect(a.bus.rejectedCount(.replayed) == 1)
+            #expect(a.bus.rejectedCount(.malformed) == 0)
+            #expect(a.bus.previousSecretCount == 0)
+            let reports = a.events.compactMap { event -> ClusterBusRejection? in
+                if case .rejected(let reason, _, _) = event { reason } else { nil }
+            }
+            #expect(reports.first == .unsigned && reports.count < unsigned.count + 5, "at most one report a second")
             #expect(a.bus.isConnected)
+        }
+    }
+
+    @Test func aNodeSigningWithThePreviousSecretIsHeardAndCounted() throws {
+        try TestPostgres.withDatabase { url in
+            let next = "the-next-cluster-secret-0123456789abcdefgh"
+            let rotated = try Node("a", url, secrets: try ClusterSecrets(current: next, previous: Node.secret))
+            let notYet = try Node("b", url, secrets: try ClusterSecrets(current: Node.secret, previous: next))
+            let dropped = try Node("c", url, secrets: try ClusterSecrets(current: next))
+            defer { rotated.bus.stop(); notYet.bus.stop(); dropped.bus.stop() }
+            notYet.bus.publish(.deviceRevoked(playerID: 1, deviceID: 1))
+            rotated.bus.publish(.deviceRevoked(playerID: 1, deviceID: 2))
+            try rotated.waitFor(count: 1)
+            try notYet.waitFor(count: 1)
+            try dropped.waitFor(count: 1)
+            #expect(rotated.received.map(\.message) == [.deviceRevoked(playerID: 1, deviceID: 1)])
+            #expect(notYet.received.map(\.message) == [.deviceRevoked(playerID: 1, deviceID: 2)])
+            #expect(rotated.bus.previousSecretCount == 1 && notYet.bus.previousSecretCount == 1)
+            // A node that no longer accepts the old secret hears only the rotated node.
+            try waitUntil("c rejects b's message") { dropped.bus.rejectedCount(.badSignature) == 1 }
+            #expect(dropped.received.map(\.sender) == ["a"])
         }
     }
 
@@ -158,15 +208,16 @@ struct PostgresClusterBusTests {
 
     @Test func aBadNodeIDChannelOrServerIsRefused() throws {
         for node in ["", "a|b", "a b", String(repeating: "n", count: 65), "é"] {
-            #expect(throws: PostgresError.self, "\(node)") { _ = try PostgresClusterBus(conninfo: "postgres://127.0.0.1/x", nodeID: node) }
+            #expect(throws: PostgresError.self, "\(node)") { _ = try PostgresClusterBus(conninfo: "postgres://127.0.0.1/x", nodeID: node, secrets: Node.secrets) }
         }
         for channel in ["", "Upper", "1st", "a-b", "a;b"] {
             #expect(throws: PostgresError.self, "\(channel)") {
-                _ = try PostgresClusterBus(conninfo: "postgres://127.0.0.1/x", nodeID: "a", channel: channel)
+                _ = try PostgresClusterBus(conninfo: "postgres://127.0.0.1/x", nodeID: "a", secrets: Node.secrets, channel: channel)
             }
         }
         // Nothing listens on port 1: start says so and leaves nothing running.
-        let bus = try PostgresClusterBus(conninfo: "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2", nodeID: "a")
+        let bus = try PostgresClusterBus(conninfo: "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2", nodeID: "a",
+                                         secrets: Node.secrets)
         #expect(throws: PostgresError.self) { try bus.start { _ in } }
         #expect(!bus.isConnected)
         bus.stop()
@@ -182,9 +233,13 @@ private final class Node: Sendable {
         let entries = Mutex<(received: [ClusterEnvelope], events: [PostgresClusterBus.Event])>(([], []))
     }
 
-    init(_ name: String, _ url: String, backoff: PostgresClusterBus.Backoff = .init(initial: 0.05, maximum: 0.5)) throws {
+    static let secret = "postgres-bus-test-secret-0123456789abcdefgh"
+    static let secrets = try! ClusterSecrets(current: secret)
+
+    init(_ name: String, _ url: String, secrets: ClusterSecrets = Node.secrets,
+         backoff: PostgresClusterBus.Backoff = .init(initial: 0.05, maximum: 0.5)) throws {
         let log = self.log
-        bus = try PostgresClusterBus(conninfo: url, nodeID: name, backoff: backoff, onEvent: { event in
+        bus = try PostgresClusterBus(conninfo: url, nodeID: name, secrets: secrets, backoff: backoff, onEvent: { event in
             log.entries.withLock { $0.events.append(event) }
         })
         try bus.start { envelope in log.entries.withLock { $0.received.append(envelope) } }

@@ -74,6 +74,11 @@ struct ClusterRelayTests {
         #expect(metricsB.contains(#"retrorapid_cluster_messages_sent_total{kind="settings"} 0"#))
         #expect(metricsB.contains("retrorapid_cluster_bus_connected 1"))
         #expect(metricsB.contains("retrorapid_cluster_bus_reconnects_total 0"))
+        // Every reason a notification is dropped for shows from the start, at 0.
+        for reason in ["unsigned", "bad_signature", "stale", "replayed", "malformed"] {
+            #expect(metricsB.contains(#"retrorapid_cluster_bus_rejected_total{reason="\#(reason)"} 0"#), "\(reason)")
+        }
+        #expect(metricsB.contains("retrorapid_cluster_bus_previous_secret_total 0"))
     }
 
     @Test func aDeviceRevokedOnOneNodeLosesItsConnectionOnTheOther() throws {

@@ -402,6 +402,40 @@ import Testing
         #expect(try load(["--public-base-url", "https://game.example"]).paymentSecretKey == nil)
     }
 
+    @Test func theClusterSecretIsMaskedNeverRepeatedAndAtLeast32Characters() throws {
+        let secret = "Zq3vL8wT1xN6cR0bK5mH9jD2fY7gS4aP-Ue0="
+        let configuration = try load(["--database-url", "postgres://db/rr", "--cluster-secret", secret],
+                                     environment: ["RETRORAPID_CLUSTER_SECRET_PREVIOUS": secret + "old"])
+        #expect(configuration.clusterSecret == secret && configuration.clusterSecretPrevious == secret + "old")
+        #expect(!configuration.description.contains(secret))
+        #expect(configuration.description.contains("cluster-secret=(secret)"))
+        #expect(configuration.description.contains("cluster-secret-previous=(secret)"))
+        #expect(ServerConfiguration.helpText.contains("--cluster-secret SECRET   (env RETRORAPID_CLUSTER_SECRET)"))
+
+        let short = "too-short-secret-of-31-chars-xx"
+        let refused = loadError(environment: ["RETRORAPID_CLUSTER_SECRET": short])
+        #expect(refused?.setting == "cluster-secret" && refused?.source == .environment("RETRORAPID_CLUSTER_SECRET"))
+        #expect(refused?.message == "environment variable RETRORAPID_CLUSTER_SECRET expects a cluster secret of at least 32 "
+                    + "characters, got 31; make one with `openssl rand -base64 48`")
+        let spaced = loadError(file: "RETRORAPID_CLUSTER_SECRET=\"\(secret) \(secret)\"")
+        #expect(spaced?.message.hasSuffix("expects a cluster secret without spaces or control characters") == true)
+        for error in [refused, spaced] {
+            #expect(error.map { !$0.message.contains(short) && !$0.message.contains(secret) } == true)
+        }
+        // An empty value unsets it, as for the other secrets.
+        #expect(try load(["--cluster-secret", ""], environment: ["RETRORAPID_CLUSTER_SECRET": secret]).clusterSecret == nil)
+    }
+
+    @Test func thePreviousClusterSecretIsOnlyEverASecondOne() {
+        let secret = "Zq3vL8wT1xN6cR0bK5mH9jD2fY7gS4aP-Ue0="
+        let alone = loadError(["--cluster-secret-previous", secret])
+        #expect(alone?.setting == "cluster-secret" && alone?.source == .flag("--cluster-secret-previous"))
+        let same = loadError(["--cluster-secret", secret, "--cluster-secret-previous", secret])
+        #expect(same?.setting == "cluster-secret-previous")
+        #expect(same.map { !$0.message.contains(secret) } == true)
+        #expect(ServerConfiguration.missingClusterSecretMessage.contains("RETRORAPID_CLUSTER_SECRET"))
+    }
+
     @Test func theProviderURLMustBeABaseToAppendPathsTo() {
         for good in ["https://api.stripe.com", "http://127.0.0.1:12111", "http://localhost:9"] {
             #expect(ServerConfiguration.isProviderURL(good), "\(good)")
@@ -542,7 +576,7 @@ import Testing
         for setting in ServerConfiguration.settings {
             // Pick a valid value that differs from the default, then check only that property moved.
             let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere", "192.0.2.1", "poll",
-                              "https://game.example.com", "3/60", "sqlite:elsewhere"]
+                              "https://game.example.com", "3/60", "sqlite:elsewhere", "a-cluster-secret-of-32-characters"]
             let value = try #require(candidates.first { candidate in
                 var copy = defaults
                 return setting.apply(&copy, candidate) && copy != defaults

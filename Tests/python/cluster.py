@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from conftest import REPO, Server, free_port, wait_until_healthy
+from conftest import REPO, TEST_CLUSTER_SECRET, Server, free_port, wait_until_healthy
 from nginx_proxy import NginxProxy, start_nginx
 
 CLUSTER_SITE = REPO / "Deploy/nginx/retrorapid-cluster.conf"
@@ -67,8 +67,10 @@ def node_binary() -> str:
     return binary
 
 
-def start_node(folder: Path, node_id: str, database_args, *extra_args: str) -> Server:
-    """One `retrorapid serve` node on loopback, on a port of its own, trusting nginx."""
+def start_node(folder: Path, node_id: str, database_args, *extra_args: str,
+               cluster_secret: str | None = TEST_CLUSTER_SECRET) -> Server:
+    """One `retrorapid serve` node on loopback, on a port of its own, trusting nginx, signing
+    its bus messages with `cluster_secret` (given as --cluster-secret; None gives none)."""
     binary = node_binary()
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -80,6 +82,7 @@ def start_node(folder: Path, node_id: str, database_args, *extra_args: str) -> S
         "--web-root", str(REPO / "Web"),
         "--migrations-path", str(REPO / "Migrations"),
         "--trusted-proxies", PROXY_ADDRESS,
+        *(["--cluster-secret", cluster_secret] if cluster_secret is not None else []),
         *extra_args,
     ]
     log = open(log_path, "wb")
@@ -119,16 +122,19 @@ class Cluster:
                 node.process.wait()
 
 
-def start_cluster(folder: Path, database_args, node_ids=("a", "b"), extra_args=(), with_nginx=True) -> Cluster:
+def start_cluster(folder: Path, database_args, node_ids=("a", "b"), extra_args=(), with_nginx=True,
+                  cluster_secret: str | None = TEST_CLUSTER_SECRET) -> Cluster:
     """Nodes `node_ids` on the database `database_args` names (`["--database-url", url]`),
-    started one after another (the first migrates the database), and nginx in front of them
-    with Deploy/nginx/retrorapid-cluster.conf. Stop it with `Cluster.stop()`."""
+    started one after another (the first migrates the database), all with `cluster_secret`, and
+    nginx in front of them with Deploy/nginx/retrorapid-cluster.conf. Stop it with
+    `Cluster.stop()`."""
     # The cluster site names two nodes (its `# site:` upstream lines); more would need more lines.
     assert not with_nginx or len(node_ids) == 2, "Deploy/nginx/retrorapid-cluster.conf's upstream names two nodes"
     nodes = {}
     try:
         for node_id in node_ids:
-            nodes[node_id] = start_node(folder / f"node-{node_id}", node_id, database_args, *extra_args)
+            nodes[node_id] = start_node(folder / f"node-{node_id}", node_id, database_args, *extra_args,
+                                        cluster_secret=cluster_secret)
         proxy = None
         if with_nginx:
             # The site's nodes a and b, in the order given (its /ws?node= map names a and b).

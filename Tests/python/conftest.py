@@ -27,6 +27,10 @@ from postgres_databases import (REQUIRE_VARIABLE, PostgresError, PostgresServer,
 
 REPO = Path(__file__).resolve().parents[2]
 
+# Every server on PostgreSQL is a cluster node and refuses to start without a cluster secret
+# (docs/OPERATIONS.md, "Signing the cluster bus"): the test servers share this one.
+TEST_CLUSTER_SECRET = "rr-test-cluster-secret-9Xq2Lw7Zt4Kp1Vn8Rc3Hs6Jd"
+
 # pytester: test_postgres_harness.py runs a pytest session of its own with these fixtures.
 pytest_plugins = ("pytester",)
 
@@ -152,7 +156,8 @@ def start_server(tmp_path: Path, *extra_args: str, port: int | None = None, host
         *extra_args,
     ]
     log = open(log_path, "wb")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+    environment = {**os.environ, "RETRORAPID_CLUSTER_SECRET": TEST_CLUSTER_SECRET} if database_url else None
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path, env=environment)
     return wait_until_healthy(Server(port, database, process, log_path, list(extra_args), database_url))
 
 

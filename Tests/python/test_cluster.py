@@ -2,22 +2,27 @@
 does through one node reaches their devices on the other live (the LISTEN/NOTIFY bus), the
 rules that count stay exact when both nodes race for them (the last free play, a code's cap),
 the leaderboard is one, and the same holds through nginx running
-Deploy/nginx/retrorapid-cluster.conf. docs/OPERATIONS.md, "Scale out"."""
+Deploy/nginx/retrorapid-cluster.conf. The bus is signed with the cluster secret: a database
+role without it (and without any grant) cannot make a node act, a copy of a genuine message
+is refused, a rotation drops nothing, and a node refuses to start without the secret.
+docs/OPERATIONS.md, "Scale out" and "Signing the cluster bus"."""
 
 import asyncio
 import os
 import re
+import secrets
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from cluster import CLUSTER_SITE, create_postgres_database, start_cluster
-from conftest import REPO
+from cluster import CLUSTER_SITE, create_postgres_database, node_binary, psql, psql_binary, start_cluster
+from conftest import REPO, TEST_CLUSTER_SECRET, free_port
 from nginx_proxy import SITE
-from ws_client import GameClient, create_player, link_second_device, play_to_score, run
+from ws_client import GameClient, create_player, link_second_device, nearest_safe_move, play_to_score, run
 
 # Room for the races below: 100 players from one address, 100 connections of one player.
 ROOMY = ("--new-players-per-address", "1000/600", "--new-players-per-server", "1000/600",
@@ -406,3 +411,183 @@ def test_the_cluster_site_differs_from_the_single_node_site_only_in_its_upstream
     assert "proxy_next_upstream error timeout http_502 http_504;" in cluster
     # nginx never repeats a POST or PATCH that reached a node unless told to: it must not be.
     assert not any("non_idempotent" in line for line in cluster)
+
+
+# MARK: The bus is signed: a database role without the secret cannot make a node act
+
+
+@pytest.fixture
+def forger_url(cluster):
+    """The cluster's database as a role made with `CREATE ROLE ... LOGIN` and nothing else (no
+    grant of any kind), over the loopback server: any login on the same PostgreSQL server."""
+    role = "forger_" + secrets.token_hex(4)
+    psql(cluster.database_url, f"CREATE ROLE {role} LOGIN")
+    parts = urlsplit(cluster.database_url)
+    yield parts._replace(netloc=f"{role}@{parts.hostname}:{parts.port}").geturl()
+    psql(cluster.database_url, f"DROP ROLE IF EXISTS {role}")
+
+
+def psql_as(url, *commands):
+    """psql as whoever `url` names, each of `commands` its own transaction; never raises."""
+    arguments = [argument for command in commands for argument in ("-c", command)]
+    return subprocess.run([psql_binary(), "-X", "-At", "-d", url, *arguments], capture_output=True, text=True, timeout=30)
+
+
+async def play_on(client, seconds):
+    """Plays `client`'s running game by the safe-lane cue for `seconds`; returns the types of
+    the messages that came meanwhile."""
+    seen = set()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            message = await client.recv(timeout=max(0.05, deadline - time.monotonic()))
+        except asyncio.TimeoutError:
+            break
+        seen.add(message["type"])
+        if message["type"] == "step":
+            direction = nearest_safe_move(message)
+            if direction:
+                await client.send(type="move", direction=direction, step=message["step"])
+    return seen
+
+
+def test_a_role_without_grants_cannot_forge_a_revoke_a_release_or_settings(cluster, forger_url):
+    a, b = cluster.nodes["a"], cluster.nodes["b"]
+    owner = create_player(a, "Victim")
+    second = link_second_device(a, owner)
+    public_id = a.request("GET", "/api/v1/me", token=owner).json()["player"]["id"]
+    [[player_id]] = cluster.rows(f"SELECT id FROM players WHERE public_id = '{public_id}'")
+    [[first_device], [second_device]] = cluster.rows(f"SELECT id FROM devices WHERE player_id = {player_id} ORDER BY id")
+    # The role can read nothing here...
+    denied = psql_as(forger_url, "SELECT count(*) FROM devices")
+    assert denied.returncode != 0 and "permission denied" in denied.stderr, denied
+
+    async def scenario():
+        victim = await GameClient.signed_in(b, owner)
+        listener = await GameClient.signed_in(b, second)
+        started = await victim.start("cruise")
+        game_id = started["game"]["gameId"]
+        # ...yet it may NOTIFY on the bus's channel, by function or by command.
+        forged = [f"a|revoked|{player_id}|{first_device}", f"a|release|{game_id}|{player_id}|b",
+                  f"a|settings|{player_id}|{second_device}|1"]
+        sent = psql_as(forger_url, *(f"SELECT pg_notify('retrorapid_cluster', '{payload}')" for payload in forged),
+                       f"NOTIFY retrorapid_cluster, 'a|revoked|{player_id}|{second_device}'")
+        assert sent.returncode == 0, sent.stderr
+        assert eventually(lambda: metric_value(b, "retrorapid_cluster_bus_rejected_total", reason="unsigned"), 4) == 4
+        # The victim's game runs on and its connection stays; the other device is pushed nothing.
+        seen = await play_on(victim, 2)
+        assert "step" in seen and not seen & {"error", "detached", "gameOver"}, seen
+        await victim.send(type="ping")
+        await victim.expect("pong")
+        await listener.send(type="ping")
+        assert (await listener.recv())["type"] == "pong"
+        await victim.send(type="quit")
+        await victim.expect("gameOver")
+        await victim.close()
+        await listener.close()
+
+    run(scenario())
+    for kind in ("revoked", "release", "settings"):
+        assert metric_value(b, "retrorapid_cluster_messages_received_total", kind=kind) == 0, kind
+    assert metric_value(a, "retrorapid_cluster_bus_rejected_total", reason="unsigned") == 4
+    for reason in ("bad_signature", "stale", "replayed", "malformed"):
+        assert metric_value(b, "retrorapid_cluster_bus_rejected_total", reason=reason) == 0, reason
+    assert "cluster bus dropped a notification: it is not signed" in b.log()
+    assert cluster.rows("SELECT count(*) FROM devices WHERE revoked_at IS NOT NULL") == [["0"]]
+
+
+def test_a_genuine_message_copied_by_a_listening_role_is_refused_as_a_replay(cluster, forger_url):
+    a, b = cluster.nodes["a"], cluster.nodes["b"]
+    owner = create_player(a, "Replayed")
+    second = link_second_device(a, owner)
+    # The role listens on the channel while a settings change through a goes out signed...
+    listening = subprocess.Popen([psql_binary(), "-X", "-At", "-d", forger_url, "-c", "LISTEN retrorapid_cluster",
+                                  "-c", "SELECT pg_sleep(3)"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    written = a.request("PUT", "/api/v1/settings", {"cueVolume": 40}, token=owner, headers={"If-Match": '"0"'})
+    assert written.status == 200, written.body
+    out, err = listening.communicate(timeout=30)
+    captured = re.findall(r'Asynchronous notification "retrorapid_cluster" with payload "([^"]*)"', out + err)
+    assert len(captured) == 1 and captured[0].startswith("s1|"), (out, err)
+    assert eventually(lambda: metric_value(b, "retrorapid_cluster_messages_received_total", kind="settings"), 1) == 1
+
+    async def scenario():
+        on_b = await GameClient.signed_in(b, second)
+        # ...and sends it again: b took it already, so it is dropped, not pushed again.
+        assert psql_as(forger_url, f"SELECT pg_notify('retrorapid_cluster', '{captured[0]}')").returncode == 0
+        assert eventually(lambda: metric_value(b, "retrorapid_cluster_bus_rejected_total", reason="replayed"), 1) == 1
+        await on_b.send(type="ping")
+        assert (await on_b.recv())["type"] == "pong"
+        await on_b.close()
+
+    run(scenario())
+    assert metric_value(b, "retrorapid_cluster_messages_received_total", kind="settings") == 1
+
+
+def test_every_rejection_reason_shows_from_the_start_and_the_secret_is_never_logged(cluster):
+    for node in cluster.nodes.values():
+        for reason in ("unsigned", "bad_signature", "stale", "replayed", "malformed"):
+            assert metric_value(node, "retrorapid_cluster_bus_rejected_total", reason=reason) == 0, reason
+        assert metric_value(node, "retrorapid_cluster_bus_previous_secret_total") == 0
+        assert TEST_CLUSTER_SECRET not in node.log()
+
+
+def serve_refused(database_url, folder, **environment):
+    """`retrorapid serve` on `database_url` that must exit by itself, its secret named only by
+    `environment`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {name: value for name, value in os.environ.items() if not name.startswith("RETRORAPID_")}
+    env.update(environment)
+    return subprocess.run([node_binary(), "serve", "--host", "127.0.0.1", "--port", str(free_port()),
+                           "--database-url", database_url, "--node-id", "c", "--web-root", str(REPO / "Web"),
+                           "--migrations-path", str(REPO / "Migrations")],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_a_node_without_a_cluster_secret_or_with_a_short_one_refuses_to_start(cluster_database_url, tmp_path):
+    missing = serve_refused(cluster_database_url, tmp_path / "missing")
+    assert missing.returncode == 64, missing
+    assert "cluster-secret is not set" in missing.stderr and "RETRORAPID_CLUSTER_SECRET" in missing.stderr
+    assert "openssl rand -base64 48" in missing.stderr
+    short = "only-twenty-nine-characters.."
+    too_short = serve_refused(cluster_database_url, tmp_path / "short", RETRORAPID_CLUSTER_SECRET=short)
+    assert too_short.returncode == 64, too_short
+    assert "RETRORAPID_CLUSTER_SECRET expects a cluster secret of at least 32 characters, got 29" in too_short.stderr
+    assert short not in too_short.stdout + too_short.stderr
+    # Refused before the database is touched: nothing was migrated.
+    assert psql(cluster_database_url, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").strip() == "0"
+
+
+def test_a_rotation_step_by_step_drops_no_message(cluster_database_url, tmp_path):
+    """Old secret O, new secret N, one node restarted at a time as docs/OPERATIONS.md says:
+    both accept N, then sign with N keeping O, then forget O. At every step a device revoked
+    through a loses its connection on b."""
+    old, new = "old-cluster-secret-" + secrets.token_hex(16), "new-cluster-secret-" + secrets.token_hex(16)
+    steps = [((old, new), (old, None)),
+             ((old, new), (old, new)),
+             ((new, old), (old, new)),
+             ((new, old), (new, old)),
+             ((new, None), (new, old))]
+    for index, pair in enumerate(steps):
+        clusters = []
+        try:
+            for node_id, (current, previous) in zip(("a", "b"), pair):
+                extra = ("--cluster-secret-previous", previous) if previous else ()
+                clusters.append(start_cluster(tmp_path / f"step{index}", ["--database-url", cluster_database_url],
+                                              node_ids=(node_id,), extra_args=extra, with_nginx=False,
+                                              cluster_secret=current))
+            a, b = clusters[0].nodes["a"], clusters[1].nodes["b"]
+            owner = create_player(a, f"Rotating {index}")
+            second = link_second_device(a, owner)
+
+            async def scenario():
+                thief = await GameClient.signed_in(b, second)
+                assert a.request("DELETE", f"/api/v1/devices/{other_device_id(a, owner)}", token=owner).status == 200
+                code, _ = await thief.closed()
+                assert code == 4401, index
+
+            run(scenario())
+            assert metric_value(b, "retrorapid_cluster_bus_rejected_total", reason="bad_signature") == 0, index
+        finally:
+            for started in clusters:
+                started.stop()

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from conftest import REPO, Server, free_port, wait_until_healthy
+from conftest import REPO, TEST_CLUSTER_SECRET, Server, free_port, wait_until_healthy
 from ws_client import GameClient, create_player, nearest_safe_move, run
 
 ADMIN_URL = os.environ.get("RETRORAPID_TEST_POSTGRES_URL")
@@ -55,7 +55,8 @@ def start_node(folder: Path, url: str, node_id: str) -> Server:
     port = free_port()
     log_path = folder / "server.log"
     command = [BINARY, "serve", "--host", "127.0.0.1", "--port", str(port), "--database-url", url,
-               "--node-id", node_id, "--web-root", str(REPO / "Web"), "--migrations-path", str(REPO / "Migrations")]
+               "--node-id", node_id, "--web-root", str(REPO / "Web"), "--migrations-path", str(REPO / "Migrations"),
+               "--cluster-secret", TEST_CLUSTER_SECRET]
     process = subprocess.Popen(command, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT, cwd=folder)
     return wait_until_healthy(Server(port, None, process, log_path, []))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Server, free_port, wait_until_healthy
+from conftest import REPO, TEST_CLUSTER_SECRET, Server, free_port, wait_until_healthy
 from ws_client import create_player, link_second_device, play_to_score
 
 ADMIN_URL = os.environ.get("RETRORAPID_TEST_POSTGRES_URL", "")
@@ -178,7 +178,8 @@ def test_serve_on_the_copied_database_shows_the_same_leaderboard(server_factory,
     log_path = tmp_path / "on-postgres.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen([binary(), "serve", "--host", "127.0.0.1", "--port", str(port), "--database-url", url,
-                                    "--web-root", str(REPO / "Web"), "--migrations-path", str(REPO / "Migrations")],
+                                    "--web-root", str(REPO / "Web"), "--migrations-path", str(REPO / "Migrations"),
+                                    "--cluster-secret", TEST_CLUSTER_SECRET],
                                    stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
     on_postgres = wait_until_healthy(Server(port, served.database, process, log_path))
     try:

@@ -10,15 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Server, free_port, wait_until_healthy
+from conftest import REPO, TEST_CLUSTER_SECRET, Server, free_port, wait_until_healthy
 from test_cli_conventions import BINARY, MIGRATIONS, clean_environment, run
 
 PASSWORD = "Pa55-w0rd-never-shown"
 
 
 def serve(cwd: Path, *flags: str, **environment: str) -> Server:
-    """`retrorapid serve` from `cwd`, its database named only by `flags` / `environment`."""
+    """`retrorapid serve` from `cwd`, its database named only by `flags` / `environment` (and
+    the cluster secret a PostgreSQL database needs, unless `environment` names its own)."""
     cwd.mkdir(parents=True, exist_ok=True)
+    environment.setdefault("RETRORAPID_CLUSTER_SECRET", TEST_CLUSTER_SECRET)
     port = free_port()
     log_path = cwd.parent / f"{cwd.name}-server.log"
     log = open(log_path, "wb")
@@ -47,8 +49,10 @@ def stored_names(database: Path) -> list[str]:
 
 
 def serve_refused(cwd: Path, *flags: str, **environment: str) -> subprocess.CompletedProcess:
-    """`serve` that must exit by itself; it gets a port so it could only have started by mistake."""
+    """`serve` that must exit by itself; it gets a port so it could only have started by mistake.
+    It has the cluster secret a PostgreSQL database needs, unless `environment` names its own."""
     cwd.mkdir(parents=True, exist_ok=True)
+    environment.setdefault("RETRORAPID_CLUSTER_SECRET", TEST_CLUSTER_SECRET)
     return subprocess.run(
         [BINARY, "serve", "--host", "127.0.0.1", "--port", str(free_port()), "--web-root", str(REPO / "Web"),
          "--migrations-path", MIGRATIONS, *flags],

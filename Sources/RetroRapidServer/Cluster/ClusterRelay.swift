@@ -66,6 +66,32 @@ public final class ClusterRelay: Sendable {
                         help: "Times the cluster bus lost its database connection and made it again.") {
             Double(bus.reconnectCount)
         }
+        // The bus counts its rejections on its own thread; each scrape hands on what it counted
+        // since the last, so every reason shows from the start, at 0.
+        let rejected = metrics.counter("retrorapid_cluster_bus_rejected_total",
+                                       help: "Notifications on the cluster bus's channel dropped before any handler saw them, by "
+                                           + "reason: unsigned, bad_signature, stale, replayed, malformed (a forgery, a replay, "
+                                           + "a node with another secret or a wrong clock).",
+                                       labelNames: ["reason"])
+        for reason in ClusterBusRejection.allCases {
+            rejected.increment(by: 0, reason.rawValue)
+        }
+        let handedOn = Mutex([Int](repeating: 0, count: ClusterBusRejection.allCases.count))
+        metrics.beforeRender {
+            handedOn.withLock { handed in
+                for (index, reason) in ClusterBusRejection.allCases.enumerated() {
+                    let total = bus.rejectedCount(reason)
+                    guard total > handed[index] else { continue }
+                    rejected.increment(by: Double(total - handed[index]), reason.rawValue)
+                    handed[index] = total
+                }
+            }
+        }
+        metrics.counter("retrorapid_cluster_bus_previous_secret_total",
+                        help: "Messages from other nodes taken because they were signed with --cluster-secret-previous: "
+                            + "while it grows, some node still signs with that secret.") {
+            Double(bus.previousSecretCount)
+        }
         events.subscribeToSettingsChanges(madeHereOnly: true) { [unowned self] playerID, deviceID, settings in
             publish(.settingsChanged(playerID: playerID, deviceID: deviceID, version: settings.version))
         }

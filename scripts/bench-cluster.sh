@@ -88,6 +88,10 @@ tree_cpu_seconds() {
     echo "$total"
 }
 
+# The nodes sign their bus messages (docs/OPERATIONS.md, "Signing the cluster bus"); one
+# throwaway secret per run, passed in the environment so that it is not in `ps`.
+export RETRORAPID_CLUSTER_SECRET=${RETRORAPID_CLUSTER_SECRET:-$(openssl rand -base64 48 | tr -d '\n')}
+
 start_node() {
     local node_port=$1 name=$2
     taskset -c 1 "$binary" serve --host 127.0.0.1 --port "$node_port" --database-url "$database" --node-id "$name" \

@@ -47,11 +47,6 @@ public protocol ClusterRepository {
     /// start that long ago, oldest start first, with their players. The periodic sweep ends them
     /// as `server_crash`.
     func orphans(now: Date, lease: TimeInterval, grace: TimeInterval) throws -> [(gameID: String, playerID: Int64)]
-
-    /// Gives back the free play game `gameID` consumed (deletes its `plays` row): false when
-    /// there was none. Idempotent, so a sweep that died half-way may run again.
-    @discardableResult
-    func refundPlay(playerID: Int64, gameID: String) throws -> Bool
 }
 
 /// How long a node's heartbeat stands for it.

@@ -35,8 +35,14 @@ public protocol RunningGameRepository {
 
     func running(publicID: String) throws -> RunningGameRecord?
 
-    /// Ends every running game from its checkpoints and stores it as a finished game.
+    /// Ends every running game from its checkpoints and stores it as a finished game, each by
+    /// the rules of ``RunningGameRecovery`` (its play given back within the daily cap), in one
+    /// transaction.
     func recoverAll(now: Date) throws -> [RecoveredGame]
+
+    /// Ends one running game the same way, in one transaction with the refund it decides (a
+    /// cluster's sweep, for a game whose node died): nil when it no longer runs.
+    func recover(publicID: String, now: Date) throws -> RecoveredGame?
 }
 
 extension RunningGameRepository {

@@ -140,11 +140,6 @@ public struct PostgresClusterRepository: ClusterRepository {
             .map { (gameID: $0.string(at: 0), playerID: $0.int64(at: 1)) }
     }
 
-    @discardableResult
-    public func refundPlay(playerID: Int64, gameID: String) throws -> Bool {
-        try connection.execute("DELETE FROM plays WHERE player_id = $1 AND game_id = $2", [playerID, gameID]).affectedRows == 1
-    }
-
     // MARK: - Private
 
     static func staleBefore(_ now: Date, _ lease: TimeInterval) -> String {

@@ -19,7 +19,11 @@ import RetroRapidRules
 ///   batch covers or which no longer run, so a game still running that the batch left out
 ///   (and, later, another node's games) keep theirs.
 /// - ``recoverAll(now:)`` locks the rows it ends (`FOR UPDATE`), gives back plays, stores the
-///   games and deletes their running rows and checkpoints in one transaction.
+///   games and deletes their running rows and checkpoints in one transaction;
+///   ``recover(publicID:now:)`` does the same for one game. Before it counts a player's
+///   refunds of the day (the cap of `RunningGameRecovery`) it takes the player's row lock, as
+///   every start of theirs does, so two recoveries of one player's games never both see the
+///   cap unspent.
 /// - The readers see one snapshot (REPEATABLE READ, read-only: never a serialization failure),
 ///   so a game and its checkpoints agree.
 ///
@@ -169,16 +173,9 @@ public struct PostgresRunningGameRepository: RunningGameRepository {
             // Locked: a concurrent record or cancel of one of these games waits for the outcome.
             let rows = try db.execute("SELECT \(Self.columns) FROM running_games ORDER BY started_at, public_id FOR UPDATE")
                 .map(Self.record)
-            var recovered: [RecoveredGame] = []
-            for (row, problem) in try Self.withCheckpoints(rows, db) {
-                let recovery = RunningGameRecovery(row, problem: problem)
-                var refunded = false
-                if recovery.givesBackPlay {
-                    refunded = try db.execute("DELETE FROM plays WHERE player_id = $1 AND game_id = $2",
-                                              [row.playerID, row.publicID]).affectedRows == 1
-                }
-                let game = try recovery.game(playRefunded: refunded)
-                recovered.append(RecoveredGame(recorded: try PostgresGameRepository.insert(game, db), problem: recovery.problem))
+            // One after another: each game's refund counts the ones stored before it.
+            let recovered = try Self.withCheckpoints(rows, db).map { row, problem in
+                try Self.store(RunningGameRecovery(row, problem: problem), db)
             }
             // Every checkpoint whose game no longer runs: here, all of them (SQLite deletes the table).
             try db.execute("""
@@ -188,7 +185,39 @@ public struct PostgresRunningGameRepository: RunningGameRepository {
         }
     }
 
+    /// Ends the one game `publicID` by the same rules, in one transaction; nil when it no
+    /// longer runs. Its checkpoints go with a later compaction, as a recorded game's do.
+    public func recover(publicID: String, now: Date) throws -> RecoveredGame? {
+        try connection.transaction { db in
+            let rows = try db.execute("SELECT \(Self.columns) FROM running_games WHERE public_id = $1 FOR UPDATE", [publicID])
+                .map(Self.record)
+            return try Self.withCheckpoints(rows, db).first.map { row, problem in
+                try Self.store(RunningGameRecovery(row, problem: problem), db)
+            }
+        }
+    }
+
     // MARK: - Private
+
+    /// Stores `recovery`'s game inside an open transaction, giving back its play when the
+    /// player's refunds of that day are under the cap (counted under the player's row lock).
+    private static func store(_ recovery: RunningGameRecovery, _ db: PostgresConnection) throws -> RecoveredGame {
+        let row = recovery.record
+        var refunded = false
+        if recovery.mayGiveBackPlay {
+            try PostgresPlayerLookup.requirePlayer(row.playerID, in: db, lockingRow: true)
+            let day = recovery.playDay
+            let earlier = try db.execute("""
+                SELECT count(*) FROM games WHERE player_id = $1 AND play_refunded AND started_at >= $2 AND started_at < $3
+                """, [row.playerID, UTCCivilTime.text(day.start), UTCCivilTime.text(day.end)]).first?.int64(at: 0) ?? 0
+            if try recovery.givesBackPlay(refundedThatDay: earlier) {
+                refunded = try db.execute("DELETE FROM plays WHERE player_id = $1 AND game_id = $2",
+                                          [row.playerID, row.publicID]).affectedRows == 1
+            }
+        }
+        let game = try recovery.game(playRefunded: refunded)
+        return RecoveredGame(recorded: try PostgresGameRepository.insert(game, db), problem: recovery.problem)
+    }
 
     /// SQLite's rule ("older rows go, but a running game's the batch left out") said the other
     /// way round: a row below `first` goes when its game is covered or no longer runs.

@@ -124,14 +124,6 @@ public struct SQLiteClusterRepository: ClusterRepository {
         }
     }
 
-    @discardableResult
-    public func refundPlay(playerID: Int64, gameID: String) throws -> Bool {
-        try database.transaction(.immediate) { db in
-            try statements.prepare("DELETE FROM plays WHERE player_id = ? AND game_id = ?").execute([playerID, gameID])
-            return db.changes == 1
-        }
-    }
-
     // MARK: - Private
 
     /// A heartbeat older than this (to the second, as stored) is a dead node's.

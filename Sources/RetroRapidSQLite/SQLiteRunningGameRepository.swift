@@ -19,6 +19,10 @@ import RetroRapidRules
 ///   the day it was taken from counts one play fewer. A game started before UTC midnight and
 ///   recovered after it gives back a play of the day before, which changes nothing for today:
 ///   like any unused play, it does not carry over.
+/// - At most `RunningGameRecovery.refundsPerPlayerPerDay` of a player's plays of one day are
+///   given back so: the refunded `server_crash` games of that day are counted in the same
+///   transaction that stores the game, so crashing the server again buys nothing. Beyond the
+///   cap the game is stored the same, its play kept.
 /// - A checkpoint whose replay had already crashed (the player's crash was waiting out the
 ///   grace window, or being saved, when the server died) is stored as the `crash` it is, and
 ///   keeps its play: the rules ended that game, not the server.
@@ -160,16 +164,9 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
         try database.transaction(.immediate) { db in
             let rows = try statements.prepare("SELECT \(Self.columns) FROM running_games ORDER BY started_at, public_id")
                 .query(Self.record)
-            var recovered: [RecoveredGame] = []
-            for (row, problem) in try withCheckpoints(rows) {
-                let recovery = RunningGameRecovery(row, problem: problem)
-                var refunded = false
-                if recovery.givesBackPlay {
-                    try statements.prepare("DELETE FROM plays WHERE player_id = ? AND game_id = ?").execute([row.playerID, row.publicID])
-                    refunded = db.changes == 1
-                }
-                let game = try recovery.game(playRefunded: refunded)
-                recovered.append(RecoveredGame(recorded: try SQLiteGameRepository.insert(game, statements), problem: recovery.problem))
+            // One after another: each game's refund counts the ones stored before it.
+            let recovered = try withCheckpoints(rows).map { row, problem in
+                try store(RunningGameRecovery(row, problem: problem), db)
             }
             // No game runs now: every checkpoint belongs to a game that is stored.
             try statements.prepare("DELETE FROM game_checkpoints").execute()
@@ -177,7 +174,38 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
         }
     }
 
+    /// Ends the one game `publicID` by the same rules, in one transaction; nil when it no
+    /// longer runs. Its checkpoints go with the next compaction, as a recorded game's do.
+    public func recover(publicID: String, now: Date) throws -> RecoveredGame? {
+        try database.transaction(.immediate) { db in
+            let rows = try statements.prepare("SELECT \(Self.columns) FROM running_games WHERE public_id = ?").query([publicID], Self.record)
+            return try withCheckpoints(rows).first.map { row, problem in
+                try store(RunningGameRecovery(row, problem: problem), db)
+            }
+        }
+    }
+
     // MARK: - Private
+
+    /// Stores `recovery`'s game inside an open write transaction, giving back its play when
+    /// the player's refunds of that day are under the cap.
+    private func store(_ recovery: RunningGameRecovery, _ db: Database) throws -> RecoveredGame {
+        let row = recovery.record
+        var refunded = false
+        if recovery.mayGiveBackPlay {
+            let day = recovery.playDay
+            let earlier = try statements.prepare("""
+                SELECT count(*) FROM games
+                WHERE player_id = ? AND play_refunded = 1 AND started_at >= ? AND started_at < ?
+                """).query([row.playerID, UTCCivilTime.text(day.start), UTCCivilTime.text(day.end)]) { $0.int64(at: 0) }.first ?? 0
+            if try recovery.givesBackPlay(refundedThatDay: earlier) {
+                try statements.prepare("DELETE FROM plays WHERE player_id = ? AND game_id = ?").execute([row.playerID, row.publicID])
+                refunded = db.changes == 1
+            }
+        }
+        let game = try recovery.game(playRefunded: refunded)
+        return RecoveredGame(recorded: try SQLiteGameRepository.insert(game, statements), problem: recovery.problem)
+    }
 
     /// Rows one checkpoint INSERT holds at most (`CheckpointInsertStatements`).
     package static var rowsPerInsert: Int { CheckpointInsertStatements.rowsPerInsert }

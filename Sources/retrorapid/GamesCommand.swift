@@ -17,7 +17,8 @@ enum GamesCommand: Command {
               (game.id), 'players show' and 'verify' give it), or #ROW for a game stored
               before ids were kept. Prints its player, level, score, steps, how it ended,
               its times, whether its free play was given back (games ended by a server
-              crash), and whether its replay matches what was stored. A game still running
+              crash: at most one a player a day), and whether its replay matches what was
+              stored. A game still running
               shows its last checkpoint instead.
 
         \(OperatorDatabase.optionsUsage)
@@ -60,6 +61,9 @@ enum GamesCommand: Command {
         facts.append(["score", String(game.score)])
         facts.append(["steps", String(game.steps)])
         facts.append(["end", endText(game) + ": " + endMeaning(game.endReason)])
+        if game.endReason == .serverCrash {
+            facts.append(["free play", refundText(game)])
+        }
         facts.append(["started", OperatorTime.text(game.startedAt)])
         facts.append(["ended", OperatorTime.text(game.endedAt)])
         facts.append(["played", String(format: "%.1f s", Double(game.durationMilliseconds) / 1000)])
@@ -80,7 +84,8 @@ enum GamesCommand: Command {
         facts.append(["level", game.level.rawValue + (game.practice ? " (practice)" : "")])
         facts.append(["end", "running, not ended yet"])
         facts.append(["started", OperatorTime.text(game.startedAt)])
-        facts.append(["free play", game.freePlay ? "yes (given back if the server crashes)" : "no"])
+        facts.append(["free play", game.freePlay
+            ? "yes (given back if the server crashes, at most \(RunningGameRecovery.refundsPerPlayerPerDay) a player a day)" : "no"])
         if let log = try? InputLog(encoded: game.inputLog),
            let state = try? Replay.run(seed: game.seed, level: game.level, log: log, rulesVersion: game.rulesVersion) {
             facts.append(["checkpoint", "\(OperatorTime.text(game.checkpointedAt)): score \(state.score), \(log.steps) steps"])
@@ -94,6 +99,14 @@ enum GamesCommand: Command {
     /// The end as tables show it, with a refunded play noted.
     static func endText(_ game: GameRecord) -> String {
         game.playRefunded ? "\(game.endReason.rawValue) (play refunded)" : game.endReason.rawValue
+    }
+
+    /// What became of a `server_crash` game's free play (docs/GAME_RULES.md, "When the server crashes").
+    private static func refundText(_ game: GameRecord) -> String {
+        let cap = RunningGameRecovery.refundsPerPlayerPerDay
+        return game.playRefunded
+            ? "given back (at most \(cap) a player a day for games the server lost)"
+            : "not given back: it used none (practice, unlimited play), or the player's \(cap) of that day was given back already"
     }
 
     private static func endMeaning(_ reason: GameEndReason) -> String {

@@ -56,6 +56,27 @@ struct PostgresRunningGameRaceTests {
         }
     }
 
+    @Test func recoveriesOfOnePlayersGamesAtOnceGiveBackOnePlay() throws {
+        // Ten rounds: the two recoveries (two nodes' sweeps, say) must meet in every order.
+        for round in 0..<10 {
+            try withRaceDatabase { url, connection in
+                let player = try addRacePlayer(connection, "p-1")
+                let repository = PostgresRunningGameRepository(connection: connection, dailyFreePlays: 5)
+                for index in 0..<2 {
+                    try repository.begin(RunningGameStart(publicID: Self.gameID(index), playerID: player, level: .fast, seed: 7,
+                                                          practice: false, startedAt: start.addingTimeInterval(Double(index))))
+                }
+                let now = start.addingTimeInterval(60)
+                let outcomes = raceOnConnections(2, url: url) { index, db in
+                    try PostgresRunningGameRepository(connection: db, dailyFreePlays: 5).recover(publicID: Self.gameID(index), now: now)
+                }
+                let refunds = outcomes.compactMap { try? $0.get()?.recorded.game.playRefunded }
+                #expect(refunds.count == 2 && refunds.filter { $0 }.count == 1, "round \(round): \(outcomes)")
+                #expect(try connection.execute("SELECT count(*) FROM plays WHERE player_id = $1", [player]).first?.int(at: 0) == 1)
+            }
+        }
+    }
+
     @Test func aCheckpointOfThousandsOfGamesIsOneBatchAndCompacts() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")

@@ -113,17 +113,4 @@ import Testing
             #expect(orphans.map(\.playerID) == Array(players[1...3]))
         }
     }
-
-    @Test(arguments: StorageBackends.all) func refundingAPlayGivesBackItsPlaysRowOnce(_ backend: BackendUnderTest) throws {
-        try withStore(backend) { store in
-            let player = try store.addPlayer("p-1")
-            let repositories = store.repositories()
-            let before = try repositories.quota.status(playerID: player, now: start).playsLeft
-            try beginRunningGame(repositories.runningGames, "00000000000000aa", player: player, at: start)
-            #expect(try repositories.quota.status(playerID: player, now: start).playsLeft == before - 1)
-            #expect(try repositories.cluster.refundPlay(playerID: player, gameID: "00000000000000aa"))
-            #expect(try repositories.cluster.refundPlay(playerID: player, gameID: "00000000000000aa") == false)
-            #expect(try repositories.quota.status(playerID: player, now: start).playsLeft == before)
-        }
-    }
 }

@@ -252,6 +252,74 @@ import Testing
         }
     }
 
+    /// Begins `id` for `player` at `at` and checkpoints three steps: a game the server can lose.
+    func loseToACrash(_ repository: any RunningGameRepository, _ id: String, player: Int64, at: Date) throws {
+        try begin(repository, id, player: player, at: at)
+        try repository.checkpoint([GameCheckpoint(publicID: id, log: InputLog(steps: 3, moves: []), durationMilliseconds: 2000)],
+                                  now: at.addingTimeInterval(3))
+    }
+
+    @Test(arguments: StorageBackends.all) func twoGamesOfOnePlayerLostToCrashesOnOneDayGiveBackOnePlay(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let other = try store.addPlayer("p-2")
+            let repositories = store.repositories(RepositorySettings(dailyFreePlays: 5))
+            let repository = repositories.runningGames
+            func used(_ who: Int64, _ at: Date) throws -> Int { try repositories.quota.status(playerID: who, now: at).playsUsed }
+
+            // The first crash of the day gives the play back.
+            try loseToACrash(repository, "00000000000000a1", player: player, at: start)
+            let first = try repository.recoverAll(now: start.addingTimeInterval(60)).map(\.recorded.game)
+            #expect(first.map(\.playRefunded) == [true])
+            #expect(try used(player, start.addingTimeInterval(60)) == 0)
+
+            // The second the same day is stored the same, score and all, but the play stays spent.
+            try loseToACrash(repository, "00000000000000a2", player: player, at: start.addingTimeInterval(120))
+            let second = try repository.recoverAll(now: start.addingTimeInterval(180)).map(\.recorded.game)
+            #expect(second.map(\.endReason) == [.serverCrash] && second.map(\.playRefunded) == [false])
+            #expect(try used(player, start.addingTimeInterval(180)) == 1)
+            #expect(try repositories.games.game(publicID: "00000000000000a2")?.playRefunded == false)
+
+            // Two lost in one recovery, beside another player's: the cap is the player's, not the crash's.
+            try loseToACrash(repository, "00000000000000a3", player: player, at: start.addingTimeInterval(240))
+            try loseToACrash(repository, "00000000000000b1", player: other, at: start.addingTimeInterval(241))
+            let third = try repository.recoverAll(now: start.addingTimeInterval(300))
+            #expect(third.map(\.recorded.game.publicID) == ["00000000000000a3", "00000000000000b1"])
+            #expect(third.map(\.recorded.game.playRefunded) == [false, true])
+            #expect(try used(player, start.addingTimeInterval(300)) == 2 && used(other, start.addingTimeInterval(300)) == 0)
+
+            // A new UTC day has a refund of its own.
+            let tomorrow = start.addingTimeInterval(86_400)
+            try loseToACrash(repository, "00000000000000a4", player: player, at: tomorrow)
+            #expect(try repository.recoverAll(now: tomorrow.addingTimeInterval(60)).map(\.recorded.game.playRefunded) == [true])
+            #expect(try used(player, tomorrow.addingTimeInterval(60)) == 0)
+            #expect(try repositories.games.verifyAll().isEmpty)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func recoveringOneGameFollowsTheSameRulesAndCap(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repositories = store.repositories(RepositorySettings(dailyFreePlays: 5))
+            let repository = repositories.runningGames
+            try loseToACrash(repository, "00000000000000a1", player: player, at: start)
+            let first = try #require(try repository.recover(publicID: "00000000000000a1", now: start.addingTimeInterval(60)))
+            #expect(first.recorded.game.endReason == .serverCrash && first.recorded.game.playRefunded && first.recorded.game.steps == 3)
+            #expect(try repository.running().isEmpty)
+            // Stored once: a second call finds nothing and changes nothing.
+            let before = try store.dump()
+            #expect(try repository.recover(publicID: "00000000000000a1", now: start.addingTimeInterval(61)) == nil)
+            #expect(try store.dump() == before)
+
+            // A second game lost the same day (a restart's recoverAll or a sweep's recover) keeps its play spent.
+            try loseToACrash(repository, "00000000000000a2", player: player, at: start.addingTimeInterval(120))
+            let second = try #require(try repository.recover(publicID: "00000000000000a2", now: start.addingTimeInterval(180)))
+            #expect(second.recorded.game.endReason == .serverCrash && !second.recorded.game.playRefunded)
+            #expect(try repositories.quota.status(playerID: player, now: start.addingTimeInterval(180)).playsUsed == 1)
+            #expect(try repository.running().isEmpty)
+        }
+    }
+
     @Test(arguments: StorageBackends.all) func cancellingAGameThatNeverRanGivesBackItsPlay(_ backend: BackendUnderTest) throws {
         try withStore(backend) { store in
             let player = try store.addPlayer("p-1")

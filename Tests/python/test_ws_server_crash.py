@@ -1,7 +1,8 @@
-"""A running game survives a crash of the server (issue 11): the real binary is killed with
-SIGKILL mid-game and started again on the same database. The game must come back as a stored
+"""A running game survives a crash of the server: the real binary is killed with SIGKILL
+mid-game and started again on the same database. The game must come back as a stored
 `server_crash` game under the id its player was shown, with the score its last checkpoint
-reached, its free play given back, and the operator's commands must find it."""
+reached, its free play given back (once a day a player at most: a crash never pays), and the
+operator's commands must find it."""
 
 import os
 import signal
@@ -190,3 +191,78 @@ def test_a_node_restarted_after_sigkill_offers_its_game_back(tmp_path):
         assert second.query("SELECT count(*) FROM games") == [(0,)]
     finally:
         second.stop()
+
+
+def wait_until_stored(server, game_id, seconds=30):
+    """The game's (end_reason, score, play_refunded) once it is stored: at once after a SQLite
+    restart, after the sweep on PostgreSQL (the restarted node lets go of its games first)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        rows = server.query("SELECT end_reason, score, play_refunded FROM games WHERE public_id = ?", (game_id,))
+        if rows:
+            return rows[0]
+        time.sleep(0.2)
+    pytest.fail(f"game {game_id} was not stored within {seconds} s:\n{server.log()}")
+
+
+def test_crashing_the_server_again_the_same_day_gives_back_no_second_play(tmp_path):
+    """A crash never pays (docs/GAME_RULES.md, "When the server crashes"). A player who can crash
+    the server (SIGKILL here, as a trap on a crafted message would) during each good run keeps
+    each score, as quitting would have, but gets back at most one free play a day however often
+    they crash it, and systemd's Restart=on-failure starts it for them each time. On PostgreSQL
+    the restarted node offers the game back; this player does not take it, so the sweep stores
+    it after the disconnect grace (0 s here), by the same rule."""
+    folder = tmp_path / "server"
+    arguments = [*CHECKPOINT, "--disconnect-grace-seconds", "0"]
+    server = start_server(folder, *arguments)
+    try:
+        token = create_player(server, "Crash Twice")
+        games, used = [], []
+        for _ in range(2):
+            async def a_good_run_then_a_crash(server=server):
+                client = await GameClient.signed_in(server, token)
+                started = await client.start("rapid")
+                last = await play_until(client, 3)
+                await client.send(type="pause")
+                while (message := await client.recv(timeout=5))["type"] != "paused":
+                    if message["type"] == "step":
+                        last = message
+                return started, last
+
+            started, last = run(a_good_run_then_a_crash())
+            time.sleep(1.0)  # five checkpoint intervals
+            server.process.send_signal(signal.SIGKILL)
+            assert server.process.wait(timeout=10) == -signal.SIGKILL
+            server = start_server(folder, *arguments)
+            game_id = started["game"]["gameId"]
+            assert wait_until_stored(server, game_id)[:2] == ("server_crash", last["score"])
+            games.append((game_id, last["score"]))
+            used.append(server.request("GET", "/api/v1/quota", token=token).json()["playsUsed"])
+
+        # Two plays taken, one given back: the second crash bought nothing.
+        assert used == [0, 1]
+        rows = server.query("SELECT public_id, end_reason, score, play_refunded FROM games ORDER BY id")
+        assert rows == [(games[0][0], "server_crash", games[0][1], 1), (games[1][0], "server_crash", games[1][1], 0)]
+        # Both scores stand (the better one is the player's best), as quit games' would.
+        best = server.query("SELECT score FROM best_scores WHERE level = 'rapid' AND period = 'all'")
+        assert best == [(max(score for _, score in games),)]
+
+        async def the_welcome():
+            client = await GameClient.signed_in(server, token)
+            welcome = client.welcome
+            await client.close()
+            return welcome
+
+        welcome = run(the_welcome())
+        assert welcome["quota"]["playsUsed"] == 1 and welcome.get("resumable") is None
+        assert welcome["quota"]["playsLeft"] == welcome["quota"]["dailyFreePlays"] - 1
+
+        # The operator sees which play came back and why the second did not.
+        second = retrorapid(server, "games", "show", games[1][0])
+        assert second.returncode == 0, second.stderr
+        assert "server_crash" in second.stdout and "(play refunded)" not in second.stdout
+        assert "not given back" in second.stdout
+        first = retrorapid(server, "games", "show", games[0][0])
+        assert "server_crash (play refunded)" in first.stdout and "given back (at most 1 a player a day" in first.stdout
+    finally:
+        server.stop()

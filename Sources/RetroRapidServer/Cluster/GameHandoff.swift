@@ -362,9 +362,10 @@ final class GameHandoff: @unchecked Sendable {
 
     /// Stores the games no live node has held for the disconnect grace (their holder died, or
     /// let go of them, and their player did not come back), as a restart stores a crashed
-    /// node's: `server_crash`, play given back. Each is claimed first, so one node stores it,
-    /// on its player's lane; one this node runs or is fetching is left alone (a claim by the
-    /// holder itself succeeds, so the sweep must not take it from its own fetch).
+    /// node's: `server_crash`, play given back within the daily cap. Each is claimed first, so
+    /// one node stores it, on its player's lane; one this node runs or is fetching is left
+    /// alone (a claim by the holder itself succeeds, so the sweep must not take it from its
+    /// own fetch).
     private func sweep() {
         let grace = TimeInterval(limits.disconnectGraceSeconds)
         worker.perform({ storage in
@@ -427,14 +428,11 @@ final class GameHandoff: @unchecked Sendable {
     /// Ends a running game this node claimed from its checkpoints and stores it, by the rules
     /// `RunningGameRepository.recoverAll` applies at a single node's start (`RunningGameRecovery`):
     /// re-simulated, `server_crash` (or the `crash` its checkpoint already shows), its free
-    /// play given back.
-    /// The play is given back before the game is stored, so a node dying in between leaves a
-    /// game the next sweep stores the same way (giving back twice is a no-op).
+    /// play given back unless the player's crash refunds of that day are spent. The refund and
+    /// the store are one transaction, so a node dying in between leaves the game running for
+    /// the next sweep, never a play given back twice or beyond the cap.
     static func storeAsServerCrash(_ gameID: String, storage: StorageContext) throws -> RecordedGame? {
-        guard let row = try storage.runningGames.running(publicID: gameID) else { return nil }
-        let recovery = RunningGameRecovery(row, problem: nil)
-        if recovery.givesBackPlay { try storage.cluster.refundPlay(playerID: row.playerID, gameID: gameID) }
-        return try storage.games.record(recovery.game(playRefunded: recovery.givesBackPlay))
+        try storage.runningGames.recover(publicID: gameID, now: storage.now)?.recorded
     }
 
     // MARK: - Start and stop

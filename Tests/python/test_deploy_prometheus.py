@@ -1,11 +1,13 @@
 """The Prometheus alert rules operators load (Deploy/prometheus/): promtool accepts them, its
 unit tests show each alert firing on a node in trouble and none on a healthy one, and every
-metric they name is one a real server exports (a renamed metric would silence an alert)."""
+metric they name is one a real server exports (a renamed metric would silence an alert): a
+single node on SQLite, and for the cluster's metrics a node on PostgreSQL."""
 
 import re
 import shutil
 import subprocess
 
+from cluster import start_node
 from conftest import REPO
 
 RULES = REPO / "Deploy/prometheus/retrorapid-alerts.yml"
@@ -21,19 +23,31 @@ def promtool():
 def test_promtool_accepts_the_rules_and_their_unit_tests_pass():
     checked = subprocess.run([promtool(), "check", "rules", str(RULES)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 8 rules found" in checked.stdout
+    assert "SUCCESS: 9 rules found" in checked.stdout
     tested = subprocess.run([promtool(), "test", "rules", str(RULE_TESTS)], capture_output=True, text=True,
                             cwd=RULE_TESTS.parent)
     assert tested.returncode == 0, tested.stdout + tested.stderr
 
 
-def test_every_metric_the_rules_name_is_exported_by_the_server(server):
+def exported_metrics(server):
     exported = set()
     for line in server.request("GET", "/metrics").body.decode().splitlines():
         match = re.fullmatch(r"# TYPE (\S+) (counter|gauge|histogram)", line)
         if match:
             name, kind = match[1], match[2]
             exported |= {name + suffix for suffix in ("_bucket", "_sum", "_count")} if kind == "histogram" else {name}
+    return exported
+
+
+def test_every_metric_the_rules_name_is_exported_by_the_server(server, postgres_database_url, tmp_path):
     named = set(re.findall(r"\bretrorapid_[a-z_]+", RULES.read_text()))
     assert named, "no metric found in the rules"
-    assert named <= exported, sorted(named - exported)
+    cluster_only = {name for name in named if name.startswith("retrorapid_cluster_")}
+    assert cluster_only, "the rules name no cluster metric"
+    assert named - cluster_only <= exported_metrics(server), sorted(named - cluster_only - exported_metrics(server))
+    node = start_node(tmp_path / "node", "a", ["--database-url", postgres_database_url])
+    try:
+        assert cluster_only <= exported_metrics(node), sorted(cluster_only - exported_metrics(node))
+    finally:
+        node.process.terminate()
+        node.process.wait(timeout=15)

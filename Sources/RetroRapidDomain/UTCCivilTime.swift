@@ -15,6 +15,11 @@ package enum UTCCivilTime {
         Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
+    /// The seconds ``text(_:)`` can write in its four-digit years, 0000-01-01T00:00:00Z to
+    /// 9999-12-31T23:59:59Z. A time from outside (a provider's answer) is checked against it
+    /// before it is kept: far beyond it, ``seconds(_:)`` would trap converting the date.
+    package static let storableSeconds: ClosedRange<Int64> = -62_167_219_200...253_402_300_799
+
     /// `date` as `YYYY-MM-DDTHH:MM:SSZ`.
     package static func text(_ date: Date) -> String {
         let seconds = seconds(date)

@@ -67,6 +67,10 @@ extension VersionedSettings {
     /// fields this one does not know. Anything else wrong with it is damage, not a player's
     /// mistake (`.unreadable`).
     package static func stored(version: Int, document: String, updatedAt: String, playerID: Int64) throws(StoreError) -> VersionedSettings {
+        // The next write stores `version + 1`, which would trap at `Int.max`.
+        guard version >= 1, version < Int.max else {
+            throw StoreError.unreadable("player_settings holds version \(version) for player \(playerID), outside 1 to \(Int.max - 1)")
+        }
         let settings: PlayerSettings
         do {
             settings = try PlayerSettings.decodeStored(Data(document.utf8), lenient: true)

@@ -33,7 +33,11 @@ public struct MessageScanner {
         var value = 0
         var digits = 0
         while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-            value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            // The server's digits: a number no `Int` holds is no answer, not a trap.
+            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowB) = shifted.addingReportingOverflow(Int(bytes[index] - UInt8(ascii: "0")))
+            if overflowA || overflowB { return nil }
+            value = next
             index += 1
             digits += 1
         }

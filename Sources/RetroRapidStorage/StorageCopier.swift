@@ -430,6 +430,11 @@ public struct StorageCopier {
         for table in plan {
             for column in table.columns where column.isIdentity {
                 let largest = try pg.execute("SELECT max(\(quoted(column.name))) FROM \(quoted(table.name))").first?.optionalInt64(at: 0)
+                // The next id would be one more, which no bigint holds (and `+ 1` would trap).
+                if largest == .max {
+                    throw Refusal(.unconvertibleValue, "\(table.name).\(column.name) holds the id \(Int64.max) in SQLite, the largest a "
+                                  + "PostgreSQL identity column can hold, so no row could be added after the copy; renumber that row first")
+                }
                 try pg.execute("SELECT setval(pg_get_serial_sequence($1, $2), $3, $4)",
                                [quoted(table.name), column.name, largest ?? 1, largest != nil])
                 next["\(table.name).\(column.name)"] = (largest ?? 0) + 1

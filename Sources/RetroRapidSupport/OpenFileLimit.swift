@@ -19,6 +19,13 @@ public enum OpenFileLimit {
             raised.rlim_cur = wanted
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
-        return Int(limit.rlim_cur)
+        return count(limit.rlim_cur)
+    }
+
+    /// A limit as a count of files: `rlim_t` is unsigned 64-bit, and `RLIM_INFINITY` (2^64 − 1)
+    /// would trap converted to `Int`. Capped at `Int32.max`, which libwebsockets' `unsigned int`
+    /// per-thread limit and its `int` descriptors hold.
+    static func count(_ limit: rlim_t) -> Int {
+        Int(min(limit, rlim_t(Int32.max)))
     }
 }

@@ -20,6 +20,13 @@ struct LoadPiecesTests {
         }
     }
 
+    @Test func aNumberNoIntHoldsIsNoAnswerNotATrap() {
+        scan(#"{"type":"step","step":9223372036854775807}"#) { #expect($0.integer("step") == Int.max) }
+        scan(#"{"type":"step","step":-9223372036854775807}"#) { #expect($0.integer("step") == -Int.max) }
+        scan(#"{"type":"step","step":9223372036854775808}"#) { #expect($0.integer("step") == nil) }
+        scan(#"{"type":"step","step":99999999999999999999999}"#) { #expect($0.integer("step") == nil) }
+    }
+
     @Test func tellsMessageKindsApartAndReadsErrorCodes() {
         scan(#"{"type":"moved","lane":0,"safe":true,"haptic":"move"}"#) { #expect($0.kind == .moved && $0.integer("lane") == 0) }
         scan(#"{"type":"gameOver","gameId":"d7","reason":"crash","score":42}"#) { #expect($0.kind == .gameOver) }

@@ -39,6 +39,24 @@ import Testing
         }
     }
 
+    // Stays here: a damaged row, which only SQL can write.
+    /// A stored version no write can follow (the next is version + 1) is damage, refused as
+    /// unreadable, never a trap: a client's If-Match can name it.
+    @Test func aStoredVersionAtTheLargestIntegerIsUnreadableNotTrappedOn() throws {
+        try withMigratedDatabase(named: "settings.sqlite") { db in
+            let player = try insertPlayer(db)
+            let repository = SQLiteSettingsRepository(database: db)
+            _ = try repository.write(playerID: player, document: PlayerSettings(), basedOnVersion: 0, now: now)
+            try db.prepare("UPDATE player_settings SET version = ?").execute([Int64.max])
+            let error = #expect(throws: StoreError.self) {
+                try repository.write(playerID: player, document: PlayerSettings(), basedOnVersion: Int.max, now: now)
+            }
+            #expect(error?.code == .unreadable)
+            #expect(throws: StoreError.self) { try repository.settings(playerID: player) }
+            #expect(try db.scalar("SELECT version FROM player_settings") == .integer(Int64.max))
+        }
+    }
+
     // Stays here: a player deleted with SQL (the interface deletes no players).
     @Test func deletingAPlayerDeletesTheirSettings() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in

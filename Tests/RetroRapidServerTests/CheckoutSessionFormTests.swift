@@ -42,6 +42,20 @@ import Testing
         #expect(CheckoutSessionForm.session(from: Data(#"{"id":"","url":"https://x.example"}"#.utf8)) == nil)
     }
 
+    @Test func anExpiryNoStoredTimeCanHoldIsRefusedNotTrappedOn() throws {
+        func answer(_ expiresAt: String) -> Data {
+            Data(#"{"id":"cs_1","url":"https://pay.example/cs_1","expires_at":\#(expiresAt)}"#.utf8)
+        }
+        for far in ["9223372036854775807", "-9223372036854775808", "253402300800", "100000000000000000"] {
+            guard let checkout = CheckoutSessionForm.session(from: answer(far)) else { continue }
+            // What storing the order does with it (this traps for 2^63 − 1).
+            let stored = checkout.expiresAt.map(UTCCivilTime.text) ?? "none"
+            Issue.record("expires_at \(far) was taken, stored as \(stored)")
+        }
+        let last = try #require(CheckoutSessionForm.session(from: answer("253402300799"))?.expiresAt)
+        #expect(UTCCivilTime.text(last) == "9999-12-31T23:59:59Z")
+    }
+
     @Test func aRefusalIsReadInTheProvidersWords() {
         let body = Data(#"{"error":{"type":"invalid_request_error","message":"Invalid API Key provided: sk_test_****1234"}}"#.utf8)
         let refusal = CheckoutSessionForm.refusal(from: body)

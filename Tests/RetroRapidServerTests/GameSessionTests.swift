@@ -349,6 +349,20 @@ struct GameSessionTests {
         _ = game.end(.abandoned, now: Self.start + 62_000 * Self.ms)
         #expect(game.checkpoint(now: Self.start + 62_000 * Self.ms) == nil)
     }
+
+    @Test func aResumedGamesStoredPlayTimeThatNoMicrosecondCountHoldsIsBoundedNotTrappedOn() throws {
+        // A game another node left, whose checkpoints' duration the database gives back damaged.
+        let rebuilt = try Game(resuming: InputLog(), seed: 11, level: .fast)
+        let game = GameSession(id: 1, gameID: "g1", playerID: 42, resuming: rebuilt, practice: false, graceLimitMilliseconds: 150,
+                               startedAt: Date(timeIntervalSince1970: 1_800_000_000), playedMilliseconds: Int.max,
+                               now: Self.start, deadline: Self.start + 60_000 * Self.ms)
+        _ = try game.resume(now: Self.start + 1000 * Self.ms).get()
+        let (checkpoint, _) = try #require(game.checkpoint(now: Self.start + 2000 * Self.ms, full: true))
+        // Bounded, with the second played here on top.
+        #expect(checkpoint.durationMilliseconds == GameSession.maximumResumedMilliseconds + 1000)
+        // What is stored is never more than the wall-clock span, whatever the checkpoints said.
+        #expect(game.record(endedAt: game.startedAt.addingTimeInterval(5)).durationMilliseconds <= 5000)
+    }
 }
 
 extension Result where Failure == ProtocolError {

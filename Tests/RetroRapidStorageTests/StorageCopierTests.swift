@@ -270,6 +270,20 @@ struct StorageCopierTests {
         }
     }
 
+    @Test func anIdNoSequenceCanFollowIsRefusedNotTrappedOn() throws {
+        try withSQLite { sqlite in
+            try fillEverything(sqlite)
+            let handWriter = try Database(path: sqlite.database.path)
+            try handWriter.execute(sql: "UPDATE game_checkpoints SET id = 9223372036854775807 WHERE id = (SELECT max(id) FROM game_checkpoints)")
+            try withTarget { target, _ in
+                let refusal = try #require(throws: StorageCopier.Refusal.self) { try StorageCopier(from: sqlite, to: target).copy() }
+                #expect(refusal.reason == .unconvertibleValue)
+                #expect(refusal.message.contains("game_checkpoints.id holds the id 9223372036854775807"))
+                try expectMigratedAndEmpty(target.connection)
+            }
+        }
+    }
+
     @Test func aCopyThatDoesNotMatchIsRolledBack() throws {
         try withSQLite { sqlite in
             try fillEverything(sqlite)

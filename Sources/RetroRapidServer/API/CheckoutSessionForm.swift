@@ -74,11 +74,13 @@ enum CheckoutSessionForm {
     }
 
     /// The session from a 2xx answer; nil when it is not a Session object with an id and an
-    /// http(s) `url` (a page the browser can be sent to).
+    /// http(s) `url` (a page the browser can be sent to), or when its `expires_at` is not a time
+    /// the database can store (`UTCCivilTime.storableSeconds`: storing 2^63 − 1 would trap).
     static func session(from body: Data) -> Order.Checkout? {
         guard let session = try? JSONDecoder().decode(SessionJSON.self, from: body), !session.id.isEmpty,
               let url = session.url, let scheme = URLComponents(string: url)?.scheme?.lowercased(),
-              scheme == "https" || scheme == "http"
+              scheme == "https" || scheme == "http",
+              session.expires_at.map(UTCCivilTime.storableSeconds.contains) ?? true
         else { return nil }
         return Order.Checkout(sessionID: session.id, url: url,
                               expiresAt: session.expires_at.map { Date(timeIntervalSince1970: TimeInterval($0)) })

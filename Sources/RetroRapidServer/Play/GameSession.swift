@@ -101,6 +101,10 @@ final class GameSession {
         runningSince = now
     }
 
+    /// The most play time a game rebuilt from its checkpoints brings along: ten years, far
+    /// beyond any game, and far enough below `Int64.max` µs that adding to it cannot overflow.
+    static let maximumResumedMilliseconds = 10 * 366 * 86_400_000
+
     /// A game that moved here from another node, rebuilt from its checkpointed log (`game`,
     /// paused): it waits for its player until `deadline`, as after a dropped connection. The
     /// log it was rebuilt from is in the database already, so its next checkpoint appends.
@@ -117,7 +121,9 @@ final class GameSession {
         startsAt = now
         lastStepAt = now
         nextStepAt = now + Int64(game.state.stepInterval) * 1000
-        playedMicroseconds = Int64(max(0, playedMilliseconds)) * 1000
+        // The checkpoints' duration, read back from the database: bounded before it is
+        // multiplied, as a damaged row's could overflow in microseconds and trap.
+        playedMicroseconds = Int64(min(max(0, playedMilliseconds), Self.maximumResumedMilliseconds)) * 1000
         runningSince = nil
         checkpointed = LogSize(steps: game.log.steps, moves: game.log.moves.count)
     }

@@ -13,9 +13,9 @@ import Foundation
 ///
 /// Used from one thread at a time (a storage thread), like every repository.
 public protocol RateLimitRepository {
-    /// Nil when every key has room for one more event at `now`; else the first key, in the
-    /// order given, that has none. Reads only: takes no lock and counts nothing.
-    func refusal(_ keys: [RateLimitKey], now: Date) throws -> RateLimitReached?
+    /// Nil when `key` has room for one more event at `now` (milliseconds since 1970), from its
+    /// `count`-th newest event in the window; else its refusal. Reads only.
+    func refusal(_ key: RateLimitKey, nowMilliseconds now: Int64) throws -> RateLimitReached?
 
     /// Counts one event at `now` for every key when every key has room, in one transaction
     /// (committed when it returns); else throws ``RateLimitReached`` for the first key, in the
@@ -32,4 +32,18 @@ public protocol RateLimitRepository {
     /// now minus the longest window in use. Returns the rows deleted.
     @discardableResult
     func prune(before cutoff: Date) throws -> Int
+}
+
+extension RateLimitRepository {
+    /// Nil when every key has room for one more event at `now`; else the first key, in the
+    /// order given, that has none. Reads only: takes no lock and counts nothing. A key that is
+    /// not valid is refused with `invalid` before anything runs.
+    public func refusal(_ keys: [RateLimitKey], now: Date) throws -> RateLimitReached? {
+        for key in keys { try key.validate() }
+        let milliseconds = try RateLimitWindow.milliseconds(now)
+        for key in keys {
+            if let reached = try refusal(key, nowMilliseconds: milliseconds) { return reached }
+        }
+        return nil
+    }
 }

@@ -26,15 +26,6 @@ public struct PostgresRateLimitRepository: RateLimitRepository {
         self.connection = connection
     }
 
-    public func refusal(_ keys: [RateLimitKey], now: Date) throws -> RateLimitReached? {
-        for key in keys { try key.validate() }
-        let milliseconds = try RateLimitWindow.milliseconds(now)
-        for key in keys {
-            if let reached = try refusal(key, now: milliseconds) { return reached }
-        }
-        return nil
-    }
-
     @discardableResult
     public func take(_ keys: [RateLimitKey], now: Date) throws -> RateLimitTicket {
         for key in keys { try key.validate() }
@@ -48,7 +39,7 @@ public struct PostgresRateLimitRepository: RateLimitRepository {
                     """, [key.action, key.scope, key.key, milliseconds])
             }
             for key in keys {
-                if let reached = try refusal(key, now: milliseconds) { throw reached }  // rolls back the touches
+                if let reached = try refusal(key, nowMilliseconds: milliseconds) { throw reached }  // rolls back the touches
             }
             var ids: [Int64] = []
             for key in keys {
@@ -81,9 +72,8 @@ public struct PostgresRateLimitRepository: RateLimitRepository {
         }
     }
 
-    /// The key's refusal at `now` (milliseconds), from its `count`-th newest event in the window.
     /// The time is read as text and parsed here, so a damaged value is an error, not a trap.
-    private func refusal(_ key: RateLimitKey, now: Int64) throws -> RateLimitReached? {
+    public func refusal(_ key: RateLimitKey, nowMilliseconds now: Int64) throws -> RateLimitReached? {
         let row = try connection.execute("""
             SELECT at_ms FROM rate_limit_events WHERE action = $1 AND scope = $2 AND key = $3 AND at_ms > $4
             ORDER BY at_ms DESC LIMIT 1 OFFSET $5

@@ -16,15 +16,6 @@ public struct SQLiteRateLimitRepository: RateLimitRepository {
         self.statements = ScoreStatements(database)
     }
 
-    public func refusal(_ keys: [RateLimitKey], now: Date) throws -> RateLimitReached? {
-        for key in keys { try key.validate() }
-        let milliseconds = try RateLimitWindow.milliseconds(now)
-        for key in keys {
-            if let reached = try refusal(key, now: milliseconds) { return reached }
-        }
-        return nil
-    }
-
     @discardableResult
     public func take(_ keys: [RateLimitKey], now: Date) throws -> RateLimitTicket {
         for key in keys { try key.validate() }
@@ -37,7 +28,7 @@ public struct SQLiteRateLimitRepository: RateLimitRepository {
                     """).execute([key.action, key.scope, key.key, milliseconds])
             }
             for key in keys {
-                if let reached = try refusal(key, now: milliseconds) { throw reached }  // rolls back the touches
+                if let reached = try refusal(key, nowMilliseconds: milliseconds) { throw reached }  // rolls back the touches
             }
             var ids: [Int64] = []
             for key in keys {
@@ -69,8 +60,7 @@ public struct SQLiteRateLimitRepository: RateLimitRepository {
         }
     }
 
-    /// The key's refusal at `now` (milliseconds), from its `count`-th newest event in the window.
-    private func refusal(_ key: RateLimitKey, now: Int64) throws -> RateLimitReached? {
+    public func refusal(_ key: RateLimitKey, nowMilliseconds now: Int64) throws -> RateLimitReached? {
         let countThNewest = try statements.prepare("""
             SELECT at_ms FROM rate_limit_events WHERE action = ?1 AND scope = ?2 AND key = ?3 AND at_ms > ?4
             ORDER BY at_ms DESC LIMIT 1 OFFSET ?5

@@ -214,7 +214,7 @@ struct RateLimitsTests {
 /// A store that fails every call: proves the memory refused before the database was asked.
 struct FailingRateLimitRepository: RateLimitRepository {
     struct Asked: Error {}
-    func refusal(_ keys: [RateLimitKey], now: Date) throws -> RateLimitReached? { throw Asked() }
+    func refusal(_ key: RateLimitKey, nowMilliseconds now: Int64) throws -> RateLimitReached? { throw Asked() }
     func take(_ keys: [RateLimitKey], now: Date) throws -> RateLimitTicket { throw Asked() }
     func release(_ ticket: RateLimitTicket) throws { throw Asked() }
     func prune(before cutoff: Date) throws -> Int { throw Asked() }

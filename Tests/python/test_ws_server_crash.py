@@ -43,6 +43,19 @@ async def play_until(client, score):
                 await client.send(type="move", direction=direction, step=message["step"])
 
 
+async def start_and_pause_at(client, score):
+    """Starts a Rapid game, plays it to `score` and pauses it: paused, the game stands still,
+    so what the client saw is what the next checkpoint holds. Returns `started` and the last
+    step seen."""
+    started = await client.start("rapid")
+    last = await play_until(client, score)
+    await client.send(type="pause")
+    while (message := await client.recv(timeout=5))["type"] != "paused":
+        if message["type"] == "step":
+            last = message
+    return started, last
+
+
 @pytest.mark.skipif(backend() == "postgres", reason="on PostgreSQL a server is a cluster node: a restart gives the game "
                     "back instead of storing it (test_a_node_restarted_after_sigkill_offers_its_game_back)")
 def test_a_game_cut_by_sigkill_is_saved_as_server_crash_at_restart_and_its_play_refunded(tmp_path):
@@ -52,13 +65,7 @@ def test_a_game_cut_by_sigkill_is_saved_as_server_crash_at_restart_and_its_play_
 
     async def before_the_crash():
         client = await GameClient.signed_in(first, token)
-        started = await client.start("rapid")
-        last = await play_until(client, 3)
-        # Paused, the game stands still: what the client saw is what the next checkpoint holds.
-        await client.send(type="pause")
-        while (message := await client.recv(timeout=5))["type"] != "paused":
-            if message["type"] == "step":
-                last = message
+        started, last = await start_and_pause_at(client, 3)
         return client.welcome["player"]["id"], started, last
 
     player_id, started, last = run(before_the_crash())
@@ -155,14 +162,7 @@ def test_a_node_restarted_after_sigkill_offers_its_game_back(tmp_path):
     token = create_player(first, "Crash Test")
 
     async def before_the_crash():
-        client = await GameClient.signed_in(first, token)
-        started = await client.start("rapid")
-        last = await play_until(client, 3)
-        await client.send(type="pause")
-        while (message := await client.recv(timeout=5))["type"] != "paused":
-            if message["type"] == "step":
-                last = message
-        return started, last
+        return await start_and_pause_at(await GameClient.signed_in(first, token), 3)
 
     started, last = run(before_the_crash())
     game_id = started["game"]["gameId"]
@@ -220,14 +220,7 @@ def test_crashing_the_server_again_the_same_day_gives_back_no_second_play(tmp_pa
         games, used = [], []
         for _ in range(2):
             async def a_good_run_then_a_crash(server=server):
-                client = await GameClient.signed_in(server, token)
-                started = await client.start("rapid")
-                last = await play_until(client, 3)
-                await client.send(type="pause")
-                while (message := await client.recv(timeout=5))["type"] != "paused":
-                    if message["type"] == "step":
-                        last = message
-                return started, last
+                return await start_and_pause_at(await GameClient.signed_in(server, token), 3)
 
             started, last = run(a_good_run_then_a_crash())
             time.sleep(1.0)  # five checkpoint intervals

@@ -57,30 +57,38 @@ def upgrade(host, port, tls_context=None, source_address=None, timeout=5.0, path
     return sock
 
 
+def parse_frames(data):
+    """The whole frames at the start of `data`: a list of (opcode, payload). Server frames are
+    never masked."""
+    frames, position = [], 0
+    while position + 2 <= len(data):
+        second = data[position + 1]
+        length, header = second & 0x7F, 2
+        if length == 126:
+            length, header = (struct.unpack("!H", data[position + 2:position + 4])[0], 4) if position + 4 <= len(data) else (None, 4)
+        elif length == 127:
+            length, header = (struct.unpack("!Q", data[position + 2:position + 10])[0], 10) if position + 10 <= len(data) else (None, 10)
+        if length is None or position + header + length > len(data):
+            break
+        frames.append((data[position] & 0x0F, data[position + header:position + header + length]))
+        position += header + length
+    return frames
+
+
 def read_frames(sock, timeout=5.0):
-    """Every frame the server sends until it closes the connection or `timeout` passes:
-    a list of (opcode, payload). Server frames are never masked."""
+    """Every frame the server sends until its close frame, until it closes the connection, or
+    until `timeout` passes: a list of (opcode, payload)."""
     sock.settimeout(timeout)
     data = b""
     try:
-        while True:
+        while not any(opcode == CLOSE for opcode, _ in parse_frames(data)):
             chunk = sock.recv(65536)
             if not chunk:
                 break
             data += chunk
     except (socket.timeout, ConnectionError, ssl.SSLError, OSError):
         pass
-    frames, position = [], 0
-    while position + 2 <= len(data):
-        first, second = data[position], data[position + 1]
-        length, position = second & 0x7F, position + 2
-        if length == 126:
-            length, position = struct.unpack("!H", data[position:position + 2])[0], position + 2
-        elif length == 127:
-            length, position = struct.unpack("!Q", data[position:position + 8])[0], position + 8
-        frames.append((first & 0x0F, data[position:position + length]))
-        position += length
-    return frames
+    return parse_frames(data)
 
 
 def close_status(frames):

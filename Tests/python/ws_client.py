@@ -13,7 +13,9 @@ import time
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-SUBPROTOCOL = "retrorapid.v1"
+import raw_frames
+
+SUBPROTOCOL = raw_frames.SUBPROTOCOL
 
 
 def create_player(server, name="Racer"):
@@ -218,18 +220,7 @@ class RawGameSocket:
     def send_frame(self, opcode, payload, masked=True, final=True):
         """One frame as written here: any opcode and payload, masked or not (clients must
         mask), with the 16-bit length form from 126 bytes on (even for a control frame)."""
-        header = bytes([(0x80 if final else 0) | opcode])
-        mask_bit = 0x80 if masked else 0
-        if len(payload) < 126:
-            header += bytes([mask_bit | len(payload)])
-        else:
-            header += bytes([mask_bit | 126]) + struct.pack("!H", len(payload))
-        if not masked:
-            self.sock.sendall(header + payload)
-            return
-        mask = os.urandom(4)
-        body = bytes(byte ^ mask[index % 4] for index, byte in enumerate(payload))
-        self.sock.sendall(header + mask + body)
+        self.sock.sendall(raw_frames.frame(opcode, payload, final=final, masked=masked))
 
     def close_frame(self):
         """Reads until the server's close frame; returns (status or None, reason bytes)."""

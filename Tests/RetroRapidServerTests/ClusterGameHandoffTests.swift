@@ -253,6 +253,109 @@ struct ClusterGameHandoffTests {
         #expect(try storedGames(b, gameID).count == 1)
     }
 
+    @Test func aSecondResumeWhileTheGameIsOnItsWayTakesItAndTheFirstConnectionIsToldWhy() throws {
+        let network = InProcessClusterNetwork()
+        let a = try node("a", on: network)
+        let clock = MovableClock()
+        let b = try node("b", on: network, databasePath: a.databasePath, clock: clock)
+        defer { b.server.stop(); a.server.stop() }
+        let player = try a.createPlayer("Ada")
+        let first = try TestGameSocket(port: a.port)
+        try signIn(first, token: player.token)
+        let (gameID, step, _) = try startAndPause(first)
+        #expect(try eventually(5) {
+            try a.database().prepare("SELECT max(steps) FROM game_checkpoints WHERE public_id = ?").query([gameID]) { $0.int(at: 0) }.first == step
+        })
+        // A dies: B's fetch of the game waits for A's lease.
+        a.server.worker.shutdown()
+        network.cut(nodeID: "a")
+        first.close()
+        let older = try TestGameSocket(port: b.port)
+        try signIn(older, token: player.token)
+        try older.send(["type": "resume"])
+        #expect(throws: TestHTTPError.self) { try older.next("snapshot", timeout: 0.5) }
+        // A newer connection asks too: it takes the fetch, and the older one hears why at once.
+        let newer = try TestGameSocket(port: b.port)
+        try signIn(newer, token: player.token)
+        try newer.send(["type": "resume"])
+        let taken = try older.next("error")
+        #expect(taken["code"] as? String == "game_taken" && taken["inReplyTo"] as? String == "resume", "\(taken)")
+        // Asking again on the same connection is told its answer is coming.
+        try newer.send(["type": "resume"])
+        let pending = try newer.next("error")
+        #expect(pending["code"] as? String == "resume_pending" && pending["inReplyTo"] as? String == "resume", "\(pending)")
+        // Past A's lease the game comes to the newer connection only.
+        clock.advance(by: ClusterLease.lease + 2)
+        #expect((try newer.next("snapshot", timeout: 10)["game"] as? [String: Any])?["gameId"] as? String == gameID)
+        #expect(try newer.next("resumed")["nextStepInMs"] != nil)
+        let olderHeard = try older.messages(for: 1).compactMap { $0["type"] as? String }
+        #expect(!olderHeard.contains("snapshot") && !olderHeard.contains("error"), "\(olderHeard)")
+        try newer.send(["type": "quit"])
+        #expect(try newer.next("gameOver")["saved"] as? Bool == true)
+        #expect(try storedGames(b, gameID).map(\.reason) == ["abandoned"])
+    }
+
+    @Test func resumesOfOneGameAtOnceOnTwoNodesLeaveItWithOneConnectionAndNoneIsToldTheDatabaseFailed() throws {
+        let network = InProcessClusterNetwork()
+        let a = try node("a", on: network)
+        let b = try node("b", on: network, databasePath: a.databasePath)
+        let c = try node("c", on: network, databasePath: a.databasePath)
+        defer { c.server.stop(); b.server.stop(); a.server.stop() }
+        let player = try a.createPlayer("Ada")
+        let first = try TestGameSocket(port: a.port)
+        try signIn(first, token: player.token)
+        let (gameID, _, _) = try startAndPause(first)
+        first.close()
+        // Several rounds: each time the game is on some node, and three connections on the other
+        // two ask for it at once (two on one node, one on the other).
+        var holderPort = a.port
+        for round in 0..<4 {
+            let others = [a.port, b.port, c.port].filter { $0 != holderPort }
+            let sockets = try [others[0], others[0], others[1]].map { port in
+                let socket = try TestGameSocket(port: port, readWaitMicroseconds: 10_000)
+                try signIn(socket, token: player.token)
+                return (port, socket)
+            }
+            for (_, socket) in sockets { try socket.send(["type": "resume"]) }
+            // Read all three in turn; whoever gets the game pauses it at once (the next step
+            // is a whole interval away), so it never runs into the car ahead meanwhile.
+            var heard = Array(repeating: [[String: Any]](), count: sockets.count)
+            let deadline = Date().addingTimeInterval(4)
+            while Date() < deadline {
+                for (index, (_, socket)) in sockets.enumerated() {
+                    guard let message = try socket.nextMessage() else { continue }
+                    heard[index].append(message)
+                    if message["type"] as? String == "resumed" { try socket.send(["type": "pause"]) }
+                }
+            }
+            var holders: [Int] = []
+            for (index, messages) in heard.enumerated() {
+                let types = messages.compactMap { $0["type"] as? String }
+                // Refusals: the resume taken over by a newer one; a pause sent just as the game moved on.
+                let refusals = messages.filter { $0["type"] as? String == "error" }.map { "\($0["code"] ?? "?")/\($0["inReplyTo"] ?? "?")" }
+                #expect(refusals.allSatisfy { $0 == "game_taken/resume" || $0 == "no_game/pause" }, "round \(round): \(messages)")
+                // Holding it: taken back, and not passed on since.
+                if let resumed = types.lastIndex(of: "resumed"), !types[resumed...].contains("detached") { holders.append(index) }
+                else { #expect(refusals.contains("game_taken/resume") || types.contains("detached"), "round \(round): \(messages)") }
+            }
+            #expect(holders.count == 1, "round \(round): \(heard.map { $0.compactMap { "\($0["type"] ?? "")/\($0["code"] ?? "")" } })")
+            guard let holder = holders.first else { break }
+            #expect(heard[holder].contains { $0["type"] as? String == "paused" })
+            holderPort = sockets[holder].0
+            for (_, socket) in sockets { socket.close() }
+        }
+        // One node runs it, none took it from another behind its back; quit ends it once.
+        for node in [a, b, c] {
+            #expect(!node.logs.records.contains { $0.message.hasPrefix("a game this node ran was taken by another node") })
+        }
+        #expect(try a.count("game_holders") == 1)
+        let last = try TestGameSocket(port: holderPort)
+        try signIn(last, token: player.token)
+        try last.send(["type": "quit"])
+        #expect(try last.next("gameOver", timeout: 10)["saved"] as? Bool == true)
+        #expect(try storedGames(a, gameID).map(\.reason) == ["abandoned"])
+    }
+
     @Test func aStalledNodeWhoseGameWasTakenDropsItAndNeverStoresIt() throws {
         let network = InProcessClusterNetwork()
         let a = try node("a", on: network)
@@ -371,9 +474,11 @@ final class TestGameSocket {
     /// Messages read while waiting for another type.
     private var pending: [[String: Any]] = []
 
-    init(port: Int) throws {
+    /// `readWaitMicroseconds`: how long one read waits for bytes (short for a test that
+    /// answers several sockets in turn).
+    init(port: Int, readWaitMicroseconds: Int = 200_000) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        var timeout = timeval(tv_sec: 0, tv_usec: readWaitMicroseconds)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let code = TestHTTPConnection.connect(fd, port: port)
         guard code == 0 else { throw TestHTTPError("connect: \(String(cString: strerror(code)))") }
@@ -430,6 +535,22 @@ final class TestGameSocket {
             pending.append(message)
         }
         throw TestHTTPError("no \(type) within \(timeout) s; got \(pending.map { $0["type"] ?? "?" })")
+    }
+
+    /// Every message that comes within `seconds` (after those kept in `pending`), in order.
+    func messages(for seconds: Double) throws -> [[String: Any]] {
+        var all: [[String: Any]] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let message = try nextMessage() { all.append(message) }
+        }
+        return all
+    }
+
+    /// The next message (one kept in `pending` first), or nil if none came within one read's wait.
+    func nextMessage() throws -> [String: Any]? {
+        if !pending.isEmpty { return pending.removeFirst() }
+        return try readMessage()
     }
 
     /// One text message, or nil when none came within the socket's short timeout.

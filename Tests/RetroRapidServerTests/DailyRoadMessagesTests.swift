@@ -33,7 +33,7 @@ struct DailyRoadMessagesTests {
 
     @Test func aGamesPictureSaysItsRoadAndDay() throws {
         var snapshot = ServerMessage.GameSnapshot(gameID: "g", level: .rapid, practice: false, step: 0, road: Road(), lane: .middle,
-                                                  score: 0, interval: 420, speedStage: 0, safeLanes: .all, paused: false)
+                                                  score: 0, interval: 420, speedStage: 0, safeLanes: .all, paused: false, roadKind: .random)
         let random = try #require(try object(.started(snapshot, quota: nil))["game"] as? [String: Any])
         #expect(random["road"] as? String == "random" && random["day"] == nil)
         snapshot.roadKind = .daily(UTCDay("2026-12-01")!)

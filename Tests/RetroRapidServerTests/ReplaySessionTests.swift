@@ -332,6 +332,17 @@ struct ReplaySessionTests {
         #expect(replay.step == 1 && !replay.ended && replay.wakeAt == nil)
     }
 
+    @Test func aReplaysPictureNamesTheStoredGamesRoadAtEveryPosition() throws {
+        var record = try #require(try playLive(seed: 3, level: .fast, script: botLog(.cues, seed: 3, level: .fast, maxSteps: 20)).record)
+        for road in [GameRoad.daily(UTCDay("2026-12-03")!), .ghost, .random] {
+            record.road = road
+            let replay = try ReplaySession(record: record, mode: .replay, now: Self.start)
+            #expect(replay.snapshot.roadKind == road)
+            _ = try replay.seek(step: 5, now: Self.start).get()
+            #expect(replay.snapshot.roadKind == road && replay.snapshot.step == 5)
+        }
+    }
+
     @Test func aGameOfNoStepsIsEndedFromTheStart() throws {
         let replay = try ReplaySession(gameID: "empty", level: .fast, seed: 1, log: InputLog(), practice: false,
                                        endReason: .abandoned, mode: .replay, now: Self.start)

@@ -177,7 +177,8 @@ struct WebSocketMessageCodecTests {
         for quota in [QuotaStatus(day: "2026-01-15", dailyFreePlays: 5, playsUsed: 2, unlimited: false, resetsAt: resetsAt),
                       QuotaStatus(day: "2026-01-15", dailyFreePlays: 5, playsUsed: 0, unlimited: true, resetsAt: resetsAt)] {
             let game = ServerMessage.GameSnapshot(gameID: "g", level: .cruise, practice: false, step: 0, road: Road(),
-                                                  lane: .middle, score: 0, interval: 800, speedStage: 0, safeLanes: .all, paused: false)
+                                                  lane: .middle, score: 0, interval: 800, speedStage: 0, safeLanes: .all, paused: false,
+                                                  roadKind: .random)
             let socket = try #require(try object(.started(game, quota: quota))["quota"] as? NSDictionary)
             let http = try APIJSON.response(QuotaJSON(quota))
             #expect(socket == (try JSONSerialization.jsonObject(with: Data(http.body)) as? NSDictionary))
@@ -206,7 +207,7 @@ struct WebSocketMessageCodecTests {
     @Test func everyServerMessageIsValidJSONWithItsType() throws {
         let snapshot = ServerMessage.GameSnapshot(gameID: "g", level: .cruise, practice: true, step: 3, road: Road(),
                                                   lane: .left, score: 1, interval: 800, speedStage: 0,
-                                                  safeLanes: .all, paused: true)
+                                                  safeLanes: .all, paused: true, roadKind: .random)
         let frame = StepFrame(step: 1, road: Road(), lane: .middle, score: 0, stepInterval: 600)
         let messages: [ServerMessage] = [
             .welcome(.init(playerID: "P", displayName: "Racer \"1\"", quota: nil, resumable: snapshot, limits: WebSocketLimits())),

@@ -121,3 +121,28 @@ def test_a_bad_road_is_refused_and_starts_nothing(server):
     run(scenario())
     assert server.request("GET", "/api/v1/quota", token=token).json()["playsLeft"] == 5
     assert server.query("SELECT count(*) FROM games") == [(0,)] and server.query("SELECT count(*) FROM daily_attempts") == [(0,)]
+
+
+def test_a_replay_of_a_daily_game_names_its_road_and_day_at_every_position(server):
+    """`replaying.game` is the picture at step 0 "as in `started`": a daily game's replay says
+    `daily` and its day, and so does the picture after every seek."""
+    token = create_player(server, "Ada")
+
+    async def scenario():
+        client = await GameClient.signed_in(server, token)
+        try:
+            started, _, over = await play_daily(client, steps=6)
+            assert started["game"]["road"] == "daily"
+            await client.send(type="replay", gameId=over["gameId"])
+            replaying = await client.expect("replaying")
+            assert replaying["game"]["road"] == "daily" and replaying["game"]["day"] == today().isoformat()
+            assert replaying["game"]["grid"] == started["game"]["grid"]
+            for step in (3, 0, over["steps"]):
+                await client.send(type="replayControl", action="seek", step=step)
+                snapshot = await client.expect("snapshot")
+                assert snapshot["game"]["step"] == step
+                assert snapshot["game"]["road"] == "daily" and snapshot["game"]["day"] == today().isoformat()
+        finally:
+            await client.close()
+
+    run(scenario())

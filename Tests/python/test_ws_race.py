@@ -42,6 +42,16 @@ def plays_left(server, client_token):
     return server.request("GET", "/api/v1/quota", token=client_token).json()["playsLeft"]
 
 
+def assert_stored(server, over, names):
+    """The race `raceOver` names is stored with these racers, and it ends no sooner than it starts."""
+    stored = server.request("GET", f"/api/v1/races/{over['raceId']}")
+    assert stored.status == 200, stored.body
+    race = stored.json()
+    assert {result["name"] for result in race["results"]} == names
+    assert all(result["reason"] == "abandoned" for result in race["results"])
+    assert race["startedAt"] <= race["endedAt"]
+
+
 def test_a_room_is_opened_joined_by_code_as_typed_and_shows_everyone(server_factory):
     server = server_factory(*FAST)
 
@@ -310,8 +320,11 @@ def test_a_practice_room_consumes_no_play_and_a_racer_without_plays_sits_out(ser
             started = await client.expect("started")
             assert started["game"]["practice"] is True and started["quota"] is None
             await client.send(type="quit")
+        # Both quit inside the countdown: the race is still stored (docs/PROTOCOL.md, "The end").
         for client in (ada, bo):
-            await client.expect("raceOver")
+            over = await client.expect("raceOver")
+            assert over["raceId"] is not None, over
+        assert_stored(server, over, {"Ada", "Bo"})
         assert [plays_left(server, token) for token in tokens[:2]] == [1, 1]
         for client in (ada, bo):
             await client.send(type="leaveRoom")
@@ -340,7 +353,9 @@ def test_a_practice_room_consumes_no_play_and_a_racer_without_plays_sits_out(ser
             await client.send(type="quit")
         for client in (ada, cy):
             over = await client.expect("raceOver")
+            assert over["raceId"] is not None, over
         assert {entry["name"] for entry in over["results"]} == {"Ada", "Cy"}
+        assert_stored(server, over, {"Ada", "Cy"})
 
     run(scenario())
 

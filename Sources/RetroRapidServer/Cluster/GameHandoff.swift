@@ -35,6 +35,9 @@ final class GameHandoff: @unchecked Sendable {
     static let tickMicroseconds: Int64 = 250_000
     /// How long a fetch waits for the holder's `gameReleased` before it waits for the lease.
     static let releaseWaitMicroseconds: Int64 = 2_000_000
+    /// How long a fetch waits for one holder: its lease, one heartbeat for the second-granular
+    /// times, and the release's wait.
+    static let patienceMicroseconds = Int64((ClusterLease.lease + ClusterLease.heartbeat) * 1_000_000) + releaseWaitMicroseconds
     /// How often the sweep looks for games nobody holds.
     static let sweepMicroseconds: Int64 = 5_000_000
 
@@ -53,6 +56,10 @@ final class GameHandoff: @unchecked Sendable {
     private var fetches: [Int64: Fetch] = [:]
     /// Games let go of whose release is being written, by id (kept here if it fails).
     private var leaving: [String: MatchHost.PlayerSeat] = [:]
+    /// Another node's `releaseGame` that came while this node was fetching the same player's
+    /// game, by player: answered once the fetch is over (the game let go if it came here), so
+    /// the claim this node is about to use is never released under it.
+    private var releaseAfterFetch: [Int64: (gameID: String, asker: String)] = [:]
     private var nextHeartbeat: Int64 = 0
     private var heartbeatInFlight = false
     private var nextSweep: Int64 = 0
@@ -60,14 +67,19 @@ final class GameHandoff: @unchecked Sendable {
 
     enum Purpose {
         case resume, quit
+
+        /// The message that asked, as `inReplyTo` names it.
+        var type: String { self == .resume ? "resume" : "quit" }
     }
 
     private struct Fetch {
         var purpose: Purpose
         var identity: WebSocketConnection.Identity
         var connectionID: Int
-        /// When `releaseGame` went out (nil: not asked yet).
+        /// When `releaseGame` went out (nil: not asked yet), and to which node: a game that
+        /// moved meanwhile (another node's fetch took it first) is asked of its new holder.
         var askedAt: Int64?
+        var askedHolder: String?
         var retryAt: Int64
         var giveUpAt: Int64
         var inFlight = false
@@ -124,15 +136,28 @@ final class GameHandoff: @unchecked Sendable {
     /// database and bring it here (see the type's comment). The answer goes to `connection`.
     func fetch(_ purpose: Purpose, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
         let type = purpose == .resume ? "resume" : "quit"
-        guard fetches[identity.playerID] == nil else {
-            return connections.refuse(connection, ProtocolError(.unavailable,
-                "Your game is on its way from another server; try again in a moment.", inReplyTo: type))
+        if var pending = fetches[identity.playerID] {
+            guard pending.connectionID != connection.id else {
+                return connections.refuse(connection, ProtocolError(.resumePending,
+                    "Your game is on its way from another server; the answer to your first \(pending.purpose.type) comes in a moment.",
+                    inReplyTo: type))
+            }
+            // The newest connection asks, as on one node (where it takes the game and the one
+            // before gets `detached`): the connection that asked first is told so now.
+            if let older = connections[pending.connectionID], older.closing == nil {
+                connections.refuse(older, ProtocolError(.gameTaken,
+                    "Another connection of yours asked for your game after this one; it goes there. Send resume here to take it back.",
+                    inReplyTo: pending.purpose.type))
+            }
+            pending.purpose = purpose
+            pending.identity = identity
+            pending.connectionID = connection.id
+            fetches[identity.playerID] = pending
+            return
         }
         let now = MonotonicClock.now()
-        // The lease, one heartbeat for the second-granular times, and the release's wait.
-        let patience = Int64((ClusterLease.lease + ClusterLease.heartbeat) * 1_000_000) + Self.releaseWaitMicroseconds
         fetches[identity.playerID] = Fetch(purpose: purpose, identity: identity, connectionID: connection.id,
-                                           retryAt: now, giveUpAt: now + patience)
+                                           retryAt: now, giveUpAt: now + Self.patienceMicroseconds)
         attempt(identity.playerID)
     }
 
@@ -158,6 +183,7 @@ final class GameHandoff: @unchecked Sendable {
     }
 
     private func answered(_ result: Result<FetchAnswer, any Error>, playerID: Int64) {
+        defer { fetchEnded(playerID) }
         guard var fetch = fetches[playerID] else { return }
         fetch.inFlight = false
         let now = MonotonicClock.now()
@@ -177,9 +203,11 @@ final class GameHandoff: @unchecked Sendable {
             }
         case .success(.held(let holder)):
             guard connection != nil, now < fetch.giveUpAt else { return giveUp(fetch, on: connection) }
-            if fetch.askedAt == nil {
+            if fetch.askedAt == nil || fetch.askedHolder != holder.nodeID {
                 relay.publish(.releaseGame(gameID: holder.gameID, playerID: playerID, owner: holder.nodeID))
                 fetch.askedAt = now
+                fetch.askedHolder = holder.nodeID
+                fetch.giveUpAt = max(fetch.giveUpAt, now + Self.patienceMicroseconds)
                 fetch.retryAt = now + Self.releaseWaitMicroseconds
                 logger.info("asked another node for a player's game", metadata: [
                     "game.id": holder.gameID, "cluster.holder": holder.nodeID])
@@ -201,7 +229,15 @@ final class GameHandoff: @unchecked Sendable {
         }
     }
 
+    /// Once the player's fetch is over (whatever its answer), the release another node asked
+    /// for meanwhile is answered: the game let go of if it came here, else its row released.
+    private func fetchEnded(_ playerID: Int64) {
+        guard fetches[playerID] == nil, let asked = releaseAfterFetch.removeValue(forKey: playerID) else { return }
+        letGo(asked.gameID, playerID: playerID, to: asked.asker)
+    }
+
     private func giveUp(_ fetch: Fetch, on connection: WebSocketConnection?) {
+        defer { fetchEnded(fetch.identity.playerID) }
         fetches[fetch.identity.playerID] = nil
         guard let connection else { return }
         connections.refuse(connection, ProtocolError(.unavailable,
@@ -258,8 +294,9 @@ final class GameHandoff: @unchecked Sendable {
             letGo(gameID, playerID: playerID, to: envelope.sender)
         case .gameStays(let gameID, let playerID):
             // A race's game stays where its race runs: the player is sent there.
-            guard let fetch = fetches.removeValue(forKey: playerID),
-                  let connection = connections[fetch.connectionID], connection.closing == nil else { return }
+            guard let fetch = fetches.removeValue(forKey: playerID) else { return }
+            fetchEnded(playerID)
+            guard let connection = connections[fetch.connectionID], connection.closing == nil else { return }
             var refusal = ProtocolError(.gameElsewhere,
                 "Game \(gameID) is a race running on server \(envelope.sender): connect to it to take the game back.",
                 inReplyTo: fetch.purpose == .resume ? "resume" : "quit")
@@ -280,6 +317,13 @@ final class GameHandoff: @unchecked Sendable {
     /// node stores it, and the asking node then finds it gone.
     private func letGo(_ gameID: String, playerID: Int64, to asker: String) {
         guard let (placed, log) = host.letGo(gameID: gameID, playerID: playerID) else {
+            // Being fetched here: this node may hold the claim already, and its game is about
+            // to run here. Letting go of the row now would let two nodes run it; the answer
+            // waits for the fetch (`fetchEnded`).
+            if fetches[playerID] != nil {
+                releaseAfterFetch[playerID] = (gameID, asker)
+                return
+            }
             // Not running here (this process never had it, or it ended): release the row in
             // case it names this node, so the asker need not wait for the lease.
             if host.game(of: playerID)?.gameID != gameID { release(gameID, playerID: playerID) }

@@ -29,6 +29,9 @@ final class ReplaySession {
     let seed: UInt64
     let log: InputLog
     let practice: Bool
+    /// The road the stored game ran on (`daily` with its day, `ghost`, `random`): the replay's
+    /// picture names it as the live game's `started` did.
+    let road: GameRoad
     /// How the stored game ended: a game that did not crash (quit, dropped, shutdown) ends its
     /// replay after its last step, its ghost as `left`.
     let endReason: GameEndReason
@@ -70,12 +73,12 @@ final class ReplaySession {
             throw .badLog(error.description)
         }
         try self.init(gameID: record.displayID, level: record.level, seed: record.seed, log: log,
-                      rulesVersion: record.rulesVersion, practice: record.practice, endReason: record.endReason,
-                      mode: mode, now: now)
+                      rulesVersion: record.rulesVersion, practice: record.practice, road: record.road,
+                      endReason: record.endReason, mode: mode, now: now)
     }
 
     init(gameID: String, level: SpeedLevel, seed: UInt64, log: InputLog, rulesVersion: Int = GameRules.version,
-         practice: Bool, endReason: GameEndReason, mode: Mode, now: Int64) throws(Failure) {
+         practice: Bool, road: GameRoad = .random, endReason: GameEndReason, mode: Mode, now: Int64) throws(Failure) {
         do {
             _ = try Replay.run(seed: seed, level: level, log: log, rulesVersion: rulesVersion)
         } catch {
@@ -86,6 +89,7 @@ final class ReplaySession {
         self.seed = seed
         self.log = log
         self.practice = practice
+        self.road = road
         self.endReason = endReason
         self.mode = mode
         state = GameState(seed: seed, level: level)
@@ -116,7 +120,7 @@ final class ReplaySession {
         ServerMessage.GameSnapshot(
             gameID: gameID, level: level, practice: practice, step: state.step, road: state.road,
             lane: state.lane, score: state.score, interval: state.stepInterval, speedStage: state.speedStage,
-            safeLanes: state.isOver ? .none : state.safeLanes, paused: !playing)
+            safeLanes: state.isOver ? .none : state.safeLanes, paused: !playing, roadKind: road)
     }
 
     /// `replayState` as it stands.

@@ -57,6 +57,12 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         static let roomElsewhere = Code(rawValue: "room_elsewhere")
         /// Cluster mode: a race game runs on another node and is not moved while the race runs.
         static let gameElsewhere = Code(rawValue: "game_elsewhere")
+        /// Cluster mode: a `resume` or `quit` whose game was on its way here was taken over by a
+        /// newer one from another connection of the player's (the newest asks, as on one node).
+        static let gameTaken = Code(rawValue: "game_taken")
+        /// Cluster mode: a second `resume` or `quit` from a connection whose first is still on
+        /// its way: the first one's answer comes.
+        static let resumePending = Code(rawValue: "resume_pending")
         // Watching (docs/PROTOCOL.md, "Watching").
         /// No running game has that id, here or on any node, and none was stored.
         static let gameNotFound = Code(rawValue: "game_not_found")

@@ -131,8 +131,9 @@ enum ServerMessage: Equatable, Sendable {
         var speedStage: Int
         var safeLanes: LaneSet
         var paused: Bool
-        /// Which road it runs on (`road`, and `day` for a daily one).
-        var roadKind: GameRoad = .random
+        /// Which road it runs on (`road`, and `day` for a daily one). No default: every picture
+        /// (a live game's, a replay's) must say which road it is, or a daily game's reads `random`.
+        var roadKind: GameRoad
         /// The code of the room whose race this game is, if it is one.
         var race: RoomCode? = nil
         /// A ghost race's stored run (nil for any other game).

@@ -188,6 +188,8 @@ function messageFor(problem) {
     case "detached":
     case "offline":
       return problem.message;
+    case "game_taken":  // a newer resume of this game, from another tab or device, took it
+      return t("errors.detached");
     default:
       return problem.message ?? t("errors.generic");
   }

@@ -173,8 +173,11 @@ extension RoomHost {
             return NewRace.Entry(place: result.place, seat: result.seat, playerID: entrant.playerID, gameID: result.gameID,
                                  score: result.score, endReason: RaceEndReason(rawValue: result.reason) ?? .abandoned)
         }
+        // A race every racer quit during its countdown ends before its start deadline: it never
+        // ran, and is stored as starting when it ended (no time raced), not refused for ending first.
+        let endedAt = Date()
         let newRace = NewRace(roomCode: room.code.text, level: room.level, practice: room.practice, seed: race.seed,
-                              startedAt: race.startedAt, endedAt: Date(), entries: entries)
+                              startedAt: min(race.startedAt, endedAt), endedAt: endedAt, entries: entries)
         let code = room.code
         let key = race.key
         worker.perform({ storage in try storage.races.record(newRace).publicID }, then: { [self] result in

@@ -18,6 +18,10 @@ import { SoundBoard } from "../audio/sounds.js";
 import { Haptics } from "../feedback/haptics.js";
 
 const MILESTONE = 25;  // points between spoken scores: often enough to follow, rare enough not to crowd
+// Holding the one switch, a player cannot answer a cue: the hold guard pauses this long before
+// the next step is due (the pause must reach the server first; a dodge sent with it has the
+// server's latency grace as well).
+const HOLD_GUARD_MARGIN_MS = 100;
 // The first choice (Resume, Play again) stays highlighted longer: time to hear what the scan
 // is for, let go of the switch after a hold, and press at once for the likeliest choice.
 const FIRST_CHOICE_MS = 2500;
@@ -25,6 +29,8 @@ const FIRST_CHOICE_MS = 2500;
 export class GameController extends Emitter {
   state = initialState();
   #frame = 0;
+  #holdGuard = null;
+  #stepArrivedAt = 0;
 
   /** `pauseExtras()`: the page's own buttons that the one switch's pause menu steps through
    * after Resume and End game (the play page's "Share a link to watch"). */
@@ -130,8 +136,10 @@ export class GameController extends Emitter {
     });
     // Held in a race, the one switch pauses (its press has already dodged: docs/GAME_RULES.md).
     this.inputs.on("switchHold", () => {
+      clearTimeout(this.#holdGuard);
       if (playing(this.state)) this.socket.pause();
     });
+    this.inputs.on("holdStarted", () => this.#armHoldGuard());
     this.inputs.on("pause", () => this.togglePause());
     this.inputs.on("confirm", () => {
       if (this.state.phase === "paused") this.socket.resume();
@@ -183,6 +191,26 @@ export class GameController extends Emitter {
     if (wasOnChoice) this.focusRoad();
   }
 
+  /** While a press of the one switch that may become a pause is down, the player has no way
+   * to answer a cue. If the last cue calls their lane unsafe and no dodge is on its way, the
+   * hold is reached early, just before the next step (`HOLD_GUARD_MARGIN_MS`), with the dodge
+   * the cue asks for in dodge mode: the car is paused where it is safe to be, at every speed
+   * (docs/GAME_RULES.md, "Hold to pause"). A release before then leaves the player to answer
+   * the cue with their next press, as always. Armed on each step and on each press. */
+  #armHoldGuard() {
+    clearTimeout(this.#holdGuard);
+    if (!this.inputs.holdingInRace || !playing(this.state)) return;
+    const step = this.state.step;
+    const unanswered = () => this.dodgedStep !== step && dodgeMoves(this.state.lane, this.state.safeLanes).length > 0;
+    if (!unanswered()) return;
+    const due = this.#stepArrivedAt + this.state.interval - HOLD_GUARD_MARGIN_MS;
+    this.#holdGuard = setTimeout(() => {
+      if (!this.inputs.holdingInRace || !playing(this.state) || this.state.step !== step || !unanswered()) return;
+      if (this.inputs.switchMode === "dodge") this.dodge();
+      this.inputs.hold.reachNow();
+    }, Math.max(0, due - performance.now()));
+  }
+
   /** The one switch in "dodge": to the nearest lane the last cue called safe (both moves at
    * once when it is two lanes away: the cue only names lanes reachable through free cells).
    * Already safe: a short tick, nothing sent. */
@@ -213,8 +241,10 @@ export class GameController extends Emitter {
     this.socket.on("message", (message) => {
       const before = this.state;
       this.state = reduce(this.state, message);
+      if (message.type === "step") this.#stepArrivedAt = performance.now();
       this.#react(message, before);
       this.#render();
+      if (message.type === "step" || message.type === "moved") this.#armHoldGuard();
     });
   }
 

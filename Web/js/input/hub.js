@@ -1,6 +1,6 @@
 // All inputs at once, each one switchable (settings.controls), re-emitted as one stream of
 // semantic events: "move" {direction, source}, "pause", "repeatCue", "status", "help",
-// "confirm", "switch", "switchHold". The cool-down applies to moves from every source; the one
+// "confirm", "switch", "holdStarted", "switchHold". The cool-down applies to moves from every source; the one
 // switch drives the scanner (switchMode "scan") or is passed on as "switch" (a dodge, in the
 // controller); while a game is paused or over it drives the menu scan over that panel's
 // buttons; held during a race it is also "switchHold" (the controller pauses).
@@ -48,6 +48,7 @@ export class InputHub extends Emitter {
       source.on("switchDown", ({ key }) => {
         this.#holdCounts = this.racing();
         this.hold.down(`${source.constructor.name}:${key}`);
+        if (this.holdingInRace) this.emit("holdStarted");
       });
       source.on("switchUp", ({ key }) => this.hold.up(`${source.constructor.name}:${key}`));
     }
@@ -69,6 +70,11 @@ export class InputHub extends Emitter {
       this.gamepad.on(kind, (detail) => this.emit(kind, detail));
     }
     this.scanner.on("scan", (detail) => this.emit("scan", detail));
+  }
+
+  /** A press of the one switch that began in a race is down and may yet become a pause. */
+  get holdingInRace() {
+    return Boolean(this.oneSwitch) && this.#holdCounts && this.hold.counting;
   }
 
   /** Whether the timed scan runs: one-switch mode with the "scan" scheme. */

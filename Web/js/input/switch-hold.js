@@ -27,6 +27,22 @@ export class SwitchHold {
     }, this.ms);
   }
 
+  /** A press is down and has not reached the hold yet. */
+  get counting() {
+    return this.#timer !== null;
+  }
+
+  /** The hold is reached now, before its time: the press is a pause from here on (its release
+   * is no press). Used when waiting for the hold would let a step land that the player,
+   * holding their only switch, cannot answer (Web/js/game/controller.js, the hold guard). */
+  reachNow() {
+    if (this.#timer === null) return;
+    clearTimeout(this.#timer);
+    this.#timer = null;
+    this.held = true;
+    this.onHold(this.#key);
+  }
+
   /** The press ended (or was lost: the page lost focus); `key` must be the one pressed, if given. */
   up(key) {
     if (key !== undefined && key !== this.#key) return;

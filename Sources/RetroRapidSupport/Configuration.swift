@@ -181,10 +181,10 @@ extension ServerConfiguration {
         let path = explicitPath ?? defaultEnvFilePath
         var envFile: (path: String, contents: String)?
         if explicitPath != nil || FileManager.default.fileExists(atPath: path) {
-            do {
-                envFile = (path, try String(contentsOfFile: path, encoding: .utf8))
+            do throws(TextFile.ReadError) {
+                envFile = (path, try TextFile.read(path))
             } catch {
-                let reason = "can't be read: \(error.localizedDescription)"
+                let reason = error.reason
                 throw explicitPath != nil
                     ? ConfigurationError(
                         source: .environment(envFileVariable), setting: nil,

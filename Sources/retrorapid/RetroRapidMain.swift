@@ -51,7 +51,12 @@ enum RetroRapidMain {
         do {
             exit(try command.run(arguments: arguments))
         } catch let error as UsageError {
-            printError("\(error)\n\n\(command.usage)")
+            // The reason and where the usage is: a 40-line usage after it would bury the reason.
+            // A subcommand the usage names (`codes create`) is pointed at itself.
+            let subcommand = arguments.first.flatMap { word in
+                !word.hasPrefix("-") && command.usage.contains("retrorapid \(name) \(word)") ? " \(word)" : nil
+            } ?? ""
+            printError("\(error)\nRun 'retrorapid \(name)\(subcommand) --help' for how to call it.")
             exit(64)
         } catch {
             printError("\(error)")

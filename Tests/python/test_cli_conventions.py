@@ -143,3 +143,44 @@ def test_serve_takes_no_old_names(tmp_path):
     # serve's names were always the long ones; nothing to keep.
     result = run("serve", "--database", "x.sqlite", cwd=tmp_path)
     assert result.returncode == 64 and "unknown option --database" in result.stderr, result
+
+
+def test_a_usage_error_says_what_is_wrong_and_points_to_help_without_burying_it(tmp_path):
+    # A weak code refused: the reasons, then one line naming the subcommand's --help.
+    database = tmp_path / "retrorapid.sqlite3"
+    assert run("migrate", "--database-path", str(database), "--migrations-path", MIGRATIONS, cwd=tmp_path).returncode == 0
+    weak = run("codes", "create", "SUMMER2026", "--unlock", "--database-path", str(database), "--migrations-path", MIGRATIONS, cwd=tmp_path)
+    assert weak.returncode == 64, weak
+    lines = weak.stderr.strip().splitlines()
+    assert lines[-1] == "Run 'retrorapid codes create --help' for how to call it.", weak.stderr
+    assert "usage:" not in weak.stderr and len(lines) <= 6, weak.stderr
+    assert "easy to guess" in lines[0] and "--force" in lines[0], weak.stderr
+    # Nothing was created.
+    listed = run("codes", "list", "--database-path", str(database), "--migrations-path", MIGRATIONS, cwd=tmp_path)
+    assert listed.returncode == 0 and "SUMMER2026" not in listed.stdout, listed
+    # A command without subcommands points to its own --help.
+    bad = run("migrate", "--no-such-option", cwd=tmp_path)
+    assert bad.returncode == 64 and bad.stderr.strip().splitlines()[-1] == "Run 'retrorapid migrate --help' for how to call it.", bad
+
+
+def test_an_env_file_of_any_kind_is_read_to_its_end_and_one_that_cannot_be_read_says_why(tmp_path):
+    database = tmp_path / "retrorapid.sqlite3"
+    migrate = ("migrate", "--database-path", str(database), "--migrations-path", MIGRATIONS)
+    # /dev/null is an empty env file, as root or not.
+    empty = run(*migrate, cwd=tmp_path, RETRORAPID_ENV_FILE="/dev/null")
+    assert empty.returncode == 0, empty
+    # A pipe (what a shell's <(…) names) is read to its end: the setting in it is used.
+    pipe = tmp_path / "settings.pipe"
+    os.mkfifo(pipe)
+    writer = subprocess.Popen(["sh", "-c", f"printf 'RETRORAPID_DATABASE_PATH={tmp_path / 'from-pipe.sqlite3'}\\n' > '{pipe}'"])
+    from_pipe = run("migrate", "--migrations-path", MIGRATIONS, cwd=tmp_path, RETRORAPID_ENV_FILE=str(pipe))
+    writer.wait(timeout=10)
+    assert from_pipe.returncode == 0 and (tmp_path / "from-pipe.sqlite3").exists(), from_pipe
+    # Missing, a folder, not text: the system's reason (or what it is not), exit 64.
+    (tmp_path / "binary.env").write_bytes(b"RETRORAPID_PORT=\xff\xfe\n")
+    for path, reason in [(tmp_path / "missing.env", "No such file or directory"), (tmp_path, "Is a directory"),
+                         (tmp_path / "binary.env", "is not UTF-8 text")]:
+        refused = run(*migrate, cwd=tmp_path, RETRORAPID_ENV_FILE=str(path))
+        assert refused.returncode == 64, refused
+        assert f"RETRORAPID_ENV_FILE names '{path}', which" in refused.stderr and reason in refused.stderr, refused.stderr
+        assert "permission" not in refused.stderr.lower(), refused.stderr

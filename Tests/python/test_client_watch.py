@@ -485,6 +485,11 @@ def test_the_daily_board_lists_the_run_with_its_replay_and_your_recent_games_lin
     assert recent.endswith(f"/replay.html?game={over['gameId']}")
     failures = axe_in_every_mode(browser, "leaderboards-daily")
     assert not failures, describe_violations(failures)
+    # Its replay says which road it ran on, as the game's own page did.
+    open_page(browser, server.base_url, f"/replay.html?game={over['gameId']}")
+    wait_for(browser, "document.getElementById('replay-subject').textContent.length > 0")
+    subject = browser.find_element("id", "replay-subject").text
+    assert EN["replay"]["dailyRoad"].format(day=day) in subject, subject
     no_errors(browser)
 
 

@@ -45,9 +45,12 @@ function show(key, values = {}, tone = "") {
 function showSubject() {
   if (!replay) return;
   heading.textContent = t("replay.headingName", { name: replay.player?.name ?? "" });
-  subject.textContent = t("replay.subject", {
+  const words = [t("replay.subject", {
     level: t(`levels.${replay.level}`), score: formatNumber(replay.score), steps: formatNumber(replay.steps),
-  });
+  })];
+  // The road it ran on, as the live game's own page said it: the day's road is everyone's that day.
+  if (replay.game?.road === "daily" && replay.game.day) words.push(t("replay.dailyRoad", { day: replay.game.day }));
+  subject.textContent = words.join(" ");
   document.title = `${heading.textContent} · ${t("common.brand")}`;
 }
 

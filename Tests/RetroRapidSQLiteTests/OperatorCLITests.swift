@@ -148,7 +148,10 @@ import Testing
                 #expect(result.status == 64, "\(arguments): \(result)")
                 #expect(result.stderr.hasPrefix("retrorapid: "), "\(arguments): \(result)")
                 #expect(result.stderr.contains(message), "\(arguments): expected '\(message)' in \(result)")
-                #expect(result.stderr.contains("usage: retrorapid \(arguments[0])"), "\(arguments): \(result)")
+                // The reason, then one line pointing to the command's --help: no usage burying it.
+                #expect(result.stderr.contains("\nRun 'retrorapid \(arguments[0])"), "\(arguments): \(result)")
+                #expect(result.stderr.hasSuffix(" --help' for how to call it.\n"), "\(arguments): \(result)")
+                #expect(!result.stderr.contains("usage:"), "\(arguments): \(result)")
                 #expect(result.stdout.isEmpty, "\(arguments): \(result)")
             }
             #expect(try db.dump() == before)

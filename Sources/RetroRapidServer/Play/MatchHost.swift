@@ -5,7 +5,7 @@ import RetroRapidDomain
 import RetroRapidSupport
 
 /// Owns every running match: starting a solo one (one game per player, one start in flight
-/// per player), the one timer that steps them all, delivering what each seat says to its
+/// per player; `MatchHost+SoloStart.swift`), the one timer that steps them all, delivering what each seat says to its
 /// receivers, handing each seat's game to the `GameRecorder` when it ends, their checkpoints
 /// (`CheckpointWriter`), the watch on silent connections (`ConnectionWatchdog`), and ending
 /// them all on shutdown.
@@ -32,6 +32,8 @@ final class MatchHost: @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
     // worker's completions run.
 
+    /// Alone or a cluster's node (`NodeRole`): asked here, never inferred from `handoff`.
+    let role: NodeRole
     let limits: WebSocketLimits
     let connections: ConnectionRegistry
     let recorder: GameRecorder
@@ -96,8 +98,9 @@ final class MatchHost: @unchecked Sendable {
         var closing = false
     }
 
-    init(limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker, metrics: WebSocketMetrics,
-         logger: Logger) {
+    init(role: NodeRole, limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker,
+         metrics: WebSocketMetrics, logger: Logger) {
+        self.role = role
         self.limits = limits
         self.connections = connections
         self.worker = worker
@@ -194,138 +197,6 @@ final class MatchHost: @unchecked Sendable {
         watchdog.refreshIdleTimeout(connection) { hasRunningGame(connection) }
     }
 
-    // MARK: - start
-
-    /// `road` `.daily`: the game runs on the day's road of the level, whose seed the storage job
-    /// finds (or makes, the first time anyone asks) before the game begins, practice included;
-    /// a scored one takes the player's one attempt of the day in the play's transaction.
-    func start(level: SpeedLevel, practice: Bool, road: ClientMessage.StartRoad = .random, for identity: WebSocketConnection.Identity,
-               on connection: WebSocketConnection) {
-        if shuttingDown {
-            return refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start"))
-        }
-        if let placed = playerSeat(of: identity.playerID) {
-            let whereItIs = placed.seat.player === connection ? "on this connection" : "waiting for you"
-            return refuse(connection, ProtocolError(.gameInProgress,
-                "Game \(placed.session.gameID) is \(whereItIs): send resume to go on with it, or quit to end it, before starting another.",
-                inReplyTo: "start"))
-        }
-        if startingPlayers.contains(identity.playerID) {
-            return refuse(connection, ProtocolError(.startPending, "A game is already starting for you.", inReplyTo: "start"))
-        }
-        let gameID = Match.newGameID()
-        let seed = Match.newSeed()
-        let daily = road == .daily
-        if practice && handoff == nil && !daily {
-            // Practice consumes no play and scores nothing: no need to wait for the database.
-            let placed = startMatch(gameID: gameID, playerID: identity.playerID, level: level, seed: seed, practice: true)
-            placed.seat.playerName = identity.displayName
-            recorder.recordPracticeStart(placed.session, seed: seed)
-            attach(placed.seat, of: placed.match, to: connection)
-            send(.started(placed.session.snapshot, quota: nil), to: connection)
-            return
-        }
-        startingPlayers.insert(identity.playerID)
-        let connectionID = connection.id
-        let playerID = identity.playerID
-        let playerName = identity.displayName
-        let nodeID = handoff?.nodeID
-        // Keyed by the player, as every job of a game's life is (GameRecorder, CheckpointWriter):
-        // its start, checkpoints, cancel and record run in this order on one storage thread.
-        worker.perform(orderedBy: playerID, { storage -> (QuotaStatus?, UInt64, GameRoad) in
-            let now = storage.now
-            var start = RunningGameStart(publicID: gameID, playerID: playerID, level: level, seed: seed, practice: practice, startedAt: now)
-            if daily {
-                // The day's road, the same on every node: made at random by whoever asks first.
-                let day = UTCDay(containing: now)
-                start.seed = try storage.dailyRoads.seed(level: level, day: day, now: now)
-                start.road = .daily(day)
-            }
-            // In a cluster the game is also claimed for this node (one game per player, cluster-wide).
-            if let nodeID { return (try GameHandoff.beginClaimed(start, nodeID: nodeID, storage: storage), start.seed, start.road) }
-            // The play (and a daily attempt) and the game's running_games row, in one transaction.
-            return (try storage.runningGames.begin(start), start.seed, start.road)
-        }, then: { [self] result in
-            switch result {
-            case .success(let (quota, seed, road)):
-                startAnswered(.success(quota), gameID: gameID, playerID: playerID, playerName: playerName, level: level,
-                              seed: seed, practice: practice, road: road, connectionID: connectionID)
-            case .failure(let error):
-                startAnswered(.failure(error), gameID: gameID, playerID: playerID, playerName: playerName, level: level,
-                              seed: seed, practice: practice, connectionID: connectionID)
-            }
-        })
-    }
-
-    private func startAnswered(_ result: Result<QuotaStatus?, any Error>, gameID: String, playerID: Int64, playerName: String,
-                               level: SpeedLevel, seed: UInt64, practice: Bool = false, road: GameRoad = .random,
-                               connectionID: Int) {
-        defer {
-            // The shutdown may have been waiting for this start (after its cancel is queued).
-            if shuttingDown { closeOnceStored() }
-            metrics.flush()
-        }
-        startingPlayers.remove(playerID)
-        let connection = connections[connectionID]
-        switch result {
-        case .success(let quota):
-            if shuttingDown {
-                recorder.cancelStart(gameID: gameID, playerID: playerID)
-                if let connection { refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; start again in a moment.", inReplyTo: "start")) }
-                return
-            }
-            let placed = startMatch(gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice)
-            placed.seat.playerName = playerName
-            placed.session.road = road
-            guard let connection, connection.closing == nil else {
-                // The play is spent and the player gone: the game waits for them, paused,
-                // like any game whose connection dropped.
-                let now = MonotonicClock.now()
-                placed.session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
-                reschedule(placed.match)
-                return
-            }
-            attach(placed.seat, of: placed.match, to: connection)
-            send(.started(placed.session.snapshot, quota: quota), to: connection)
-            refreshIdleTimeout(connection)
-        case .failure(let error as GameElsewhereError):
-            if let connection {
-                refuse(connection, ProtocolError(.gameInProgress,
-                    "Game \(error.gameID) is waiting for you: send resume to go on with it, or quit to end it, before starting another.",
-                    inReplyTo: "start"))
-            }
-        case .failure(let error as QuotaExhaustedError):
-            if let connection {
-                connections.refuse(connection, ProtocolError(.noPlaysLeft, error.storeError.message, inReplyTo: "start"),
-                                   quota: error.status)
-            }
-        case .failure(let error as DailyRoadPlayedError):
-            if let connection {
-                var refusal = ProtocolError(.dailyPlayed, error.storeError.message, inReplyTo: "start")
-                refusal.resetsAt = error.resetsAt
-                refuse(connection, refusal)
-            }
-        case .failure(let error):
-            logger.error("could not start a game", metadata: ["player.row": String(playerID), "error": "\(error)"])
-            if let connection {
-                refuse(connection, ProtocolError(.unavailable, "The game could not start just now; nothing was used up. Try again.",
-                                                 inReplyTo: "start"))
-            }
-        }
-    }
-
-    /// A solo match, running from now. Its seed was chosen before: a ranked game's
-    /// `running_games` row, written with the play it consumes, holds it.
-    private func startMatch(gameID: String, playerID: Int64, level: SpeedLevel, seed: UInt64, practice: Bool) -> PlayerSeat {
-        let match = Match(
-            id: nextID(), gameID: gameID, playerID: playerID, level: level, seed: seed, practice: practice,
-            graceLimitMilliseconds: limits.latencyGraceMilliseconds, startedAt: Date(), now: MonotonicClock.now())
-        register(match)
-        logger.info("game started", metadata: [
-            "game.id": gameID, "game.level": level.rawValue, "game.practice": String(practice)])
-        return PlayerSeat(match: match, seat: match.seats[0])
-    }
-
     // MARK: - Matches of other kinds (the owners of races, replays)
 
     /// A new id for a match or a session (positive, never reused while the server runs).
@@ -349,7 +220,8 @@ final class MatchHost: @unchecked Sendable {
     }
 
     /// Makes `match` one of the host's: its player seats in `matchByPlayer`, its timer set.
-    private func register(_ match: Match) {
+    /// Counts `match` as running: its player seats as their players' one game each, and schedules it.
+    func register(_ match: Match) {
         matches[match.id] = match
         for seat in match.seats {
             guard let playerID = seat.playerID else { continue }
@@ -784,11 +656,11 @@ final class MatchHost: @unchecked Sendable {
 
     // MARK: -
 
-    private func send(_ message: ServerMessage, to connection: WebSocketConnection) {
+    func send(_ message: ServerMessage, to connection: WebSocketConnection) {
         connections.send(message, to: connection)
     }
 
-    private func refuse(_ connection: WebSocketConnection, _ error: ProtocolError) {
+    func refuse(_ connection: WebSocketConnection, _ error: ProtocolError) {
         connections.refuse(connection, error)
     }
 }

@@ -81,7 +81,7 @@ final class ReplayHost: @unchecked Sendable {
         pending[connection.id] = Pending(request: request, ghost: ghost)
         let connectionID = connection.id
         let playerID = identity.playerID
-        let nodeID = host.handoff?.nodeID
+        let nodeID = host.role.nodeID
         let type = ghost ? "raceGhost" : "replay"
         worker.perform(orderedBy: playerID, { storage -> Loaded in
             guard let record = try storage.games.game(publicID: gameID) else { return .notFound }

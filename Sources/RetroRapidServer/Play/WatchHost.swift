@@ -175,7 +175,7 @@ final class WatchHost: @unchecked Sendable {
 
     /// Asks the database about a game that does not run here.
     private func lookUp(_ gameID: String, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
-        let nodeID = host.handoff?.nodeID
+        let nodeID = host.role.nodeID
         let connectionID = connection.id
         worker.perform(orderedBy: identity.playerID, { storage -> Lookup in
             if let nodeID, let holder = try storage.cluster.holder(gameID: gameID, now: storage.now, lease: ClusterLease.lease),

@@ -41,7 +41,7 @@ final class ConnectionSignIn: @unchecked Sendable {
         connection.state = .authenticating
         let connectionID = connection.id
         let rateLimits = self.rateLimits
-        let cluster = host.handoff != nil
+        let cluster = host.role.isCluster
         // The serial lane (no key), with the API's device revocations: a sign-in that ran before
         // a revocation is answered before its event, which then closes the connection.
         worker.perform({ storage -> (AuthenticatedDevice, QuotaStatus?, RunningGameRecord?) in
@@ -68,7 +68,7 @@ final class ConnectionSignIn: @unchecked Sendable {
             connections.signedIn(connection, as: identity)
             let resumable = host.game(of: identity.playerID)?.snapshot ?? elsewhere.flatMap(Self.waitingSnapshot)
             connections.send(.welcome(.init(playerID: identity.publicID, displayName: identity.displayName, quota: quota,
-                                            resumable: resumable, limits: limits, node: host.handoff?.nodeID)), to: connection)
+                                            resumable: resumable, limits: limits, node: host.role.nodeID)), to: connection)
             host.refreshIdleTimeout(connection)
             logger.info("player signed in on a game connection", metadata: [
                 "ws.connection.id": String(connection.id), "player.id": identity.publicID,

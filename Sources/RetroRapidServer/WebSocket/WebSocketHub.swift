@@ -69,7 +69,8 @@ public final class WebSocketHub: @unchecked Sendable {
         clientAddresses = context.clientAddresses
         rateLimits = context.rateLimits
         connections = ConnectionRegistry(limits: limits, metrics: metrics)
-        host = MatchHost(limits: limits, connections: connections, worker: worker, metrics: metrics, logger: logger)
+        host = MatchHost(role: NodeRole(context.membership), limits: limits, connections: connections, worker: worker,
+                         metrics: metrics, logger: logger)
         rooms = RoomHost(configuration: context.configuration, connections: connections, host: host, worker: worker,
                          logger: logger)
         signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
@@ -389,7 +390,7 @@ extension WebSocketHub: ServerComponent {
 
     /// GET /api/v1/rooms/{code} reads the rooms here (`RoomRoutes`).
     func addRoutes(to router: inout HTTPRouter) {
-        RoomRoutes.add(to: &router, rooms: rooms, nodeID: host.handoff?.nodeID)
+        RoomRoutes.add(to: &router, rooms: rooms, nodeID: host.role.nodeID)
     }
 
     /// Service thread (posted by `GameServer.stop`): ends every game as "shutdown", saves them,

@@ -7,7 +7,7 @@ extension RoomHost {
     // MARK: - Rooms in a cluster
 
     /// This node's name in a cluster; nil on a single server (no places written).
-    var nodeID: String? { host.handoff?.nodeID }
+    var nodeID: String? { host.role.nodeID }
 
     /// Places the new room's code on this node (`room_places`), then sends its `room`. A code a
     /// live node holds already is drawn again (the room is reopened under a new code, `attempts`

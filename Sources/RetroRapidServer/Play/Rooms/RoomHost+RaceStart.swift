@@ -37,13 +37,13 @@ extension RoomHost {
         let gameIDs = Dictionary(uniqueKeysWithValues: racers.map { ($0.playerID, Match.newGameID()) })
         // Practice consumes no play: on a single server nothing to wait for. In a cluster each
         // game is still claimed for this node, as a practice `start` is.
-        if room.practice && host.handoff == nil {
+        if room.practice && !host.role.isCluster {
             return launch(room, racers: racers, gameIDs: gameIDs, seed: seed, quotas: [:])
         }
         let practice = room.practice
         starts[room.code] = StartProgress(racers: racers, gameIDs: gameIDs, seed: seed)
         let code = room.code
-        let nodeID = host.handoff?.nodeID
+        let nodeID = host.role.nodeID
         let level = room.level
         for racer in racers {
             let gameID = gameIDs[racer.playerID]!
@@ -152,7 +152,7 @@ extension RoomHost {
         for (index, racer) in racers.enumerated() {
             let seat = match.seats[index]
             let session = sessions[index]
-            if room.practice && host.handoff == nil { host.recorder.recordPracticeStart(session, seed: seed) }
+            if room.practice && !host.role.isCluster { host.recorder.recordPracticeStart(session, seed: seed) }
             entrants.append(Race.Entrant(seat: racer.seat, playerID: racer.playerID, name: racer.name,
                                          gameID: session.gameID, seatIndex: index))
             entries.append(.init(seat: racer.seat, name: racer.name, gameID: session.gameID, score: 0,

@@ -1,0 +1,20 @@
+/// What this process is to the others: a node alone, or one node of a cluster, with its id.
+/// Known from the start (`ServerComponentContext.membership`) and asked this one way wherever
+/// behaviour differs (a practice start is stored only in a cluster, refusals and `welcome`
+/// name the node), so no code infers cluster mode from whether some helper object exists.
+enum NodeRole: Sendable, Equatable {
+    case single
+    case cluster(nodeID: String)
+
+    init(_ membership: ClusterMembership?) {
+        self = membership.map { .cluster(nodeID: $0.nodeID) } ?? .single
+    }
+
+    /// The node's id in a cluster; nil alone (messages then carry no `node`).
+    var nodeID: String? {
+        if case .cluster(let nodeID) = self { return nodeID }
+        return nil
+    }
+
+    var isCluster: Bool { nodeID != nil }
+}

@@ -24,8 +24,8 @@ import RetroRapidSupport
 /// The bus only hints; every decision is the database's claim, so a lost message costs time
 /// (the lease), never a game, and two nodes never both run one.
 ///
-/// Threading rule: owned by the `MatchHost` on the libwebsockets service thread: its timer
-/// (`MatchHost.clusterTimerID`) calls `tick`, the bus's messages arrive through the mailbox
+/// Threading rule: owned by the `MatchHost` on the libwebsockets service thread: its own timer
+/// (`ServiceTimers.Timer.cluster`) calls `tick`, the bus's messages arrive through the mailbox
 /// (`WebSocketHub.clusterMessage`), and the worker's completions come back there.
 final class GameHandoff: @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
@@ -93,7 +93,7 @@ final class GameHandoff: @unchecked Sendable {
         case elsewhere(gameID: String)
     }
 
-    init(cluster: ClusterMembership, relay: ClusterRelay, host: MatchHost, worker: DatabaseWorker,
+    init(cluster: ClusterMembership, relay: ClusterRelay, host: MatchHost, timers: ServiceTimers, worker: DatabaseWorker,
          connections: ConnectionRegistry, limits: WebSocketLimits, logger: Logger) {
         nodeID = cluster.nodeID
         instance = cluster.instance
@@ -103,6 +103,14 @@ final class GameHandoff: @unchecked Sendable {
         self.connections = connections
         self.limits = limits
         self.logger = logger
+        // Every `tickMicroseconds` until the node stops: once it is stopping its games are
+        // being stored, and it leaves the cluster when they are (`leave`).
+        timers.register(.cluster) { [unowned self, unowned timers] now in
+            guard !self.host.shuttingDown else { return }
+            timers.schedule(.cluster, at: now + Self.tickMicroseconds)
+            self.tick(now: now)
+        }
+        timers.schedule(.cluster, at: MonotonicClock.now() + Self.tickMicroseconds)
     }
 
     // MARK: - Starting (storage thread)

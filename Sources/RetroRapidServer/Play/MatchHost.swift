@@ -46,19 +46,12 @@ final class MatchHost: @unchecked Sendable {
     let worker: DatabaseWorker
     let metrics: WebSocketMetrics
     let logger: Logger
-    /// Steps every match (ids: matches, `shutdownTimerID`, `checkpointTimerID`). It wakes at
-    /// least every 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be
-    /// moved earlier from a socket callback in libwebsockets 4.1.6).
+    /// Steps every match (ids: the matches'; below zero, `timers`'). It wakes at least every
+    /// 50 ms, games or not (`TickScheduler.maximumSleep`: libev's timer cannot be moved
+    /// earlier from a socket callback in libwebsockets 4.1.6).
     private let scheduler = TickScheduler(maximumSleepMicroseconds: 50_000)
-
-    /// The scheduler id of the shutdown's deadline (match ids are positive).
-    static let shutdownTimerID = -1
-    /// The scheduler id of the checkpoint timer.
-    static let checkpointTimerID = -2
-    /// The scheduler id of the cluster's timer (heartbeat, sweep, handoffs waiting).
-    static let clusterTimerID = -3
-    /// The scheduler id of the watchers' counts waiting for their second (`WatchHost`).
-    static let watchersTimerID = -4
+    /// The other deadlines on the same timer, each registered by its owner (`ServiceTimers`).
+    let timers: ServiceTimers
     /// How long the shutdown waits for clients to take their last messages and close.
     static let shutdownFlushMicroseconds: Int64 = 2_000_000
 
@@ -106,14 +99,22 @@ final class MatchHost: @unchecked Sendable {
         self.worker = worker
         self.metrics = metrics
         self.logger = logger
+        timers = ServiceTimers(scheduler: scheduler)
         recorder = GameRecorder(worker: worker, connections: connections, metrics: metrics, logger: logger)
         checkpoints = CheckpointWriter(limits: limits, worker: worker, metrics: metrics, logger: logger)
         watchdog = ConnectionWatchdog(limits: limits, connections: connections, metrics: metrics, logger: logger)
-        watching = WatchHost(limits: limits, connections: connections, worker: worker, logger: logger, host: self)
-        watching.schedule = { [unowned self] at in self.scheduler.schedule(Self.watchersTimerID, at: at) }
+        watching = WatchHost(limits: limits, connections: connections, worker: worker, timers: timers, logger: logger, host: self)
         replays = ReplayHost(limits: limits, connections: connections, worker: worker, logger: logger, host: self)
         watching.watcherLeft = { [unowned self] match, seat in self.replays.watcherLeft(seat, of: match) }
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
+        timers.register(.shutdown) { [unowned self] _ in self.completeShutdown() }
+        timers.register(.checkpoint) { [unowned self] now in
+            // From the stop on (and after it completed) the shutdown stores every game whole: nothing
+            // to keep, and the storage queues may already be closed.
+            guard !self.shuttingDown else { return }
+            self.timers.schedule(.checkpoint, at: now + self.checkpoints.sliceInterval)
+            self.checkpoints.writeSlice(self.matches, now: now)
+        }
         scheduler.afterDue = { [unowned self] in self.metrics.flush() }
         recorder.onAllSaved = { [unowned self] in self.closeOnceStored() }
         checkpoints.session = { [unowned self] address in self.matches[address.match]?.seat(at: address)?.session }
@@ -125,8 +126,7 @@ final class MatchHost: @unchecked Sendable {
     func attach(context: OpaquePointer) {
         scheduler.attach(context: context)
         watchdog.attach(context: context)
-        scheduler.schedule(Self.checkpointTimerID, at: MonotonicClock.now() + checkpoints.sliceInterval)
-        if handoff != nil { scheduler.schedule(Self.clusterTimerID, at: MonotonicClock.now() + GameHandoff.tickMicroseconds) }
+        timers.schedule(.checkpoint, at: MonotonicClock.now() + checkpoints.sliceInterval)
     }
 
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
@@ -387,28 +387,7 @@ final class MatchHost: @unchecked Sendable {
 
     /// The step timer says `id` is due.
     private func timerDue(_ id: Int, now: Int64) {
-        if id == Self.shutdownTimerID {
-            completeShutdown()
-            return
-        }
-        if id == Self.clusterTimerID {
-            guard let handoff, shutdown == nil else { return }
-            scheduler.schedule(Self.clusterTimerID, at: now + GameHandoff.tickMicroseconds)
-            handoff.tick(now: now)
-            return
-        }
-        if id == Self.watchersTimerID {
-            watching.tick(now: now)
-            return
-        }
-        if id == Self.checkpointTimerID {
-            // From the stop on (and after it completed) the shutdown stores every game whole: nothing
-            // to keep, and the storage queues may already be closed.
-            guard !shuttingDown else { return }
-            scheduler.schedule(Self.checkpointTimerID, at: now + checkpoints.sliceInterval)
-            checkpoints.writeSlice(matches, now: now)
-            return
-        }
+        if ServiceTimers.owns(id) { return timers.fire(id, now: now) }
         guard let match = matches[id] else { return }
         // The seats that are due, in seat order; the others wait for their own wakeAt.
         let seats = match.seats
@@ -638,7 +617,7 @@ final class MatchHost: @unchecked Sendable {
         if connections.isEmpty {
             completeShutdown()
         } else {
-            scheduler.schedule(Self.shutdownTimerID, at: MonotonicClock.now() + Self.shutdownFlushMicroseconds)
+            timers.schedule(.shutdown, at: MonotonicClock.now() + Self.shutdownFlushMicroseconds)
         }
     }
 
@@ -650,7 +629,7 @@ final class MatchHost: @unchecked Sendable {
     private func completeShutdown() {
         guard let progress = shutdown, progress.closing else { return }
         shutdown = nil
-        scheduler.cancel(Self.shutdownTimerID)
+        timers.cancel(.shutdown)
         progress.completion(recorder.finishCounting())
     }
 

@@ -26,7 +26,7 @@ import RetroRapidSupport
 /// peer and the queue a client that stops reading, and the watch ends with the game.
 ///
 /// Threading rule: owned by the `MatchHost` on the libwebsockets service thread; the host's
-/// step timer calls `tick` (`MatchHost.watchersTimerID`) and the worker's completions come
+/// step timer calls `tick` (its own `ServiceTimers.Timer.watchers`) and the worker's completions come
 /// back through the mailbox, both on that thread.
 final class WatchHost: @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
@@ -49,8 +49,8 @@ final class WatchHost: @unchecked Sendable {
     var roomSeat: (_ code: String, _ seat: Int?) -> Result<(match: Match, seat: Int), ProtocolError> = { code, _ in
         .failure(ProtocolError(.gameNotFound, "No race room has the code \(code.prefix(16))."))
     }
-    /// Asks the host's timer for a `tick` at this time (set by the `MatchHost`).
-    var schedule: (Int64) -> Void = { _ in }
+    /// Its own timer (`ServiceTimers.Timer.watchers`): `tick` when the counts waiting are due.
+    private let timers: ServiceTimers
     /// A watcher left a seat (stopped, switched, or its connection went): a replay nobody
     /// watches any more is dropped (`ReplayHost`).
     var watcherLeft: (Match, MatchSeat) -> Void = { _, _ in }
@@ -70,12 +70,15 @@ final class WatchHost: @unchecked Sendable {
     /// `raceOver`, which comes after the saves.
     private var races: [Int: Match] = [:]
 
-    init(limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker, logger: Logger, host: MatchHost) {
+    init(limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker, timers: ServiceTimers, logger: Logger,
+         host: MatchHost) {
         self.limits = limits
         self.connections = connections
         self.worker = worker
+        self.timers = timers
         self.logger = logger
         self.host = host
+        timers.register(.watchers) { [unowned self] now in self.tick(now: now) }
     }
 
     // MARK: - watch, stopWatching
@@ -301,7 +304,7 @@ final class WatchHost: @unchecked Sendable {
             state = Count(sent: count, sentAt: now, pending: false)
         } else if !state.pending {
             state.pending = true
-            schedule(state.sentAt + Self.countIntervalMicroseconds)
+            timers.schedule(.watchers, at: state.sentAt + Self.countIntervalMicroseconds)
         }
         counts[seat.address] = state.sent == 0 && !state.pending && count == 0 ? nil : state
     }
@@ -323,7 +326,7 @@ final class WatchHost: @unchecked Sendable {
             if count != state.sent { tellPlayers(of: match, seat, count) }
             counts[address] = count == 0 ? nil : Count(sent: count, sentAt: now, pending: false)
         }
-        if let next { schedule(next) }
+        if let next { timers.schedule(.watchers, at: next) }
     }
 
     /// `watchers` for `seat` to every player of its match (the one player of a solo game).

@@ -76,7 +76,7 @@ public final class WebSocketHub: @unchecked Sendable {
         signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
                                   rateLimits: rateLimits, metrics: metrics, logger: logger)
         if let membership = context.membership {
-            host.handoff = GameHandoff(cluster: membership, relay: context.cluster, host: host, worker: worker,
+            host.handoff = GameHandoff(cluster: membership, relay: context.cluster, host: host, timers: host.timers, worker: worker,
                                        connections: connections, limits: limits, logger: logger)
             // The relay owns the bus (started and stopped by GameServer) and hands every message
             // from another node to its observers on the service thread.

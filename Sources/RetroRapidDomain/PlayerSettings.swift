@@ -35,6 +35,15 @@ public struct PlayerSettings: Equatable, Sendable {
     public var haptics = Haptics()
     /// Screen-reader announcements (ARIA live regions) for speed-ups, crashes and scores.
     public var announcements = true
+    /// How often a race says the score by itself, with announcements on: each time it reaches a
+    /// multiple of this many points, or never when 0 (the status key says it on request either
+    /// way). One of ``scoreAnnouncementChoices``; 25 is the pace the client always had.
+    ///
+    /// A number of points rather than a named choice such as ``audioCueMode``: it is the count
+    /// the client divides the score by, it reads as what it means (`5` is every 5 points), and
+    /// another pace would be one more number, not a new name. Only the listed counts are
+    /// accepted, as a choice's names are, so what the settings page offers is the whole set.
+    public var scoreAnnouncementEvery = 25
 
     // MARK: Appearance
 
@@ -174,6 +183,9 @@ public struct PlayerSettings: Equatable, Sendable {
     public static let textSizeRange = 100...200
     public static let inputCooldownRange = 0...500
     public static let scanIntervalRange = 500...5000
+    /// The values ``scoreAnnouncementEvery`` may take: every point, 5, 10, 25, or 0 for only
+    /// on request.
+    public static let scoreAnnouncementChoices = [1, 5, 10, 25, 0]
 
     // MARK: - Validation
 
@@ -183,6 +195,10 @@ public struct PlayerSettings: Equatable, Sendable {
     public func validate() throws(StoreError) {
         try Self.check(cueVolume, in: Self.volumeRange, "cueVolume", unit: "")
         try Self.check(effectsVolume, in: Self.volumeRange, "effectsVolume", unit: "")
+        guard Self.scoreAnnouncementChoices.contains(scoreAnnouncementEvery) else {
+            throw StoreError(.invalid, "must be 1, 5, 10 or 25 (points between spoken scores), or 0 for only when asked; got \(scoreAnnouncementEvery)",
+                             field: "settings.scoreAnnouncementEvery")
+        }
         try Self.check(textSize, in: Self.textSizeRange, "textSize", unit: " percent")
         try Self.check(controls.inputCooldownMs, in: Self.inputCooldownRange, "controls.inputCooldownMs", unit: " ms")
         try Self.check(controls.scanIntervalMs, in: Self.scanIntervalRange, "controls.scanIntervalMs", unit: " ms")
@@ -244,7 +260,8 @@ extension PlayerSettings: Codable {
         .choice("speedLevel", \.speedLevel), .choice("audioCueMode", \.audioCueMode),
         .choice("laneChangeCue", \.laneChangeCue), .integer("cueVolume", \.cueVolume),
         .integer("effectsVolume", \.effectsVolume), .value("mono", \.mono), .value("haptics", \.haptics),
-        .value("announcements", \.announcements), .choice("font", \.font), .choice("theme", \.theme),
+        .value("announcements", \.announcements), .integer("scoreAnnouncementEvery", \.scoreAnnouncementEvery),
+        .choice("font", \.font), .choice("theme", \.theme),
         .choice("contrast", \.contrast), .choice("reduceMotion", \.reduceMotion), .integer("textSize", \.textSize),
         .choice("language", \.language), .value("tutorialDone", \.tutorialDone), .value("controls", \.controls),
     ]

@@ -25,6 +25,7 @@ public enum SettingsFuzzTarget: FuzzTarget {
         settings.mono = true
         settings.haptics = .init(enabled: false, crash: false, step: true, move: false)
         settings.announcements = false
+        settings.scoreAnnouncementEvery = 5
         settings.font = .retro
         settings.theme = .dark
         settings.contrast = .high
@@ -97,6 +98,7 @@ public enum SettingsFuzzTarget: FuzzTarget {
         try keep("mono", \.mono)
         try keep("haptics", \.haptics)
         try keep("announcements", \.announcements)
+        try keep("scoreAnnouncementEvery", \.scoreAnnouncementEvery)
         try keep("font", \.font)
         try keep("theme", \.theme)
         try keep("contrast", \.contrast)

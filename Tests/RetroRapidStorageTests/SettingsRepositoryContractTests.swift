@@ -183,6 +183,9 @@ import Testing
         (#"{"haptics":{"buzz":true}}"#, "settings.haptics.buzz"),
         (#"{"haptics":{"enabled":null}}"#, "settings.haptics.enabled"),
         (#"{"announcements":null}"#, "settings.announcements"),
+        (#"{"scoreAnnouncementEvery":7}"#, "settings.scoreAnnouncementEvery"),
+        (#"{"scoreAnnouncementEvery":-25}"#, "settings.scoreAnnouncementEvery"),
+        (#"{"scoreAnnouncementEvery":"10"}"#, "settings.scoreAnnouncementEvery"),
         (#"{"font":"comic"}"#, "settings.font"),
         (#"{"theme":"sepia"}"#, "settings.theme"),
         (#"{"contrast":"low"}"#, "settings.contrast"),
@@ -249,6 +252,9 @@ import Testing
             settings = PlayerSettings()
             settings.textSize = 250
             cases.append((settings, "settings.textSize"))
+            settings = PlayerSettings()
+            settings.scoreAnnouncementEvery = 50
+            cases.append((settings, "settings.scoreAnnouncementEvery"))
             settings = PlayerSettings()
             settings.controls.inputCooldownMs = -5
             cases.append((settings, "settings.controls.inputCooldownMs"))

@@ -156,15 +156,17 @@ def patch_for(path, value):
 
 
 def test_the_clients_setting_ranges_actions_and_bindable_keys_are_the_servers(server, browser):
-    """RANGES, KEY_ACTIONS and ALLOWED_KEYS in Web/js/settings/defaults.js must be what the real
-    server enforces (PlayerSettings' ranges, KeyAction and allowedKeys): each integer field is
-    written out of range and the server's refusal says its range; each candidate key is bound
-    and the server's answer must match whether the client allows it."""
+    """RANGES, INTEGER_CHOICES, KEY_ACTIONS and ALLOWED_KEYS in Web/js/settings/defaults.js must
+    be what the real server enforces (PlayerSettings' ranges, scoreAnnouncementChoices, KeyAction
+    and allowedKeys): each integer field is written out of range and the server's refusal says
+    its range, or, for a field that takes only listed values, every value from -1 to 100 is
+    tried; each candidate key is bound and the server's answer must match whether the client
+    allows it."""
     open_page(browser, server.base_url, "/settings.html")
     client = browser.execute_async_script("""
         const done = arguments[arguments.length - 1];
         import("/js/settings/defaults.js").then((m) =>
-          done({ ranges: m.RANGES, actions: m.KEY_ACTIONS, keys: m.ALLOWED_KEYS }));
+          done({ ranges: m.RANGES, choices: m.INTEGER_CHOICES, actions: m.KEY_ACTIONS, keys: m.ALLOWED_KEYS }));
     """)
     token = device_token(browser)
     version = server.request("GET", "/api/v1/settings", token=token).json()["version"]
@@ -187,7 +189,7 @@ def test_the_clients_setting_ranges_actions_and_bindable_keys_are_the_servers(se
                 yield f"{prefix}{name}", value
 
     defaults = server.request("GET", "/api/v1/settings", token=token).json()["settings"]
-    server_ranges = {}
+    server_ranges, listed = {}, set()
     for path, default in integer_fields(defaults):
         refused = patch(path, 10**9)
         if refused.status == 200:  # no range: put it back
@@ -195,12 +197,19 @@ def test_the_clients_setting_ranges_actions_and_bindable_keys_are_the_servers(se
             continue
         error = refused.json()["error"]
         assert error["field"] == f"settings.{path}", error
+        if path in client["choices"]:  # listed values, not a range
+            accepted = [value for value in range(-1, 101) if patch(path, value).status == 200]
+            assert sorted(client["choices"][path]) == accepted, (path, accepted)
+            listed.add(path)
+            patch(path, default)
+            continue
         low, high = re.search(r"must be from (-?\d+) to (-?\d+)", error["message"]).groups()
         server_ranges[path] = [int(low), int(high)]
         assert patch(path, int(low)).status == 200 and patch(path, int(high)).status == 200, path
         assert patch(path, int(low) - 1).status == 400, path
         patch(path, default)
     assert client["ranges"] == server_ranges
+    assert listed == set(client["choices"])
 
     assert sorted(client["actions"]) == sorted(defaults["controls"]["keyBindings"])
 

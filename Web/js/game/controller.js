@@ -8,7 +8,7 @@ import { initialState, reduce, playing, inGame } from "./state.js";
 import { RoadView } from "./road-view.js";
 import { HudView } from "./hud-view.js";
 import { EffectsView } from "./effects-view.js";
-import { laneName, statusText } from "./describe.js";
+import { laneName, statusText, reachesScoreMark } from "./describe.js";
 import { renderControls, keyName } from "./controls-help.js";
 import { InputHub } from "../input/hub.js";
 import { dodgeMoves } from "../input/dodge.js";
@@ -17,7 +17,6 @@ import { AudioEngine } from "../audio/engine.js";
 import { SoundBoard } from "../audio/sounds.js";
 import { Haptics } from "../feedback/haptics.js";
 
-const MILESTONE = 25;  // points between spoken scores: often enough to follow, rare enough not to crowd
 // Holding the one switch, a player cannot answer a cue: the hold guard pauses this long before
 // the next step is due (the pause must reach the server first; a dodge sent with it has the
 // server's latency grace as well).
@@ -271,7 +270,11 @@ export class GameController extends Emitter {
       case "step":
         this.sounds.cue(s.audioCueMode, message.safeLanes ?? [], message.interval);
         if (message.haptic) this.haptics.play("step");
-        if (Math.floor(message.score / MILESTONE) > Math.floor(before.score / MILESTONE) && message.score > 0) {
+        // As often as the player chose (every 25 points unless changed). Low priority: the
+        // announcer drops it rather than queue it while other words wait or the last ones
+        // were said under its gap ago, so even every point at Rapid builds no backlog, and
+        // the score heard is always the score of that moment, never a late one.
+        if (reachesScoreMark(before.score, message.score, s.scoreAnnouncementEvery)) {
           say(t("say.score", { score: formatNumber(message.score) }), { low: true });
         }
         break;

@@ -46,3 +46,11 @@ export function statusText(state) {
   }
   return t("say.statusIdle", { state: t(`phases.${state.phase}`) });
 }
+
+/** Whether a score going from `before` to `score` reaches a new multiple of `every` (the
+ * player's `scoreAnnouncementEvery`): the moment to say it. A step can pass two cars, so the
+ * test is a multiple crossed, not hit. 0 never says it: the score is then heard only when the
+ * player asks (the status key). */
+export function reachesScoreMark(before, score, every) {
+  return every > 0 && score > 0 && Math.floor(score / every) > Math.floor(before / every);
+}

@@ -40,6 +40,9 @@ function fillKeyOptions() {
 function valueOf(control) {
   if (control.type === "checkbox") return control.checked;
   if (control.type === "range" || control.type === "number") return Number(control.value);
+  // A radio group over a number (how often the score is said) sends the number, not its text:
+  // the server refuses "5" where it takes 5.
+  if (typeof getPath(DEFAULT_SETTINGS, control.name) === "number") return Number(control.value);
   return control.value;
 }
 
@@ -63,6 +66,8 @@ function render(settings) {
   for (const name of ["haptics.crash", "haptics.step", "haptics.move"]) {
     form.elements.namedItem(name).disabled = !settings.haptics.enabled;
   }
+  // The score is said by itself only with announcements on (the status key works either way).
+  for (const radio of form.querySelectorAll("input[name='scoreAnnouncementEvery']")) radio.disabled = !settings.announcements;
   // The interval paces the race scan and the pause and game-over buttons' scan, so it counts in either mode.
   form.elements.namedItem("controls.scanIntervalMs").disabled = !settings.controls.oneSwitch;
   for (const radio of form.querySelectorAll("input[name='controls.switchMode']")) radio.disabled = !settings.controls.oneSwitch;

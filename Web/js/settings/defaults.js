@@ -1,7 +1,7 @@
 // The settings document's shape and defaults, as in Sources/RetroRapidDomain/PlayerSettings.swift.
 // Used before the server's copy arrives, and to reset to defaults; the server stays the
 // authority and validates every write. Tests/python/test_client_sync.py holds the defaults, RANGES,
-// KEY_ACTIONS and ALLOWED_KEYS to what the real server says and enforces.
+// INTEGER_CHOICES, KEY_ACTIONS and ALLOWED_KEYS to what the real server says and enforces.
 export const DEFAULT_SETTINGS = Object.freeze({
   speedLevel: "cruise",
   audioCueMode: "lanePulse",
@@ -11,6 +11,8 @@ export const DEFAULT_SETTINGS = Object.freeze({
   mono: false,
   haptics: { enabled: true, crash: true, step: true, move: true },
   announcements: true,
+  // Points between scores said during a race; 0: only when the player asks (status key).
+  scoreAnnouncementEvery: 25,
   font: "readable",
   theme: "system",
   contrast: "standard",
@@ -39,6 +41,12 @@ export const RANGES = Object.freeze({
   textSize: [100, 200],
   "controls.inputCooldownMs": [0, 500],
   "controls.scanIntervalMs": [500, 5000],
+});
+
+/** The integer fields that take only the values listed, not a range
+ * (PlayerSettings.scoreAnnouncementChoices). */
+export const INTEGER_CHOICES = Object.freeze({
+  scoreAnnouncementEvery: [1, 5, 10, 25, 0],
 });
 
 export const KEY_ACTIONS = ["left", "right", "pause", "repeatCue", "announceScore"];

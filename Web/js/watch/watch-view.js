@@ -8,12 +8,11 @@ import { initialState, reduce } from "../game/state.js";
 import { RoadView } from "../game/road-view.js";
 import { HudView } from "../game/hud-view.js";
 import { EffectsView } from "../game/effects-view.js";
-import { laneName, statusText } from "../game/describe.js";
+import { laneName, statusText, reachesScoreMark } from "../game/describe.js";
 import { keyName } from "../game/controls-help.js";
 import { AudioEngine } from "../audio/engine.js";
 import { SoundBoard } from "../audio/sounds.js";
 
-const MILESTONE = 25;  // as in Web/js/game/controller.js: often enough to follow, rare enough not to crowd
 // Frames a watcher gets besides the snapshot: each is reduced like the player's own.
 const FRAMES = new Set(["step", "moved", "bump", "stepRevised", "speedUpSoon", "speedUp", "crash", "paused", "resumed", "snapshot"]);
 
@@ -144,7 +143,8 @@ export class WatchView {
     switch (message.type) {
       case "step":
         sound?.cue(s.audioCueMode, message.safeLanes ?? [], message.interval);
-        if (Math.floor(message.score / MILESTONE) > Math.floor(before.score / MILESTONE) && message.score > 0) {
+        // At the watcher's own pace, as in their races (Web/js/game/controller.js).
+        if (reachesScoreMark(before.score, message.score, s.scoreAnnouncementEvery)) {
           say(t("watch.sayScore", { name, score: formatNumber(message.score) }), { low: true });
         }
         break;

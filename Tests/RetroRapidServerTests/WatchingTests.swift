@@ -86,7 +86,7 @@ struct WatchingTests {
         let roomGame = Mutex<String?>(nil)
         let server = try RunningGameServer(components: { context in
             let hub = WebSocketHub(context)
-            let host = hub.host
+            let host = hub.matchHost
             host.watching.roomSeat = { [unowned host] code, seat in
                 guard code == "K7QXM2", let gameID = roomGame.withLock({ $0 }),
                       let (match, first) = host.runningSeat(gameID: gameID) else {

@@ -50,7 +50,7 @@ final class GameHandoff: @unchecked Sendable {
     let connections: ConnectionRegistry
     let limits: WebSocketLimits
     let logger: Logger
-    unowned let host: MatchHost
+    unowned let matchHost: MatchHost
 
     /// What the node asks for, per player: at most one fetch at a time.
     private var fetches: [Int64: Fetch] = [:]
@@ -93,12 +93,12 @@ final class GameHandoff: @unchecked Sendable {
         case elsewhere(gameID: String)
     }
 
-    init(cluster: ClusterMembership, relay: ClusterRelay, host: MatchHost, timers: ServiceTimers, worker: DatabaseWorker,
+    init(cluster: ClusterMembership, relay: ClusterRelay, matchHost: MatchHost, timers: ServiceTimers, worker: DatabaseWorker,
          connections: ConnectionRegistry, limits: WebSocketLimits, logger: Logger) {
         nodeID = cluster.nodeID
         instance = cluster.instance
         self.relay = relay
-        self.host = host
+        self.matchHost = matchHost
         self.worker = worker
         self.connections = connections
         self.limits = limits
@@ -106,7 +106,7 @@ final class GameHandoff: @unchecked Sendable {
         // Every `tickMicroseconds` until the node stops: once it is stopping its games are
         // being stored, and it leaves the cluster when they are (`leave`).
         timers.register(.cluster) { [unowned self, unowned timers] now in
-            guard !self.host.shuttingDown else { return }
+            guard !self.matchHost.shuttingDown else { return }
             timers.schedule(.cluster, at: now + Self.tickMicroseconds)
             self.tick(now: now)
         }
@@ -207,7 +207,7 @@ final class GameHandoff: @unchecked Sendable {
             if fetch.purpose == .resume {
                 connections.refuse(connection, ProtocolError(.noGame, "You have no game to resume; send start for a new one.", inReplyTo: type))
             } else {
-                host.quitGame(on: connection, now: now)  // says there is no game, as on a single node
+                matchHost.quitGame(on: connection, now: now)  // says there is no game, as on a single node
             }
         case .success(.held(let holder)):
             guard connection != nil, now < fetch.giveUpAt else { return giveUp(fetch, on: connection) }
@@ -270,14 +270,14 @@ final class GameHandoff: @unchecked Sendable {
             }
             return
         }
-        guard let placed = host.adopt(gameID: record.publicID, playerID: record.playerID,
+        guard let placed = matchHost.adopt(gameID: record.publicID, playerID: record.playerID,
                                       playerName: fetch.identity.displayName, game: game, practice: record.practice,
                                       startedAt: record.startedAt, playedMilliseconds: record.durationMilliseconds,
                                       road: record.road) else {
             // A game of the player's runs here already, or this one had crashed at its last
             // checkpoint (and is being stored as that crash).
             guard let connection else { return }
-            if host.game(of: record.playerID) != nil { return host.resume(for: fetch.identity, on: connection, now: now) }
+            if matchHost.game(of: record.playerID) != nil { return matchHost.resume(for: fetch.identity, on: connection, now: now) }
             connections.refuse(connection, ProtocolError(.gameOver, "Game \(record.publicID) is over; start a new one.",
                                                          inReplyTo: fetch.purpose == .resume ? "resume" : "quit"))
             return
@@ -286,10 +286,10 @@ final class GameHandoff: @unchecked Sendable {
         guard let connection else { return }
         switch fetch.purpose {
         case .resume:
-            host.resume(placed, on: connection, now: now)
+            matchHost.resume(placed, on: connection, now: now)
         case .quit:
-            host.takeOver(placed, on: connection)
-            host.quitGame(on: connection, now: now)
+            matchHost.takeOver(placed, on: connection)
+            matchHost.quitGame(on: connection, now: now)
         }
     }
 
@@ -324,7 +324,7 @@ final class GameHandoff: @unchecked Sendable {
     /// if any, is told the game moved. A game that is ending here (a held crash) stays: this
     /// node stores it, and the asking node then finds it gone.
     private func letGo(_ gameID: String, playerID: Int64, to asker: String) {
-        guard let (placed, log) = host.letGo(gameID: gameID, playerID: playerID) else {
+        guard let (placed, log) = matchHost.letGo(gameID: gameID, playerID: playerID) else {
             // Being fetched here: this node may hold the claim already, and its game is about
             // to run here. Letting go of the row now would let two nodes run it; the answer
             // waits for the fetch (`fetchEnded`).
@@ -334,16 +334,16 @@ final class GameHandoff: @unchecked Sendable {
             }
             // Not running here (this process never had it, or it ended): release the row in
             // case it names this node, so the asker need not wait for the lease.
-            if host.game(of: playerID)?.gameID != gameID { release(gameID, playerID: playerID) }
+            if matchHost.game(of: playerID)?.gameID != gameID { release(gameID, playerID: playerID) }
             // A race's seat never moves while its race runs: the asker sends the player here.
-            else if let placed = host.playerSeat(of: playerID), placed.match.movableSeat == nil {
+            else if let placed = matchHost.playerSeat(of: playerID), placed.match.movableSeat == nil {
                 relay.publish(.gameStays(gameID: gameID, playerID: playerID))
             }
             return
         }
         let nodeID = self.nodeID
         leaving[gameID] = placed
-        host.checkpoints.writeWhole(log, playerID: playerID, then: { storage in
+        matchHost.checkpoints.writeWhole(log, playerID: playerID, then: { storage in
             try storage.cluster.release(gameID: gameID, nodeID: nodeID, now: storage.now)
         }, completion: { [self] result in
             let placed = leaving.removeValue(forKey: gameID)
@@ -355,7 +355,7 @@ final class GameHandoff: @unchecked Sendable {
             case .failure(let error):
                 logger.error("could not hand a game to another node; it stays here", metadata: [
                     "game.id": gameID, "error": "\(error)"])
-                if let placed { host.keep(placed) }
+                if let placed { matchHost.keep(placed) }
             }
         })
     }
@@ -382,7 +382,7 @@ final class GameHandoff: @unchecked Sendable {
             nextHeartbeat = now + Int64(ClusterLease.heartbeat * 1_000_000)
             let (nodeID, instance) = (self.nodeID, self.instance)
             // Only games running now are checked: each was claimed before it began here.
-            let running = host.runningGameIDs
+            let running = matchHost.runningGameIDs
             worker.perform({ storage -> (Bool, Set<String>) in
                 let mine = try storage.cluster.heartbeat(nodeID: nodeID, instance: instance, now: storage.now)
                 return (mine, try storage.cluster.heldGames(nodeID: nodeID))
@@ -395,7 +395,7 @@ final class GameHandoff: @unchecked Sendable {
                     for gameID in running.subtracting(held) {
                         logger.warning("a game this node ran was taken by another node (this node's heartbeat had lapsed); dropped here",
                                        metadata: ["game.id": gameID])
-                        host.drop(gameID: gameID)
+                        matchHost.drop(gameID: gameID)
                     }
                 case .success((false, _)):
                     logger.critical("another process has taken this node's id (this one was taken for dead); its games may run twice",
@@ -426,7 +426,7 @@ final class GameHandoff: @unchecked Sendable {
             sweepInFlight = false
             switch result {
             case .success(let orphans):
-                for orphan in orphans where fetches[orphan.playerID] == nil && host.game(of: orphan.playerID)?.gameID != orphan.gameID {
+                for orphan in orphans where fetches[orphan.playerID] == nil && matchHost.game(of: orphan.playerID)?.gameID != orphan.gameID {
                     store(orphan.gameID, playerID: orphan.playerID)
                 }
             case .failure(let error):

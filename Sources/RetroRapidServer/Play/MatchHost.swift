@@ -103,8 +103,8 @@ final class MatchHost: @unchecked Sendable {
         recorder = GameRecorder(worker: worker, connections: connections, metrics: metrics, logger: logger)
         checkpoints = CheckpointWriter(limits: limits, worker: worker, metrics: metrics, logger: logger)
         watchdog = ConnectionWatchdog(limits: limits, connections: connections, metrics: metrics, logger: logger)
-        watching = WatchHost(limits: limits, connections: connections, worker: worker, timers: timers, logger: logger, host: self)
-        replays = ReplayHost(limits: limits, connections: connections, worker: worker, logger: logger, host: self)
+        watching = WatchHost(limits: limits, connections: connections, worker: worker, timers: timers, logger: logger, matchHost: self)
+        replays = ReplayHost(limits: limits, connections: connections, worker: worker, logger: logger, matchHost: self)
         watching.watcherLeft = { [unowned self] match, seat in self.replays.watcherLeft(seat, of: match) }
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
         timers.register(.shutdown) { [unowned self] _ in self.completeShutdown() }

@@ -41,7 +41,7 @@ final class WatchHost: @unchecked Sendable {
     let connections: ConnectionRegistry
     let worker: DatabaseWorker
     let logger: Logger
-    unowned let host: MatchHost
+    unowned let matchHost: MatchHost
 
     /// The match and seat a race room's code (and seat, nil: the first racer) names, or the
     /// refusal to send (its `inReplyTo` is filled here); set by the owner of race rooms. The
@@ -71,13 +71,13 @@ final class WatchHost: @unchecked Sendable {
     private var races: [Int: Match] = [:]
 
     init(limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker, timers: ServiceTimers, logger: Logger,
-         host: MatchHost) {
+         matchHost: MatchHost) {
         self.limits = limits
         self.connections = connections
         self.worker = worker
         self.timers = timers
         self.logger = logger
-        self.host = host
+        self.matchHost = matchHost
         timers.register(.watchers) { [unowned self] now in self.tick(now: now) }
     }
 
@@ -86,7 +86,7 @@ final class WatchHost: @unchecked Sendable {
     func watch(_ target: ClientMessage.WatchTarget, for identity: WebSocketConnection.Identity,
                on connection: WebSocketConnection) {
         if let address = connection.seat {
-            let gameID = host.match(id: address.match)?.seat(at: address)?.driver.gameID ?? "?"
+            let gameID = matchHost.match(id: address.match)?.seat(at: address)?.driver.gameID ?? "?"
             return refuse(connection, ProtocolError(.gameInProgress,
                 "This connection plays game \(gameID); a connection plays or watches, not both. Watch from another tab or device.",
                 inReplyTo: "watch"))
@@ -96,7 +96,7 @@ final class WatchHost: @unchecked Sendable {
         }
         switch target {
         case .game(let gameID):
-            if let (match, seat) = host.runningSeat(gameID: gameID) {
+            if let (match, seat) = matchHost.runningSeat(gameID: gameID) {
                 return watch(seat, of: match, room: match.roomCode, on: connection)
             }
             if ended.contains(gameID) { return refuse(connection, Self.over(gameID)) }
@@ -104,7 +104,7 @@ final class WatchHost: @unchecked Sendable {
         case .room(let code, let seat):
             switch roomSeat(code, seat) {
             case .success(let (match, index)):
-                guard host.match(id: match.id) === match, match.seats.indices.contains(index) else {
+                guard matchHost.match(id: match.id) === match, match.seats.indices.contains(index) else {
                     return refuse(connection, ProtocolError(.gameNotFound, "Room \(code) has no racer in seat \(index).", inReplyTo: "watch"))
                 }
                 watch(match.seats[index], of: match, room: code, on: connection)
@@ -122,7 +122,7 @@ final class WatchHost: @unchecked Sendable {
         }
         leave(seat, of: match, connection)
         connections.send(.watchEnded(gameID: seat.driver.gameID, reason: "stopped", score: seat.driver.snapshot.score), to: connection)
-        host.refreshIdleTimeout(connection)
+        matchHost.refreshIdleTimeout(connection)
     }
 
     /// The connection closed or is being dropped: it watches nothing any more, silently.
@@ -151,7 +151,7 @@ final class WatchHost: @unchecked Sendable {
         }
         connections.send(.watching(ServerMessage.Watching(
             playerName: seat.playerName, room: room, game: seat.driver.snapshot, watchers: seat.watchers.count)), to: connection)
-        host.refreshIdleTimeout(connection)
+        matchHost.refreshIdleTimeout(connection)
         logger.info("watching a game", metadata: [
             "ws.connection.id": String(connection.id), "game.id": seat.driver.gameID, "game.watchers": String(seat.watchers.count)])
     }
@@ -165,7 +165,7 @@ final class WatchHost: @unchecked Sendable {
 
     /// The seat the connection watches, with its match, while it runs (a race: until it is over).
     private func watched(by connection: WebSocketConnection) -> (Match, MatchSeat)? {
-        guard let address = connection.watching, let match = host.match(id: address.match) ?? races[address.match],
+        guard let address = connection.watching, let match = matchHost.match(id: address.match) ?? races[address.match],
               let seat = match.seat(at: address) else { return nil }
         return (match, seat)
     }
@@ -178,7 +178,7 @@ final class WatchHost: @unchecked Sendable {
 
     /// Asks the database about a game that does not run here.
     private func lookUp(_ gameID: String, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
-        let nodeID = host.role.nodeID
+        let nodeID = matchHost.role.nodeID
         let connectionID = connection.id
         worker.perform(orderedBy: identity.playerID, { storage -> Lookup in
             if let nodeID, let holder = try storage.cluster.holder(gameID: gameID, now: storage.now, lease: ClusterLease.lease),
@@ -190,7 +190,7 @@ final class WatchHost: @unchecked Sendable {
         }, then: { [self] result in
             guard let connection = connections[connectionID], connection.closing == nil else { return }
             // Meanwhile the game may have come here (or this connection started playing).
-            if connection.seat != nil || host.runningSeat(gameID: gameID) != nil || ended.contains(gameID) {
+            if connection.seat != nil || matchHost.runningSeat(gameID: gameID) != nil || ended.contains(gameID) {
                 guard let identity = connection.identity else { return }
                 return watch(.game(gameID), for: identity, on: connection)
             }
@@ -244,7 +244,7 @@ final class WatchHost: @unchecked Sendable {
             counts[seat.address] = nil
             for watcher in seat.removeAllWatchers() where watcher.watching == seat.address {
                 watcher.watching = nil
-                host.refreshIdleTimeout(watcher)
+                matchHost.refreshIdleTimeout(watcher)
                 released.append(watcher)
             }
         }
@@ -276,7 +276,7 @@ final class WatchHost: @unchecked Sendable {
         guard !watchers.isEmpty else { return }
         for watcher in watchers { watcher.watching = nil }
         connections.send(.watchEnded(gameID: seat.driver.gameID, reason: reason, score: seat.driver.snapshot.score), to: watchers)
-        for watcher in watchers { host.refreshIdleTimeout(watcher) }
+        for watcher in watchers { matchHost.refreshIdleTimeout(watcher) }
     }
 
     private func remember(_ gameID: String) {
@@ -318,7 +318,7 @@ final class WatchHost: @unchecked Sendable {
                 next = min(next ?? due, due)
                 continue
             }
-            guard let match = host.match(id: address.match), let seat = match.seat(at: address) else {
+            guard let match = matchHost.match(id: address.match), let seat = match.seat(at: address) else {
                 counts[address] = nil
                 continue
             }

@@ -15,17 +15,17 @@ final class ConnectionSignIn: @unchecked Sendable {
 
     let limits: WebSocketLimits
     let connections: ConnectionRegistry
-    let host: MatchHost
+    let matchHost: MatchHost
     let worker: DatabaseWorker
     let rateLimits: RateLimits
     let metrics: WebSocketMetrics
     let logger: Logger
 
-    init(limits: WebSocketLimits, connections: ConnectionRegistry, host: MatchHost, worker: DatabaseWorker,
+    init(limits: WebSocketLimits, connections: ConnectionRegistry, matchHost: MatchHost, worker: DatabaseWorker,
          rateLimits: RateLimits, metrics: WebSocketMetrics, logger: Logger) {
         self.limits = limits
         self.connections = connections
-        self.host = host
+        self.matchHost = matchHost
         self.worker = worker
         self.rateLimits = rateLimits
         self.metrics = metrics
@@ -41,7 +41,7 @@ final class ConnectionSignIn: @unchecked Sendable {
         connection.state = .authenticating
         let connectionID = connection.id
         let rateLimits = self.rateLimits
-        let cluster = host.role.isCluster
+        let cluster = matchHost.role.isCluster
         // The serial lane (no key), with the API's device revocations: a sign-in that ran before
         // a revocation is answered before its event, which then closes the connection.
         worker.perform({ storage -> (AuthenticatedDevice, QuotaStatus?, RunningGameRecord?) in
@@ -66,10 +66,10 @@ final class ConnectionSignIn: @unchecked Sendable {
                 playerID: device.player.id, deviceID: device.deviceID,
                 publicID: device.player.publicID, displayName: device.player.displayName)
             connections.signedIn(connection, as: identity)
-            let resumable = host.game(of: identity.playerID)?.snapshot ?? elsewhere.flatMap(Self.waitingSnapshot)
+            let resumable = matchHost.game(of: identity.playerID)?.snapshot ?? elsewhere.flatMap(Self.waitingSnapshot)
             connections.send(.welcome(.init(playerID: identity.publicID, displayName: identity.displayName, quota: quota,
-                                            resumable: resumable, limits: limits, node: host.role.nodeID)), to: connection)
-            host.refreshIdleTimeout(connection)
+                                            resumable: resumable, limits: limits, node: matchHost.role.nodeID)), to: connection)
+            matchHost.refreshIdleTimeout(connection)
             logger.info("player signed in on a game connection", metadata: [
                 "ws.connection.id": String(connection.id), "player.id": identity.publicID,
                 "ws.client": client ?? ""])

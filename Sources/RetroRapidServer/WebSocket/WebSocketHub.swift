@@ -47,8 +47,8 @@ public final class WebSocketHub: @unchecked Sendable {
     /// The limit on tokens that sign nobody in, shared with the HTTP API (`hello`).
     let rateLimits: RateLimits
     let connections: ConnectionRegistry
-    let host: MatchHost
-    /// Race rooms and quick races, beside the matches they ask `host` for.
+    let matchHost: MatchHost
+    /// Race rooms and quick races, beside the matches they ask `matchHost` for.
     let rooms: RoomHost
     let signIn: ConnectionSignIn
 
@@ -69,14 +69,14 @@ public final class WebSocketHub: @unchecked Sendable {
         clientAddresses = context.clientAddresses
         rateLimits = context.rateLimits
         connections = ConnectionRegistry(limits: limits, metrics: metrics)
-        host = MatchHost(role: NodeRole(context.membership), limits: limits, connections: connections, worker: worker,
+        matchHost = MatchHost(role: NodeRole(context.membership), limits: limits, connections: connections, worker: worker,
                          metrics: metrics, logger: logger)
-        rooms = RoomHost(configuration: context.configuration, connections: connections, host: host, worker: worker,
+        rooms = RoomHost(configuration: context.configuration, connections: connections, matchHost: matchHost, worker: worker,
                          logger: logger)
-        signIn = ConnectionSignIn(limits: limits, connections: connections, host: host, worker: worker,
+        signIn = ConnectionSignIn(limits: limits, connections: connections, matchHost: matchHost, worker: worker,
                                   rateLimits: rateLimits, metrics: metrics, logger: logger)
         if let membership = context.membership {
-            host.handoff = GameHandoff(cluster: membership, relay: context.cluster, host: host, timers: host.timers, worker: worker,
+            matchHost.handoff = GameHandoff(cluster: membership, relay: context.cluster, matchHost: matchHost, timers: matchHost.timers, worker: worker,
                                        connections: connections, limits: limits, logger: logger)
             // The relay owns the bus (started and stopped by GameServer) and hands every message
             // from another node to its observers on the service thread.
@@ -144,7 +144,7 @@ public final class WebSocketHub: @unchecked Sendable {
     /// LWS_CALLBACK_PROTOCOL_INIT: the vhost exists; the timers can be set.
     func protocolInitialised(context: OpaquePointer) {
         serviceThread = pthread_self()
-        host.attach(context: context)
+        matchHost.attach(context: context)
         rooms.attach(context: context)
     }
 
@@ -154,7 +154,7 @@ public final class WebSocketHub: @unchecked Sendable {
         assertOnServiceThread()
         switch envelope.message {
         case .releaseGame, .gameReleased, .gameStays:
-            host.handoff?.received(envelope)
+            matchHost.handoff?.received(envelope)
         case .settingsChanged, .deviceRevoked:
             break  // ClusterRelay turns these into local PlayerEvents itself
         }
@@ -162,7 +162,7 @@ public final class WebSocketHub: @unchecked Sendable {
 
     /// LWS_CALLBACK_PROTOCOL_DESTROY: the context is going; its timer lists with it.
     func protocolDestroyed() {
-        host.detach()
+        matchHost.detach()
         rooms.detach()
     }
 
@@ -173,8 +173,8 @@ public final class WebSocketHub: @unchecked Sendable {
 
     func beginShutdown(reason: GameEndReason, completion: @escaping @Sendable (GameShutdownSummary) -> Void) {
         assertOnServiceThread()
-        guard let handoff = host.handoff else { return host.beginShutdown(reason: reason, completion: completion) }
-        host.beginShutdown(reason: reason) { summary in
+        guard let handoff = matchHost.handoff else { return matchHost.beginShutdown(reason: reason, completion: completion) }
+        matchHost.beginShutdown(reason: reason) { summary in
             // Every game is stored: this node's row goes (GameServer stops the bus after).
             handoff.leave()
             completion(summary)
@@ -199,7 +199,7 @@ public final class WebSocketHub: @unchecked Sendable {
         if !offered.contains(WebSocketLimits.subprotocol) {
             return (400, Self.subprotocolError(offered: offered))
         }
-        if host.shuttingDown {
+        if matchHost.shuttingDown {
             return (503, ProtocolError(.shuttingDown, "The server is restarting; connect again in a moment."))
         }
         if let refusal = connections.refusal(clientAddress: clientAddress) {
@@ -218,7 +218,7 @@ public final class WebSocketHub: @unchecked Sendable {
     /// `connections.nextID()`). It has `helloTimeoutSeconds` to say hello.
     func established(_ connection: WebSocketConnection) {
         connections.add(connection)
-        host.watchdog.watch(connection)
+        matchHost.watchdog.watch(connection)
         var metadata = ["ws.connection.id": String(connection.id), "client.address": connection.clientAddress]
         if connection.peerAddress != connection.clientAddress { metadata["net.peer.address"] = connection.peerAddress }
         logger.info("game connection opened", metadata: metadata)
@@ -228,11 +228,11 @@ public final class WebSocketHub: @unchecked Sendable {
     func closed(_ connection: WebSocketConnection) {
         connection.markGone()
         connections.remove(connection)
-        host.connectionClosed(connection)
+        matchHost.connectionClosed(connection)
         rooms.connectionClosed(connection)
         logger.info("game connection closed", metadata: [
             "ws.connection.id": String(connection.id), "client.address": connection.clientAddress])
-        host.connectionsMayHaveEmptied()
+        matchHost.connectionsMayHaveEmptied()
     }
 
     /// Sends the error and, when it ends the connection, closes after it.
@@ -288,12 +288,12 @@ public final class WebSocketHub: @unchecked Sendable {
                 message = try raw.message()
             } catch {
                 refuse(connection, error)
-                host.refreshIdleTimeout(connection)
+                matchHost.refreshIdleTimeout(connection)
                 return
             }
         }
         route(message, on: connection, now: now)
-        host.refreshIdleTimeout(connection)
+        matchHost.refreshIdleTimeout(connection)
     }
 
     /// Who handles what: `hello` to the sign-in, games to the match host, `ping` here.
@@ -306,20 +306,20 @@ public final class WebSocketHub: @unchecked Sendable {
         case (.ready, .hello):
             refuse(connection, ProtocolError(.alreadyAuthenticated, "This connection has already said hello.", inReplyTo: "hello"))
         case (.ready(let identity), .start(let level, let practice, let road)):
-            host.start(level: level, practice: practice, road: road, for: identity, on: connection)
+            matchHost.start(level: level, practice: practice, road: road, for: identity, on: connection)
         case (.ready, .move(let direction, let seenStep)):
             if let early = rooms.refusalBeforeStart(on: connection, type: "move", now: now) { return refuse(connection, early) }
-            host.withGame(of: connection, replyingTo: "move") { session in
+            matchHost.withGame(of: connection, replyingTo: "move") { session in
                 session.move(direction, seenStep: seenStep, now: now)
             }
         case (.ready, .pause):
             if let early = rooms.refusalBeforeStart(on: connection, type: "pause", now: now) { return refuse(connection, early) }
-            host.withGame(of: connection, replyingTo: "pause") { session in session.pause(now: now) }
+            matchHost.withGame(of: connection, replyingTo: "pause") { session in session.pause(now: now) }
         case (.ready(let identity), .resume):
-            host.resume(for: identity, on: connection, now: now)
+            matchHost.resume(for: identity, on: connection, now: now)
             rooms.resumed(for: identity, on: connection)
         case (.ready(let identity), .quit):
-            host.quit(for: identity, on: connection, now: now)
+            matchHost.quit(for: identity, on: connection, now: now)
         case (.ready, .ping):
             connections.send(.pong, to: connection)
         case (.ready(let identity), .openRoom(let level, let seats, let practice)):
@@ -339,13 +339,13 @@ public final class WebSocketHub: @unchecked Sendable {
         case (.ready(let identity), .watch(let target)):
             rooms.watch(target, for: identity, on: connection)
         case (.ready, .stopWatching):
-            host.watching.stopWatching(on: connection)
+            matchHost.watching.stopWatching(on: connection)
         case (.ready(let identity), .replay(let gameID)):
-            host.replays.replay(gameID: gameID, for: identity, on: connection)
+            matchHost.replays.replay(gameID: gameID, for: identity, on: connection)
         case (.ready, .replayControl(let control)):
-            host.replays.control(control, on: connection, now: now)
+            matchHost.replays.control(control, on: connection, now: now)
         case (.ready(let identity), .raceGhost(let gameID)):
-            host.replays.raceGhost(gameID: gameID, for: identity, on: connection)
+            matchHost.replays.raceGhost(gameID: gameID, for: identity, on: connection)
         }
     }
 
@@ -390,7 +390,7 @@ extension WebSocketHub: ServerComponent {
 
     /// GET /api/v1/rooms/{code} reads the rooms here (`RoomRoutes`).
     func addRoutes(to router: inout HTTPRouter) {
-        RoomRoutes.add(to: &router, rooms: rooms, nodeID: host.role.nodeID)
+        RoomRoutes.add(to: &router, rooms: rooms, nodeID: matchHost.role.nodeID)
     }
 
     /// Service thread (posted by `GameServer.stop`): ends every game as "shutdown", saves them,

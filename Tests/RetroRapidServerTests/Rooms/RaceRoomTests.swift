@@ -106,7 +106,7 @@ struct RaceRoomTests {
         room.beginCountdown(seats: [0, 1, 2])
         let departure = try room.leave(playerID: 1)
         #expect(departure == RaceRoom.Departure(seat: 0, wasRacing: true, newHostSeat: 1))
-        #expect(room.host?.name == "Bo" && room.raceSeats == [1, 2])
+        #expect(room.hostRacer?.name == "Bo" && room.raceSeats == [1, 2])
         #expect(try room.leave(playerID: 3) == RaceRoom.Departure(seat: 2, wasRacing: true, newHostSeat: nil))
         #expect(refusal { _ = try room.leave(playerID: 3) } == .notInRoom)
         _ = try room.leave(playerID: 2)

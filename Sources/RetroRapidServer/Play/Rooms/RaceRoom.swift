@@ -72,7 +72,7 @@ final class RaceRoom {
     func racer(_ playerID: Int64) -> Racer? { racers.first { $0.playerID == playerID } }
     func racer(seat: Int) -> Racer? { racers.first { $0.seat == seat } }
     func seat(of playerID: Int64) -> Int? { racer(playerID)?.seat }
-    var host: Racer? { hostSeat.flatMap { racer(seat: $0) } }
+    var hostRacer: Racer? { hostSeat.flatMap { racer(seat: $0) } }
 
     /// Seats the player at the lowest free seat. Only in the lobby: a running race takes nobody
     /// new (they may watch it).

@@ -7,7 +7,7 @@ extension RoomHost {
     // MARK: - Rooms in a cluster
 
     /// This node's name in a cluster; nil on a single server (no places written).
-    var nodeID: String? { host.role.nodeID }
+    var nodeID: String? { matchHost.role.nodeID }
 
     /// Places the new room's code on this node (`room_places`), then sends its `room`. A code a
     /// live node holds already is drawn again (the room is reopened under a new code, `attempts`
@@ -23,13 +23,13 @@ extension RoomHost {
             case .success(true):
                 sendRoom(room)
             case .success(false) where attempts > 1:
-                guard let host = room.host, let connection = connectionOf(host.playerID) else { return }
-                _ = try? registry.leave(playerID: host.playerID)
+                guard let hostRacer = room.hostRacer, let connection = connectionOf(hostRacer.playerID) else { return }
+                _ = try? registry.leave(playerID: hostRacer.playerID)
                 closedRoom(room)
                 guard let again = try? registry.open(level: room.level, seats: room.seats, practice: room.practice,
-                                                     quick: room.quick, hostID: host.playerID, hostName: host.name) else { return }
+                                                     quick: room.quick, hostID: hostRacer.playerID, hostName: hostRacer.name) else { return }
                 opened(again)
-                roomConnection[host.playerID] = connection.id
+                roomConnection[hostRacer.playerID] = connection.id
                 place(again, attempts: attempts - 1)
             case .success(false), .failure:
                 if case .failure(let error) = result {

@@ -9,7 +9,7 @@ extension RoomHost {
 
     func quickRace(level: SpeedLevel, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
         let type = "quickRace"
-        if host.shuttingDown { return refuse(connection, shuttingDownError(type)) }
+        if matchHost.shuttingDown { return refuse(connection, shuttingDownError(type)) }
         if let refusal = refusalToEnter(identity, type: type) { return refuse(connection, refusal) }
         do throws(RoomRefusal) {
             let formed = try queue.join(playerID: identity.playerID, name: identity.displayName, level: level,

@@ -35,12 +35,12 @@ extension RoomHost {
         let target = written
         guard case .room(let typed, _) = target, nodeID != nil, let code = RoomCode(reading: typed),
               registry.room(code) == nil else {
-            return host.watching.watch(target, for: identity, on: connection)
+            return matchHost.watching.watch(target, for: identity, on: connection)
         }
         let connectionID = connection.id
         lookUpPlace(code) { [self] node in
             guard let connection = connections[connectionID] else { return }
-            guard let node else { return host.watching.watch(target, for: identity, on: connection) }
+            guard let node else { return matchHost.watching.watch(target, for: identity, on: connection) }
             var refusal = ProtocolError(.roomElsewhere, "Room \(code) is on server \(node): connect to it and watch again.",
                                         inReplyTo: "watch")
             refusal.node = node
@@ -85,11 +85,11 @@ extension RoomHost {
     }
 
     private func holdShutdown(_ race: Race) {
-        if racesHoldingShutdown.insert(race.key).inserted { host.beginStore() }
+        if racesHoldingShutdown.insert(race.key).inserted { matchHost.beginStore() }
     }
 
     func releaseShutdown(_ key: Int) {
-        if racesHoldingShutdown.remove(key) != nil { host.endStore() }
+        if racesHoldingShutdown.remove(key) != nil { matchHost.endStore() }
     }
 
     /// The room's timer: the countdown's end, standings due, the time limit, the race's end,
@@ -111,7 +111,7 @@ extension RoomHost {
                 // The time limit: the racers still racing end, stored abandoned with their scores.
                 for entrant in race.entrants where entrant.result == nil {
                     if let match = race.match, let session = match.seats[entrant.seatIndex].session, !session.isOver {
-                        host.deliver(session.end(.abandoned, now: now), of: match, seat: match.seats[entrant.seatIndex])
+                        matchHost.deliver(session.end(.abandoned, now: now), of: match, seat: match.seats[entrant.seatIndex])
                     }
                 }
             }
@@ -201,14 +201,14 @@ extension RoomHost {
     private func raceRecorded(_ room: RaceRoom, race: Race, outcome: RaceOutcome) {
         guard registry.room(room.code) === room else {
             runs[room.code]?.race = nil
-            if let match = race.match { host.watching.raceEnded(match) }
+            if let match = race.match { matchHost.watching.raceEnded(match) }
             return
         }
         logger.info("race over", metadata: ["room.code": room.code.text, "race.id": outcome.raceID ?? "-"])
         // To the racers and the race's watchers (still on it); then the watch of the race is over.
         send(.raceOver(outcome), in: room)
         runs[room.code]?.race = nil
-        let watchers = race.match.map { host.watching.raceEnded($0) } ?? []
+        let watchers = race.match.map { matchHost.watching.raceEnded($0) } ?? []
         room.backToLobby()
         // Racers who dropped during the race and have not come back get the lobby's grace.
         let deadline = MonotonicClock.now() + graceMicroseconds

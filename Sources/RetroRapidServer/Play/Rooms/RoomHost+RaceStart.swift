@@ -13,7 +13,7 @@ extension RoomHost {
         guard let room = registry.room(of: identity.playerID) else {
             return refuse(connection, RoomRefusal.notInRoom.error(inReplyTo: type))
         }
-        if host.shuttingDown { return refuse(connection, shuttingDownError(type)) }
+        if matchHost.shuttingDown { return refuse(connection, shuttingDownError(type)) }
         let racers: [RaceRoom.Racer]
         do throws(RoomRefusal) {
             racers = try room.checkStart(by: identity.playerID)
@@ -21,7 +21,7 @@ extension RoomHost {
             return refuse(connection, refusal.error(inReplyTo: type))
         }
         // A racer with a game of their own going cannot race too.
-        if let busy = racers.first(where: { host.game(of: $0.playerID) != nil || host.isStarting($0.playerID) }) {
+        if let busy = racers.first(where: { matchHost.game(of: $0.playerID) != nil || matchHost.isStarting($0.playerID) }) {
             return refuse(connection, ProtocolError(.notReady,
                 "\(busy.name) has a game of their own running; they must finish or quit it first.", inReplyTo: type))
         }
@@ -37,20 +37,20 @@ extension RoomHost {
         let gameIDs = Dictionary(uniqueKeysWithValues: racers.map { ($0.playerID, Match.newGameID()) })
         // Practice consumes no play: on a single server nothing to wait for. In a cluster each
         // game is still claimed for this node, as a practice `start` is.
-        if room.practice && !host.role.isCluster {
+        if room.practice && !matchHost.role.isCluster {
             return launch(room, racers: racers, gameIDs: gameIDs, seed: seed, quotas: [:])
         }
         let practice = room.practice
         starts[room.code] = StartProgress(racers: racers, gameIDs: gameIDs, seed: seed)
         let code = room.code
-        let nodeID = host.role.nodeID
+        let nodeID = matchHost.role.nodeID
         let level = room.level
         for racer in racers {
             let gameID = gameIDs[racer.playerID]!
             let playerID = racer.playerID
             // Keyed by the player, as every job of a game's life is: its start, checkpoints and
             // record run in this order on one storage thread (as MatchHost.start does).
-            host.beginStart(playerID)
+            matchHost.beginStart(playerID)
             worker.perform(orderedBy: playerID, { storage in
                 let start = RunningGameStart(publicID: gameID, playerID: playerID, level: level, seed: seed,
                                              practice: practice, startedAt: storage.now)
@@ -62,7 +62,7 @@ extension RoomHost {
 
     private func playAnswered(_ result: Result<QuotaStatus?, any Error>, racer: RaceRoom.Racer, code: RoomCode) {
         let playerID = racer.playerID
-        host.endStart(playerID)
+        matchHost.endStart(playerID)
         guard let progress = starts[code] else { return }
         switch result {
         case .success(let quota): progress.quotas[playerID] = quota
@@ -82,7 +82,7 @@ extension RoomHost {
         starts[code] = nil
         guard let room = registry.room(code) else {
             // Everyone left meanwhile: every play taken goes back.
-            for (playerID, _) in progress.quotas { host.recorder.cancelStart(gameID: progress.gameIDs[playerID]!, playerID: playerID) }
+            for (playerID, _) in progress.quotas { matchHost.recorder.cancelStart(gameID: progress.gameIDs[playerID]!, playerID: playerID) }
             return
         }
         consumed(room, racers: progress.racers, gameIDs: progress.gameIDs, seed: progress.seed, quotas: progress.quotas,
@@ -101,12 +101,12 @@ extension RoomHost {
         // Racers who left the room meanwhile do not race: their play goes back.
         let racing = racers.filter { quotas[$0.playerID] != nil && room.racer($0.playerID) != nil }
         let leftMeanwhile = racers.filter { quotas[$0.playerID] != nil && room.racer($0.playerID) == nil }
-        for racer in leftMeanwhile { host.recorder.cancelStart(gameID: gameIDs[racer.playerID]!, playerID: racer.playerID) }
-        if racing.count < 2 || host.shuttingDown {
-            for racer in racing { host.recorder.cancelStart(gameID: gameIDs[racer.playerID]!, playerID: racer.playerID) }
+        for racer in leftMeanwhile { matchHost.recorder.cancelStart(gameID: gameIDs[racer.playerID]!, playerID: racer.playerID) }
+        if racing.count < 2 || matchHost.shuttingDown {
+            for racer in racing { matchHost.recorder.cancelStart(gameID: gameIDs[racer.playerID]!, playerID: racer.playerID) }
             room.cancelStart()
             let names = failed.map(\.0.name).joined(separator: ", ")
-            let why = host.shuttingDown
+            let why = matchHost.shuttingDown
                 ? ProtocolError(.shuttingDown, "The server is restarting; every play was given back.", inReplyTo: "startRace")
                 : ProtocolError(.notReady, "The race needs 2 racers or more; \(names.isEmpty ? "too few" : names) could not "
                     + "race, so every play was given back.", inReplyTo: "startRace")
@@ -129,15 +129,15 @@ extension RoomHost {
         var startedMessages: [(WebSocketConnection, ServerMessage)] = []
         // Every session starts at the deadline: its first step comes one interval after it.
         let sessions = racers.map { racer in
-            GameSession(id: host.nextID(), gameID: gameIDs[racer.playerID]!, playerID: racer.playerID, level: room.level,
-                        seed: seed, practice: room.practice, graceLimitMilliseconds: host.limits.latencyGraceMilliseconds,
+            GameSession(id: matchHost.nextID(), gameID: gameIDs[racer.playerID]!, playerID: racer.playerID, level: room.level,
+                        seed: seed, practice: room.practice, graceLimitMilliseconds: matchHost.limits.latencyGraceMilliseconds,
                         startedAt: Date(), now: startsAt)
         }
-        let match = Match(id: host.nextID(), kind: .race, seed: seed, startsAt: startsAt, drivers: sessions)
-        guard host.add(match) else {
+        let match = Match(id: matchHost.nextID(), kind: .race, seed: seed, startsAt: startsAt, drivers: sessions)
+        guard matchHost.add(match) else {
             // A racer started a game of their own meanwhile, or the server is stopping.
             for session in sessions where !room.practice {
-                host.recorder.cancelStart(gameID: session.gameID, playerID: session.playerID)
+                matchHost.recorder.cancelStart(gameID: session.gameID, playerID: session.playerID)
             }
             room.cancelStart()
             let why = ProtocolError(.notReady, "A racer has a game of their own running; every play was given back.",
@@ -152,7 +152,7 @@ extension RoomHost {
         for (index, racer) in racers.enumerated() {
             let seat = match.seats[index]
             let session = sessions[index]
-            if room.practice && !host.role.isCluster { host.recorder.recordPracticeStart(session, seed: seed) }
+            if room.practice && !matchHost.role.isCluster { matchHost.recorder.recordPracticeStart(session, seed: seed) }
             entrants.append(Race.Entrant(seat: racer.seat, playerID: racer.playerID, name: racer.name,
                                          gameID: session.gameID, seatIndex: index))
             entries.append(.init(seat: racer.seat, name: racer.name, gameID: session.gameID, score: 0,
@@ -160,13 +160,13 @@ extension RoomHost {
             session.race = code
             let snapshot = session.snapshot
             if let connection = connectionOf(racer.playerID), connection.closing == nil {
-                host.attach(seat, of: match, to: connection)
+                matchHost.attach(seat, of: match, to: connection)
                 startedMessages.append((connection, .started(snapshot, quota: quotas[racer.playerID] ?? nil)))
             } else {
                 session.detach(now: now, deadline: now + graceMicroseconds)
             }
         }
-        host.reschedule(match)
+        matchHost.reschedule(match)
         lastRaceKey += 1
         let race = Race(key: lastRaceKey, seed: seed, startsAt: startsAt, endsAt: endsAt, entrants: entrants,
                         standings: RaceStandings(entries: entries,

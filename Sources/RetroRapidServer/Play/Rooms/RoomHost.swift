@@ -25,7 +25,7 @@ final class RoomHost: @unchecked Sendable {
     // What the parts in RoomHost+*.swift use is internal, not private; the rest stays private.
     let configuration: ServerConfiguration
     let connections: ConnectionRegistry
-    let host: MatchHost
+    let matchHost: MatchHost
     let worker: DatabaseWorker
     let logger: Logger
     let registry: RoomRegistry
@@ -119,17 +119,17 @@ final class RoomHost: @unchecked Sendable {
         var isOver: Bool { entrants.allSatisfy { $0.result != nil } }
     }
 
-    init(configuration: ServerConfiguration, connections: ConnectionRegistry, host: MatchHost, worker: DatabaseWorker,
+    init(configuration: ServerConfiguration, connections: ConnectionRegistry, matchHost: MatchHost, worker: DatabaseWorker,
          logger: Logger, random: @escaping () -> UInt64 = { UInt64.random(in: .min ... .max) }) {
         self.configuration = configuration
         self.connections = connections
-        self.host = host
+        self.matchHost = matchHost
         self.worker = worker
         self.logger = logger
         registry = RoomRegistry(maxRooms: configuration.maxRooms, random: random)
         queue = QuickRaceQueue(waitMicroseconds: Int64(configuration.quickRaceWaitSeconds) * 1_000_000)
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
-        host.watching.roomSeat = { [unowned self] code, seat in self.watchedSeat(code: code, seat: seat) }
+        matchHost.watching.roomSeat = { [unowned self] code, seat in self.watchedSeat(code: code, seat: seat) }
     }
 
     /// LWS_CALLBACK_PROTOCOL_INIT / DESTROY (through the hub).
@@ -167,7 +167,7 @@ final class RoomHost: @unchecked Sendable {
             rebind(room, playerID: playerID, to: connection)
             return sendRoom(room)
         }
-        if host.shuttingDown { return refuse(connection, shuttingDownError(type)) }
+        if matchHost.shuttingDown { return refuse(connection, shuttingDownError(type)) }
         if let refusal = refusalToEnter(identity, type: type, checkRoom: false) { return refuse(connection, refusal) }
         // In a cluster a code not open here may be another node's room.
         if let code = RoomCode(reading: typed), registry.room(code) == nil, nodeID != nil, registry.room(of: playerID) == nil {
@@ -225,7 +225,7 @@ final class RoomHost: @unchecked Sendable {
            let entrant = race.entrants.first(where: { $0.playerID == playerID }), entrant.result == nil {
             race.standings.setState(seat: entrant.seat, .left)
             if let match = race.match, let session = match.seats[entrant.seatIndex].session {
-                host.deliver(session.end(.abandoned, now: MonotonicClock.now()), of: match, seat: match.seats[entrant.seatIndex])
+                matchHost.deliver(session.end(.abandoned, now: MonotonicClock.now()), of: match, seat: match.seats[entrant.seatIndex])
             }
         }
         logger.info("room left", metadata: ["room.code": room.code.text, "room.seat": String(departure.seat)])
@@ -281,12 +281,12 @@ final class RoomHost: @unchecked Sendable {
 
     /// Why the player may not open, join or queue now: a game of theirs, a room, the queue.
     func refusalToEnter(_ identity: WebSocketConnection.Identity, type: String, checkRoom: Bool = true) -> ProtocolError? {
-        if host.shuttingDown { return shuttingDownError(type) }
-        if let game = host.game(of: identity.playerID) {
+        if matchHost.shuttingDown { return shuttingDownError(type) }
+        if let game = matchHost.game(of: identity.playerID) {
             return ProtocolError(.gameInProgress,
                 "Game \(game.gameID) is yours and not over: finish or quit it first.", inReplyTo: type)
         }
-        if host.isStarting(identity.playerID) {
+        if matchHost.isStarting(identity.playerID) {
             return ProtocolError(.gameInProgress, "A game is starting for you.", inReplyTo: type)
         }
         if checkRoom, let room = registry.room(of: identity.playerID) {
@@ -322,7 +322,7 @@ final class RoomHost: @unchecked Sendable {
         if let race = run.race { releaseShutdown(race.key) }
         // Watchers of a race whose room closes (its last racer left) watch nothing any more.
         if let match = run.race?.match {
-            let watchers = host.watching.raceEnded(match)
+            let watchers = matchHost.watching.raceEnded(match)
             if !watchers.isEmpty { connections.send(.roomLeft(code: room.code, reason: .closed), to: watchers) }
         }
         runByTimer[run.timerID] = nil

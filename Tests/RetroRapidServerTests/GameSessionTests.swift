@@ -43,6 +43,20 @@ struct GameSessionTests {
 
     // MARK: - Steps
 
+    @Test func aMoveOrPauseBeforeTheStartDeadlineIsRefusedNotStartedAndChangesNothing() {
+        // A race's session starts at its deadline (the countdown's end): here 3 s from "now".
+        let game = session()
+        let before = Self.start - 3_000_000
+        for result in [game.move(.left, seenStep: 0, now: before), game.pause(now: before)] {
+            guard case .failure(let error) = result else { Issue.record("accepted before the start: \(result)"); continue }
+            #expect(error.code == .notStarted && error.message.contains("3000 ms"), "\(error)")
+        }
+        #expect(game.snapshot.lane == .middle && !game.snapshot.paused)
+        // From the deadline on both are the game's as usual.
+        guard case .success = game.move(.left, seenStep: 0, now: Self.start) else { Issue.record("refused at the deadline"); return }
+        guard case .success = game.pause(now: Self.start + 1000) else { Issue.record("pause refused after the deadline"); return }
+    }
+
     @Test func stepsComeOnAbsoluteDeadlinesEvenWhenTicksRunLate() {
         let game = session(level: .fast)
         #expect(game.wakeAt == Self.start + 600 * Self.ms)

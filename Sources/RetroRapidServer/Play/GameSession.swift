@@ -221,8 +221,16 @@ final class GameSession {
 
     // MARK: - Player input
 
+    /// A move or pause before the game's start deadline (a race's countdown: its sessions
+    /// start at the deadline) is refused `not_started`; a solo game starts when it is made.
+    private func refusalBeforeStart(now: Int64) -> ProtocolError? {
+        guard now < startsAt else { return nil }
+        return ProtocolError(.notStarted, "The race starts in \(max(1, (startsAt - now) / 1000)) ms; wait for the first step.")
+    }
+
     /// A move by a player who had seen step `seenStep`.
     func move(_ direction: Direction, seenStep: Int, now: Int64) -> Result<Output, ProtocolError> {
+        if let early = refusalBeforeStart(now: now) { return .failure(early) }
         switch phase {
         case .over:
             return .failure(ProtocolError(.gameOver, "The game is over; start a new one."))
@@ -290,6 +298,7 @@ final class GameSession {
     }
 
     func pause(now: Int64) -> Result<Output, ProtocolError> {
+        if let early = refusalBeforeStart(now: now) { return .failure(early) }
         switch phase {
         case .over:
             return .failure(ProtocolError(.gameOver, "The game is over."))

@@ -308,12 +308,10 @@ public final class WebSocketHub: @unchecked Sendable {
         case (.ready(let identity), .start(let level, let practice, let road)):
             matchHost.start(level: level, practice: practice, road: road, for: identity, on: connection)
         case (.ready, .move(let direction, let seenStep)):
-            if let early = rooms.refusalBeforeStart(on: connection, type: "move", now: now) { return refuse(connection, early) }
             matchHost.withGame(of: connection, replyingTo: "move") { session in
                 session.move(direction, seenStep: seenStep, now: now)
             }
         case (.ready, .pause):
-            if let early = rooms.refusalBeforeStart(on: connection, type: "pause", now: now) { return refuse(connection, early) }
             matchHost.withGame(of: connection, replyingTo: "pause") { session in session.pause(now: now) }
         case (.ready(let identity), .resume):
             matchHost.resume(for: identity, on: connection, now: now)

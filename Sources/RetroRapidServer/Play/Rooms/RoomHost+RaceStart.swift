@@ -182,12 +182,4 @@ extension RoomHost {
         send(.countdown(code: room.code, startsInMilliseconds: Int(countdownMicroseconds / 1000)), in: room)
         reschedule(room)
     }
-
-    /// A move or pause on a race game before the race's deadline is refused (`not_started`).
-    func refusalBeforeStart(on connection: WebSocketConnection, type: String, now: Int64) -> ProtocolError? {
-        guard let address = connection.seat, let code = raceByMatch[address.match],
-              let race = runs[code]?.race, now < race.startsAt else { return nil }
-        return ProtocolError(.notStarted, "The race starts in \(max(1, (race.startsAt - now) / 1000)) ms; wait for the first step.",
-                             inReplyTo: type)
-    }
 }

@@ -56,6 +56,25 @@ struct ClusterGameHandoffTests {
         return (gameID, step, 0)
     }
 
+    /// Plays a game on node `a` as `token` until it is paused and its last step is in the
+    /// checkpoint, then kills `a`: nothing it does reaches the database or the other nodes any
+    /// more, and its player's connection drops. The game's id and the step and lane it stands at.
+    private func gameLeftOnDeadNode(_ a: RunningGameServer, on network: InProcessClusterNetwork, token: String,
+                                    beforeDeath: () throws -> Void = {}) throws -> (gameID: String, step: Int, lane: Int) {
+        let first = try TestGameSocket(port: a.port)
+        try signIn(first, token: token)
+        let (gameID, step, lane) = try startAndPause(first)
+        // The paused game's last changes reach the checkpoint within an interval (200 ms).
+        #expect(try eventually(5) {
+            try a.database().prepare("SELECT max(steps) FROM game_checkpoints WHERE public_id = ?").query([gameID]) { $0.int(at: 0) }.first == step
+        })
+        try beforeDeath()
+        a.server.worker.shutdown()
+        network.cut(nodeID: "a")
+        first.close()
+        return (gameID, step, lane)
+    }
+
     private func storedGames(_ server: RunningGameServer, _ gameID: String) throws -> [(reason: String, steps: Int, refunded: Bool)] {
         try server.database().prepare("SELECT end_reason, steps, play_refunded FROM games WHERE public_id = ?")
             .query([gameID]) { ($0.string(at: 0), $0.int(at: 1), $0.bool(at: 2)) }
@@ -224,18 +243,7 @@ struct ClusterGameHandoffTests {
         let b = try node("b", on: network, databasePath: a.databasePath, clock: clock)
         defer { b.server.stop(); a.server.stop() }
         let player = try a.createPlayer("Ada")
-
-        let first = try TestGameSocket(port: a.port)
-        try signIn(first, token: player.token)
-        let (gameID, step, lane) = try startAndPause(first)
-        // The paused game's last changes reach the checkpoint within an interval (200 ms).
-        #expect(try eventually(5) {
-            try a.database().prepare("SELECT max(steps) FROM game_checkpoints WHERE public_id = ?").query([gameID]) { $0.int(at: 0) }.first == step
-        })
-        // A dies: nothing it does reaches the database or the other node any more.
-        a.server.worker.shutdown()
-        network.cut(nodeID: "a")
-        first.close()
+        let (gameID, step, lane) = try gameLeftOnDeadNode(a, on: network, token: player.token)
 
         let second = try TestGameSocket(port: b.port)
         try signIn(second, token: player.token)
@@ -260,16 +268,8 @@ struct ClusterGameHandoffTests {
         let b = try node("b", on: network, databasePath: a.databasePath, clock: clock)
         defer { b.server.stop(); a.server.stop() }
         let player = try a.createPlayer("Ada")
-        let first = try TestGameSocket(port: a.port)
-        try signIn(first, token: player.token)
-        let (gameID, step, _) = try startAndPause(first)
-        #expect(try eventually(5) {
-            try a.database().prepare("SELECT max(steps) FROM game_checkpoints WHERE public_id = ?").query([gameID]) { $0.int(at: 0) }.first == step
-        })
         // A dies: B's fetch of the game waits for A's lease.
-        a.server.worker.shutdown()
-        network.cut(nodeID: "a")
-        first.close()
+        let (gameID, step, _) = try gameLeftOnDeadNode(a, on: network, token: player.token)
         let older = try TestGameSocket(port: b.port)
         try signIn(older, token: player.token)
         try older.send(["type": "resume"])
@@ -387,16 +387,10 @@ struct ClusterGameHandoffTests {
         let network = InProcessClusterNetwork()
         let a = try node("a", on: network)
         let player = try a.createPlayer("Ada")
-        let first = try TestGameSocket(port: a.port)
-        try signIn(first, token: player.token)
-        let (gameID, step, _) = try startAndPause(first)
-        #expect(try eventually(5) {
-            try a.database().prepare("SELECT max(steps) FROM game_checkpoints WHERE public_id = ?").query([gameID]) { $0.int(at: 0) }.first == step
-        })
-        #expect(try a.count("plays") == 1)
-        a.server.worker.shutdown()
-        network.cut(nodeID: "a")
-        first.close()
+        let (gameID, step, _) = try gameLeftOnDeadNode(a, on: network, token: player.token) { () throws in
+            let plays = try a.count("plays")
+            #expect(plays == 1)
+        }
         // B comes up later, past A's lease and the disconnect grace, and its sweep finds the game.
         let clock = MovableClock()
         clock.advance(by: ClusterLease.lease + 3)

@@ -87,7 +87,7 @@ struct WatchingTests {
         let server = try RunningGameServer(components: { context in
             let hub = WebSocketHub(context)
             let host = hub.matchHost
-            host.watching.roomSeat = { [unowned host] code, seat in
+            hub.watching.roomSeat = { [unowned host] code, seat in
                 guard code == "K7QXM2", let gameID = roomGame.withLock({ $0 }),
                       let (match, first) = host.runningSeat(gameID: gameID) else {
                     return .failure(ProtocolError(.gameNotFound, "No race room has the code \(code)."))

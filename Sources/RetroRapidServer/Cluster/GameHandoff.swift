@@ -24,10 +24,10 @@ import RetroRapidSupport
 /// The bus only hints; every decision is the database's claim, so a lost message costs time
 /// (the lease), never a game, and two nodes never both run one.
 ///
-/// Threading rule: owned by the `MatchHost` on the libwebsockets service thread: its own timer
+/// Threading rule: owned by the `WebSocketHub` on the libwebsockets service thread: its own timer
 /// (`ServiceTimers.Timer.cluster`) calls `tick`, the bus's messages arrive through the mailbox
 /// (`WebSocketHub.clusterMessage`), and the worker's completions come back there.
-final class GameHandoff: @unchecked Sendable {
+final class GameHandoff: RemoteGames, @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
     // worker's completions and the bus's messages run.
 
@@ -50,7 +50,10 @@ final class GameHandoff: @unchecked Sendable {
     let connections: ConnectionRegistry
     let limits: WebSocketLimits
     let logger: Logger
-    unowned let matchHost: MatchHost
+    /// The running matches whose games move (`MatchHost`, a sibling the hub builds).
+    unowned let matches: any HandedOverMatches
+    /// Writes a game's whole log for the node that takes it.
+    let checkpoints: CheckpointWriter
 
     /// What the node asks for, per player: at most one fetch at a time.
     private var fetches: [Int64: Fetch] = [:]
@@ -93,12 +96,13 @@ final class GameHandoff: @unchecked Sendable {
         case elsewhere(gameID: String)
     }
 
-    init(cluster: ClusterMembership, relay: ClusterRelay, matchHost: MatchHost, timers: ServiceTimers, worker: DatabaseWorker,
-         connections: ConnectionRegistry, limits: WebSocketLimits, logger: Logger) {
+    init(cluster: ClusterMembership, relay: ClusterRelay, matches: any HandedOverMatches, checkpoints: CheckpointWriter,
+         timers: ServiceTimers, worker: DatabaseWorker, connections: ConnectionRegistry, limits: WebSocketLimits, logger: Logger) {
         nodeID = cluster.nodeID
         instance = cluster.instance
         self.relay = relay
-        self.matchHost = matchHost
+        self.matches = matches
+        self.checkpoints = checkpoints
         self.worker = worker
         self.connections = connections
         self.limits = limits
@@ -106,7 +110,7 @@ final class GameHandoff: @unchecked Sendable {
         // Every `tickMicroseconds` until the node stops: once it is stopping its games are
         // being stored, and it leaves the cluster when they are (`leave`).
         timers.register(.cluster) { [unowned self, unowned timers] now in
-            guard !self.matchHost.shuttingDown else { return }
+            guard !self.matches.shuttingDown else { return }
             timers.schedule(.cluster, at: now + Self.tickMicroseconds)
             self.tick(now: now)
         }
@@ -207,7 +211,7 @@ final class GameHandoff: @unchecked Sendable {
             if fetch.purpose == .resume {
                 connections.refuse(connection, ProtocolError(.noGame, "You have no game to resume; send start for a new one.", inReplyTo: type))
             } else {
-                matchHost.quitGame(on: connection, now: now)  // says there is no game, as on a single node
+                matches.quitGame(on: connection, now: now)  // says there is no game, as on a single node
             }
         case .success(.held(let holder)):
             guard connection != nil, now < fetch.giveUpAt else { return giveUp(fetch, on: connection) }
@@ -270,14 +274,14 @@ final class GameHandoff: @unchecked Sendable {
             }
             return
         }
-        guard let placed = matchHost.adopt(gameID: record.publicID, playerID: record.playerID,
+        guard let placed = matches.adopt(gameID: record.publicID, playerID: record.playerID,
                                       playerName: fetch.identity.displayName, game: game, practice: record.practice,
                                       startedAt: record.startedAt, playedMilliseconds: record.durationMilliseconds,
                                       road: record.road) else {
             // A game of the player's runs here already, or this one had crashed at its last
             // checkpoint (and is being stored as that crash).
             guard let connection else { return }
-            if matchHost.game(of: record.playerID) != nil { return matchHost.resume(for: fetch.identity, on: connection, now: now) }
+            if matches.game(of: record.playerID) != nil { return matches.resume(for: fetch.identity, on: connection, now: now) }
             connections.refuse(connection, ProtocolError(.gameOver, "Game \(record.publicID) is over; start a new one.",
                                                          inReplyTo: fetch.purpose == .resume ? "resume" : "quit"))
             return
@@ -286,10 +290,10 @@ final class GameHandoff: @unchecked Sendable {
         guard let connection else { return }
         switch fetch.purpose {
         case .resume:
-            matchHost.resume(placed, on: connection, now: now)
+            matches.resume(placed, on: connection, now: now)
         case .quit:
-            matchHost.takeOver(placed, on: connection)
-            matchHost.quitGame(on: connection, now: now)
+            matches.takeOver(placed, on: connection)
+            matches.quitGame(on: connection, now: now)
         }
     }
 
@@ -324,7 +328,7 @@ final class GameHandoff: @unchecked Sendable {
     /// if any, is told the game moved. A game that is ending here (a held crash) stays: this
     /// node stores it, and the asking node then finds it gone.
     private func letGo(_ gameID: String, playerID: Int64, to asker: String) {
-        guard let (placed, log) = matchHost.letGo(gameID: gameID, playerID: playerID) else {
+        guard let (placed, log) = matches.letGo(gameID: gameID, playerID: playerID) else {
             // Being fetched here: this node may hold the claim already, and its game is about
             // to run here. Letting go of the row now would let two nodes run it; the answer
             // waits for the fetch (`fetchEnded`).
@@ -334,16 +338,16 @@ final class GameHandoff: @unchecked Sendable {
             }
             // Not running here (this process never had it, or it ended): release the row in
             // case it names this node, so the asker need not wait for the lease.
-            if matchHost.game(of: playerID)?.gameID != gameID { release(gameID, playerID: playerID) }
+            if matches.game(of: playerID)?.gameID != gameID { release(gameID, playerID: playerID) }
             // A race's seat never moves while its race runs: the asker sends the player here.
-            else if let placed = matchHost.playerSeat(of: playerID), placed.match.movableSeat == nil {
+            else if let placed = matches.playerSeat(of: playerID), placed.match.movableSeat == nil {
                 relay.publish(.gameStays(gameID: gameID, playerID: playerID))
             }
             return
         }
         let nodeID = self.nodeID
         leaving[gameID] = placed
-        matchHost.checkpoints.writeWhole(log, playerID: playerID, then: { storage in
+        checkpoints.writeWhole(log, playerID: playerID, then: { storage in
             try storage.cluster.release(gameID: gameID, nodeID: nodeID, now: storage.now)
         }, completion: { [self] result in
             let placed = leaving.removeValue(forKey: gameID)
@@ -355,7 +359,7 @@ final class GameHandoff: @unchecked Sendable {
             case .failure(let error):
                 logger.error("could not hand a game to another node; it stays here", metadata: [
                     "game.id": gameID, "error": "\(error)"])
-                if let placed { matchHost.keep(placed) }
+                if let placed { matches.keep(placed) }
             }
         })
     }
@@ -382,7 +386,7 @@ final class GameHandoff: @unchecked Sendable {
             nextHeartbeat = now + Int64(ClusterLease.heartbeat * 1_000_000)
             let (nodeID, instance) = (self.nodeID, self.instance)
             // Only games running now are checked: each was claimed before it began here.
-            let running = matchHost.runningGameIDs
+            let running = matches.runningGameIDs
             worker.perform({ storage -> (Bool, Set<String>) in
                 let mine = try storage.cluster.heartbeat(nodeID: nodeID, instance: instance, now: storage.now)
                 return (mine, try storage.cluster.heldGames(nodeID: nodeID))
@@ -395,7 +399,7 @@ final class GameHandoff: @unchecked Sendable {
                     for gameID in running.subtracting(held) {
                         logger.warning("a game this node ran was taken by another node (this node's heartbeat had lapsed); dropped here",
                                        metadata: ["game.id": gameID])
-                        matchHost.drop(gameID: gameID)
+                        matches.drop(gameID: gameID)
                     }
                 case .success((false, _)):
                     logger.critical("another process has taken this node's id (this one was taken for dead); its games may run twice",
@@ -426,7 +430,7 @@ final class GameHandoff: @unchecked Sendable {
             sweepInFlight = false
             switch result {
             case .success(let orphans):
-                for orphan in orphans where fetches[orphan.playerID] == nil && matchHost.game(of: orphan.playerID)?.gameID != orphan.gameID {
+                for orphan in orphans where fetches[orphan.playerID] == nil && matches.game(of: orphan.playerID)?.gameID != orphan.gameID {
                     store(orphan.gameID, playerID: orphan.playerID)
                 }
             case .failure(let error):
@@ -504,4 +508,23 @@ final class GameHandoff: @unchecked Sendable {
 /// A start refused because the player's game `gameID` runs (or waits) on some node.
 struct GameElsewhereError: Error, Sendable {
     let gameID: String
+}
+
+/// What moving games between nodes asks of the running matches (`MatchHost`): a player's game
+/// found, adopted from its checkpoint, resumed, ended, let go of, kept or dropped. Service
+/// thread.
+protocol HandedOverMatches: AnyObject {
+    var shuttingDown: Bool { get }
+    var runningGameIDs: Set<String> { get }
+    func game(of playerID: Int64) -> GameSession?
+    func playerSeat(of playerID: Int64) -> MatchHost.PlayerSeat?
+    func adopt(gameID: String, playerID: Int64, playerName: String?, game: Game, practice: Bool, startedAt: Date,
+               playedMilliseconds: Int, road: GameRoad) -> MatchHost.PlayerSeat?
+    func resume(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection, now: Int64)
+    func resume(_ placed: MatchHost.PlayerSeat, on connection: WebSocketConnection, now: Int64)
+    func takeOver(_ placed: MatchHost.PlayerSeat, on connection: WebSocketConnection)
+    func quitGame(on connection: WebSocketConnection, now: Int64)
+    func letGo(gameID: String, playerID: Int64) -> (placed: MatchHost.PlayerSeat, log: GameCheckpoint)?
+    func keep(_ placed: MatchHost.PlayerSeat)
+    func drop(gameID: String)
 }

@@ -4,9 +4,9 @@ import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSupport
 
-/// Owns every running match: starting a solo one (one game per player, one start in flight
-/// per player; `MatchHost+SoloStart.swift`), the one timer that steps them all, delivering what each seat says to its
-/// receivers, handing each seat's game to the `GameRecorder` when it ends, their checkpoints
+/// The match registry: owns every running match: starting a solo one (one game per player,
+/// one start in flight per player; `MatchHost+SoloStart.swift`), the one timer that steps them
+/// all, delivering what each seat says to its receivers, handing each seat's game to the `GameRecorder` when it ends, their checkpoints
 /// (`CheckpointWriter`), the watch on silent connections (`ConnectionWatchdog`), and ending
 /// them all on shutdown.
 ///
@@ -25,6 +25,10 @@ import RetroRapidSupport
 ///   `gameOver` following from there), `Match.onEnded` the match end, once every seat is
 ///   over; after that the host has forgotten it.
 ///
+/// Its siblings (watching, replays, the cluster hand-over), which the hub builds beside it, see
+/// it through narrow protocols (`WatchedMatches`, `ReplayedMatches`, `HandedOverMatches`); it
+/// sees them only as `MatchSeatWatchers` and `RemoteGames`, set by the hub.
+///
 /// Threading rule: owned by the `WebSocketHub` on the libwebsockets service thread; the step
 /// timer fires from `lws_service` and the worker's completions come back through the mailbox,
 /// both on that thread.
@@ -32,17 +36,20 @@ final class MatchHost: @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
     // worker's completions run.
 
-    /// Alone or a cluster's node (`NodeRole`): asked here, never inferred from `handoff`.
+    /// Alone or a cluster's node (`NodeRole`): asked here, never inferred from `remoteGames`.
     let role: NodeRole
     let limits: WebSocketLimits
     let connections: ConnectionRegistry
     let recorder: GameRecorder
     let checkpoints: CheckpointWriter
     let watchdog: ConnectionWatchdog
-    /// Connections watching seats (`watch`, `stopWatching`, the `watchers` counts).
-    private(set) var watching: WatchHost!
-    /// Replays of stored games and ghost races (`replay`, `replayControl`, `raceGhost`).
-    private(set) var replays: ReplayHost!
+    /// The watchers of the seats here (`WatchHost`, a sibling the hub builds and sets): told
+    /// when a seat ends, moves or loses its player, and asked to end a watch when its
+    /// connection starts playing or goes.
+    weak var seatWatchers: (any MatchSeatWatchers)?
+    /// In cluster mode, where a game held by another node is fetched from (`GameHandoff`, a
+    /// sibling the hub builds and sets); nil on a single node.
+    weak var remoteGames: (any RemoteGames)?
     let worker: DatabaseWorker
     let metrics: WebSocketMetrics
     let logger: Logger
@@ -73,9 +80,6 @@ final class MatchHost: @unchecked Sendable {
     /// Set by `beginShutdown`: no new game starts or resumes.
     private(set) var shuttingDown = false
     private var shutdown: ShutdownProgress?
-    /// In cluster mode (a bus to other nodes): who holds each game, and moving games between
-    /// nodes (`GameHandoff`). Nil on a single node, where everything here stays as it was.
-    var handoff: GameHandoff?
 
     /// Where a player's game is: its match and the seat it drives.
     struct PlayerSeat {
@@ -91,8 +95,8 @@ final class MatchHost: @unchecked Sendable {
         var closing = false
     }
 
-    init(role: NodeRole, limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker,
-         metrics: WebSocketMetrics, logger: Logger) {
+    init(role: NodeRole, limits: WebSocketLimits, connections: ConnectionRegistry, recorder: GameRecorder,
+         worker: DatabaseWorker, metrics: WebSocketMetrics, logger: Logger) {
         self.role = role
         self.limits = limits
         self.connections = connections
@@ -100,12 +104,9 @@ final class MatchHost: @unchecked Sendable {
         self.metrics = metrics
         self.logger = logger
         timers = ServiceTimers(scheduler: scheduler)
-        recorder = GameRecorder(worker: worker, connections: connections, metrics: metrics, logger: logger)
+        self.recorder = recorder
         checkpoints = CheckpointWriter(limits: limits, worker: worker, metrics: metrics, logger: logger)
         watchdog = ConnectionWatchdog(limits: limits, connections: connections, metrics: metrics, logger: logger)
-        watching = WatchHost(limits: limits, connections: connections, worker: worker, timers: timers, logger: logger, matchHost: self)
-        replays = ReplayHost(limits: limits, connections: connections, worker: worker, logger: logger, matchHost: self)
-        watching.watcherLeft = { [unowned self] match, seat in self.replays.watcherLeft(seat, of: match) }
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
         timers.register(.shutdown) { [unowned self] _ in self.completeShutdown() }
         timers.register(.checkpoint) { [unowned self] now in
@@ -119,7 +120,6 @@ final class MatchHost: @unchecked Sendable {
         recorder.onAllSaved = { [unowned self] in self.closeOnceStored() }
         checkpoints.session = { [unowned self] address in self.matches[address.match]?.seat(at: address)?.session }
         watchdog.detachGame = { [unowned self] connection in self.detachGame(of: connection) }
-        connections.onQueueFull = { [unowned self] connection in self.watchdog.dropSlowReader(connection) }
     }
 
     /// LWS_CALLBACK_PROTOCOL_INIT: the vhost exists; the timers can be set.
@@ -235,7 +235,7 @@ final class MatchHost: @unchecked Sendable {
     /// `connection` now plays `seat` of `match` (a seat a player's game drives): it gets the
     /// seat's messages and the match's. A watch on it ends first (`watchEnded`, `stopped`).
     func attach(_ seat: MatchSeat, of match: Match, to connection: WebSocketConnection) {
-        if connection.watching != nil { watching.stopWatching(on: connection) }
+        if connection.watching != nil { seatWatchers?.stopWatching(on: connection) }
         if let name = connection.identity?.displayName { seat.playerName = name }
         seat.attachPlayer(connection)
         connection.seat = seat.address
@@ -291,7 +291,7 @@ final class MatchHost: @unchecked Sendable {
         }
         guard let placed = playerSeat(of: identity.playerID) else {
             // In a cluster the game may be held by another node, or left by a dead one: fetched here.
-            if let handoff, !shuttingDown { return handoff.fetch(.resume, for: identity, on: connection) }
+            if let remoteGames, !shuttingDown { return remoteGames.fetch(.resume, for: identity, on: connection) }
             return refuse(connection, ProtocolError(.noGame, "You have no game to resume; send start for a new one.", inReplyTo: "resume"))
         }
         if shuttingDown {
@@ -310,7 +310,7 @@ final class MatchHost: @unchecked Sendable {
         } else {
             reschedule(placed.match)
         }
-        watching.tellCount(of: placed.seat, to: connection)
+        seatWatchers?.tellCount(of: placed.seat, to: connection)
         logger.info("game resumed on a new connection", metadata: [
             "ws.connection.id": String(connection.id), "game.id": session.gameID])
     }
@@ -320,9 +320,9 @@ final class MatchHost: @unchecked Sendable {
     func quit(for identity: WebSocketConnection.Identity, on connection: WebSocketConnection, now: Int64) {
         if connection.seat == nil, let placed = playerSeat(of: identity.playerID) {
             takeOver(placed, on: connection)
-        } else if connection.seat == nil, let handoff, !shuttingDown, connection.lastEndedGameID == nil {
+        } else if connection.seat == nil, let remoteGames, !shuttingDown, connection.lastEndedGameID == nil {
             // In a cluster the game may be held by another node: fetched here, then ended.
-            return handoff.fetch(.quit, for: identity, on: connection)
+            return remoteGames.fetch(.quit, for: identity, on: connection)
         }
         quitGame(on: connection, now: now)
     }
@@ -349,7 +349,7 @@ final class MatchHost: @unchecked Sendable {
     /// The connection's game, if it has one, waits paused for its player to come back (and
     /// ends as abandoned after the grace period): the connection dropped, or is being dropped.
     func detachGame(of connection: WebSocketConnection) {
-        if connection.watching != nil { watching.forget(connection) }
+        if connection.watching != nil { seatWatchers?.forget(connection) }
         guard let address = connection.seat else { return }
         connection.seat = nil
         guard let match = matches[address.match], let seat = match.seat(at: address), let session = seat.session else { return }
@@ -358,7 +358,7 @@ final class MatchHost: @unchecked Sendable {
         let wasRunning = if case .running = session.phase { true } else { false }
         session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
         if wasRunning {
-            watching.playerLeft(seat)
+            seatWatchers?.playerLeft(seat)
             match.onPlayerPaused?(seat, true)
         }
         reschedule(match)
@@ -476,7 +476,7 @@ final class MatchHost: @unchecked Sendable {
             seat.detachPlayer(connection)
             refreshIdleTimeout(connection)
         }
-        watching.seatEnded(seat, of: match, reason: reason.rawValue)
+        seatWatchers?.seatEnded(seat, of: match, reason: reason.rawValue)
         if let session = seat.session {
             if matchByPlayer[session.playerID]?.seat === seat { matchByPlayer[session.playerID] = nil }
             if seatByGameID[session.gameID] == seat.address { seatByGameID[session.gameID] = nil }
@@ -537,7 +537,7 @@ final class MatchHost: @unchecked Sendable {
         }
         session.detach(now: now, deadline: now + Int64(limits.disconnectGraceSeconds) * 1_000_000)
         guard let (log, _) = session.checkpoint(now: now, full: true) else { return nil }
-        watching.seatMoved(placed.seat)
+        seatWatchers?.seatMoved(placed.seat)
         scheduler.cancel(placed.match.id)
         matches[placed.match.id] = nil
         matchByPlayer[playerID] = nil
@@ -642,4 +642,30 @@ final class MatchHost: @unchecked Sendable {
     func refuse(_ connection: WebSocketConnection, _ error: ProtocolError) {
         connections.refuse(connection, error)
     }
+}
+
+/// What the siblings the hub builds beside the host ask of it, each through its own narrow view.
+extension MatchHost: WatchedMatches, ReplayedMatches, HandedOverMatches {}
+
+/// What the match registry tells the watchers of its seats (`WatchHost`), and asks of them when
+/// a connection that watches starts playing or goes. Service thread.
+protocol MatchSeatWatchers: AnyObject {
+    /// The seat's game ended (`watchEnded` to its watchers).
+    func seatEnded(_ seat: MatchSeat, of match: Match, reason: String)
+    /// The seat's game left this node (another node took it over).
+    func seatMoved(_ seat: MatchSeat)
+    /// The seat's player dropped: the game waits for them.
+    func playerLeft(_ seat: MatchSeat)
+    /// Tells a player who takes their game back how many watch it.
+    func tellCount(of seat: MatchSeat, to connection: WebSocketConnection)
+    /// The connection starts playing: its watch ends (`watchEnded`, `stopped`).
+    func stopWatching(on connection: WebSocketConnection)
+    /// The connection went: its watch ends without a word to it.
+    func forget(_ connection: WebSocketConnection)
+}
+
+/// Where the match registry fetches a player's game that another node holds (cluster mode,
+/// `GameHandoff`). Service thread.
+protocol RemoteGames: AnyObject {
+    func fetch(_ purpose: GameHandoff.Purpose, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection)
 }

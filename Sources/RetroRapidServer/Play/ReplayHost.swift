@@ -21,7 +21,7 @@ import RetroRapidSupport
 /// player's game on today's daily road is `replay_hidden`: its replay would give the road away
 /// before the day ends.
 ///
-/// Threading rule: owned by the `MatchHost` on the libwebsockets service thread; the worker's
+/// Threading rule: owned by the `WebSocketHub` on the libwebsockets service thread; the worker's
 /// completions come back through the mailbox, on that thread.
 final class ReplayHost: @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
@@ -31,7 +31,13 @@ final class ReplayHost: @unchecked Sendable {
     let connections: ConnectionRegistry
     let worker: DatabaseWorker
     let logger: Logger
-    unowned let matchHost: MatchHost
+    let role: NodeRole
+    /// Cancels the ghost race's practice start that cannot go on.
+    let recorder: GameRecorder
+    /// The running matches a replay or ghost race is one of (`MatchHost`, a sibling).
+    unowned let matches: any ReplayedMatches
+    /// The watchers (`WatchHost`, a sibling): a replay's watcher leaves any other watch first.
+    unowned let seatWatchers: any MatchSeatWatchers
 
     /// The replay or ghost race each connection waits for (connection id → request number):
     /// one at a time. A later `replay` replaces the one waiting; its answer is dropped.
@@ -46,12 +52,16 @@ final class ReplayHost: @unchecked Sendable {
         let ghost: Bool
     }
 
-    init(limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker, logger: Logger, matchHost: MatchHost) {
+    init(role: NodeRole, limits: WebSocketLimits, connections: ConnectionRegistry, recorder: GameRecorder, worker: DatabaseWorker,
+         logger: Logger, matches: any ReplayedMatches, seatWatchers: any MatchSeatWatchers) {
+        self.role = role
+        self.recorder = recorder
         self.limits = limits
         self.connections = connections
         self.worker = worker
         self.logger = logger
-        self.matchHost = matchHost
+        self.matches = matches
+        self.seatWatchers = seatWatchers
     }
 
     // MARK: - Loading a stored game
@@ -81,7 +91,7 @@ final class ReplayHost: @unchecked Sendable {
         pending[connection.id] = Pending(request: request, ghost: ghost)
         let connectionID = connection.id
         let playerID = identity.playerID
-        let nodeID = matchHost.role.nodeID
+        let nodeID = role.nodeID
         let type = ghost ? "raceGhost" : "replay"
         worker.perform(orderedBy: playerID, { storage -> Loaded in
             guard let record = try storage.games.game(publicID: gameID) else { return .notFound }
@@ -101,13 +111,13 @@ final class ReplayHost: @unchecked Sendable {
             return .ghostBegun(record, playerName: name, gameID: newID)
         }, then: { [self] result in
             guard let connection = connections[connectionID], connection.closing == nil else {
-                if case .success(.ghostBegun(_, _, let newID)) = result { matchHost.recorder.cancelStart(gameID: newID, playerID: playerID) }
+                if case .success(.ghostBegun(_, _, let newID)) = result { recorder.cancelStart(gameID: newID, playerID: playerID) }
                 if pending[connectionID]?.request == request { pending[connectionID] = nil }
                 return
             }
             guard pending[connectionID]?.request == request else {
                 // Replaced by a later request from the same connection.
-                if case .success(.ghostBegun(_, _, let newID)) = result { matchHost.recorder.cancelStart(gameID: newID, playerID: playerID) }
+                if case .success(.ghostBegun(_, _, let newID)) = result { recorder.cancelStart(gameID: newID, playerID: playerID) }
                 return
             }
             pending[connectionID] = nil
@@ -149,11 +159,11 @@ final class ReplayHost: @unchecked Sendable {
 
     /// What stops a `replay` or `raceGhost` on this connection now, if anything.
     private func refusal(of type: String, on connection: WebSocketConnection) -> ProtocolError? {
-        if matchHost.shuttingDown {
+        if matches.shuttingDown {
             return ProtocolError(.shuttingDown, "The server is restarting; try again in a moment.", inReplyTo: type)
         }
         if let address = connection.seat {
-            let gameID = matchHost.match(id: address.match)?.seat(at: address)?.driver.gameID ?? "?"
+            let gameID = matches.match(id: address.match)?.seat(at: address)?.driver.gameID ?? "?"
             return ProtocolError(.gameInProgress,
                 "This connection plays game \(gameID); finish or quit it first, or use another tab or device.", inReplyTo: type)
         }
@@ -170,11 +180,11 @@ final class ReplayHost: @unchecked Sendable {
                 "Game \(record.displayID) cannot be replayed by this server: \(error).", inReplyTo: "replay"))
         }
         // The connection's watch (a game, or its replay before this one) ends: one at a time.
-        if connection.watching != nil { matchHost.watching.forget(connection) }
-        let match = Match(id: matchHost.nextID(), kind: .replay, seed: record.seed, startsAt: now, drivers: [replay])
+        if connection.watching != nil { seatWatchers.forget(connection) }
+        let match = Match(id: matches.nextID(), kind: .replay, seed: record.seed, startsAt: now, drivers: [replay])
         let seat = match.seats[0]
         seat.playerName = playerName
-        guard matchHost.add(match) else {
+        guard matches.add(match) else {
             return refuse(connection, ProtocolError(.shuttingDown, "The server is restarting; try again in a moment.", inReplyTo: "replay"))
         }
         replaysRunning += 1
@@ -183,15 +193,15 @@ final class ReplayHost: @unchecked Sendable {
         connections.send(.replaying(ServerMessage.Replaying(
             playerName: playerName, level: record.level, score: record.score, steps: record.steps, reason: record.endReason,
             game: replay.snapshot, playing: replay.playing)), to: connection)
-        matchHost.refreshIdleTimeout(connection)
+        matches.refreshIdleTimeout(connection)
         logger.info("replaying a game", metadata: [
             "ws.connection.id": String(connection.id), "game.id": replay.gameID, "replays.running": String(replaysRunning)])
     }
 
     /// A watcher left `seat`: a replay nobody watches is dropped.
     func watcherLeft(_ seat: MatchSeat, of match: Match) {
-        guard match.kind == .replay, seat.watchers.isEmpty, matchHost.match(id: match.id) === match else { return }
-        matchHost.discard(match)
+        guard match.kind == .replay, seat.watchers.isEmpty, matches.match(id: match.id) === match else { return }
+        matches.discard(match)
         replaysRunning -= 1
         logger.info("replay dropped: nobody watches it", metadata: [
             "game.id": seat.driver.gameID, "replays.running": String(replaysRunning)])
@@ -200,7 +210,7 @@ final class ReplayHost: @unchecked Sendable {
     // MARK: - replayControl
 
     func control(_ control: ClientMessage.ReplayControl, on connection: WebSocketConnection, now: Int64) {
-        guard let address = connection.watching, let match = matchHost.match(id: address.match), match.kind == .replay,
+        guard let address = connection.watching, let match = matches.match(id: address.match), match.kind == .replay,
               let seat = match.seat(at: address), let replay = seat.driver as? ReplaySession else {
             return refuse(connection, ProtocolError(.notWatching, "This connection is not replaying a game; send replay first.",
                                                     inReplyTo: "replayControl"))
@@ -221,14 +231,14 @@ final class ReplayHost: @unchecked Sendable {
             }
         }
         seat.send(messages, through: connections)
-        matchHost.reschedule(match)
+        matches.reschedule(match)
     }
 
     // MARK: - raceGhost
 
     func raceGhost(gameID: String, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
         if let refusal = refusal(of: "raceGhost", on: connection) { return refuse(connection, refusal) }
-        if let placed = matchHost.playerSeat(of: identity.playerID) {
+        if let placed = matches.playerSeat(of: identity.playerID) {
             return refuse(connection, ProtocolError(.gameInProgress,
                 "Game \(placed.session.gameID) is waiting for you: send resume to go on with it, or quit to end it, before racing a ghost.",
                 inReplyTo: "raceGhost"))
@@ -240,7 +250,7 @@ final class ReplayHost: @unchecked Sendable {
         load(gameID, ghost: true, for: identity, on: connection) { [self] loaded, connection in
             guard case .ghostBegun(let record, let name, let newID) = loaded else { return }
             if let refusal = refusal(of: "raceGhost", on: connection) {
-                matchHost.recorder.cancelStart(gameID: newID, playerID: identity.playerID)
+                recorder.cancelStart(gameID: newID, playerID: identity.playerID)
                 return refuse(connection, refusal)
             }
             startGhostRace(record, ghostName: name, gameID: newID, for: identity, on: connection)
@@ -254,11 +264,11 @@ final class ReplayHost: @unchecked Sendable {
         do {
             ghost = try ReplaySession(record: record, mode: .ghost, now: now)
         } catch {
-            matchHost.recorder.cancelStart(gameID: gameID, playerID: identity.playerID)
+            recorder.cancelStart(gameID: gameID, playerID: identity.playerID)
             return refuse(connection, ProtocolError(.notReplayable,
                 "Game \(record.displayID) cannot be raced by this server: \(error).", inReplyTo: "raceGhost"))
         }
-        let id = matchHost.nextID()
+        let id = matches.nextID()
         // Both seats from the same moment: the player's steps and the ghost's fall together.
         let session = GameSession(
             id: id, gameID: gameID, playerID: identity.playerID, level: record.level, seed: record.seed, practice: true,
@@ -274,27 +284,41 @@ final class ReplayHost: @unchecked Sendable {
         match.onSeatEnded = { [unowned self, unowned match] seat, _ in
             // The player's game ended: the ghost has nobody to race.
             guard seat === match.seats[0] else { return }
-            matchHost.discard(match)
+            matches.discard(match)
             ghostRacesRunning -= 1
             logger.info("ghost race over", metadata: [
                 "game.id": seat.driver.gameID, "game.ghost": match.seats[1].driver.gameID,
                 "ghost.races.running": String(ghostRacesRunning)])
         }
-        guard matchHost.add(match) else {
-            matchHost.recorder.cancelStart(gameID: gameID, playerID: identity.playerID)
+        guard matches.add(match) else {
+            recorder.cancelStart(gameID: gameID, playerID: identity.playerID)
             return refuse(connection, ProtocolError(.gameInProgress,
                 "You have a game already: resume or quit it before racing a ghost.", inReplyTo: "raceGhost"))
         }
         ghostRacesRunning += 1
-        matchHost.attach(playerSeat, of: match, to: connection)
+        matches.attach(playerSeat, of: match, to: connection)
         var snapshot = session.snapshot
         snapshot.ghost = ServerMessage.GhostOf(gameID: ghost.gameID, playerName: ghostName, score: record.score)
         connections.send(.started(snapshot, quota: nil), to: connection)
-        matchHost.refreshIdleTimeout(connection)
+        matches.refreshIdleTimeout(connection)
         logger.info("ghost race started", metadata: ["game.id": gameID, "game.ghost": ghost.gameID, "game.level": record.level.rawValue])
     }
 
     private func refuse(_ connection: WebSocketConnection, _ error: ProtocolError) {
         connections.refuse(connection, error)
     }
+}
+
+/// What replays and ghost races ask of the running matches (`MatchHost`): a match of their own
+/// added, found, woken and dropped, a player's seat found and attached. Service thread.
+protocol ReplayedMatches: AnyObject {
+    var shuttingDown: Bool { get }
+    func nextID() -> Int
+    func add(_ match: Match) -> Bool
+    func discard(_ match: Match)
+    func match(id: Int) -> Match?
+    func reschedule(_ match: Match)
+    func playerSeat(of playerID: Int64) -> MatchHost.PlayerSeat?
+    func attach(_ seat: MatchSeat, of match: Match, to connection: WebSocketConnection)
+    func refreshIdleTimeout(_ connection: WebSocketConnection)
 }

@@ -25,10 +25,10 @@ import RetroRapidSupport
 /// listening to steps, it may say nothing for a long time); the keepalive still finds a dead
 /// peer and the queue a client that stops reading, and the watch ends with the game.
 ///
-/// Threading rule: owned by the `MatchHost` on the libwebsockets service thread; the host's
-/// step timer calls `tick` (its own `ServiceTimers.Timer.watchers`) and the worker's completions come
+/// Threading rule: owned by the `WebSocketHub` on the libwebsockets service thread; the match
+/// registry's step timer calls `tick` (its own `ServiceTimers.Timer.watchers`) and the worker's completions come
 /// back through the mailbox, both on that thread.
-final class WatchHost: @unchecked Sendable {
+final class WatchHost: MatchSeatWatchers, @unchecked Sendable {
     // @unchecked: the mutable state is confined to the service thread (see above), where the
     // worker's completions run.
 
@@ -41,7 +41,10 @@ final class WatchHost: @unchecked Sendable {
     let connections: ConnectionRegistry
     let worker: DatabaseWorker
     let logger: Logger
-    unowned let matchHost: MatchHost
+    /// Alone or a cluster's node: a game not here may run on another (`watch_elsewhere`).
+    let role: NodeRole
+    /// The running matches (`MatchHost`, a sibling the hub builds).
+    unowned let matches: any WatchedMatches
 
     /// The match and seat a race room's code (and seat, nil: the first racer) names, or the
     /// refusal to send (its `inReplyTo` is filled here); set by the owner of race rooms. The
@@ -70,14 +73,15 @@ final class WatchHost: @unchecked Sendable {
     /// `raceOver`, which comes after the saves.
     private var races: [Int: Match] = [:]
 
-    init(limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker, timers: ServiceTimers, logger: Logger,
-         matchHost: MatchHost) {
+    init(role: NodeRole, limits: WebSocketLimits, connections: ConnectionRegistry, worker: DatabaseWorker, timers: ServiceTimers,
+         logger: Logger, matches: any WatchedMatches) {
+        self.role = role
         self.limits = limits
         self.connections = connections
         self.worker = worker
         self.timers = timers
         self.logger = logger
-        self.matchHost = matchHost
+        self.matches = matches
         timers.register(.watchers) { [unowned self] now in self.tick(now: now) }
     }
 
@@ -86,7 +90,7 @@ final class WatchHost: @unchecked Sendable {
     func watch(_ target: ClientMessage.WatchTarget, for identity: WebSocketConnection.Identity,
                on connection: WebSocketConnection) {
         if let address = connection.seat {
-            let gameID = matchHost.match(id: address.match)?.seat(at: address)?.driver.gameID ?? "?"
+            let gameID = matches.match(id: address.match)?.seat(at: address)?.driver.gameID ?? "?"
             return refuse(connection, ProtocolError(.gameInProgress,
                 "This connection plays game \(gameID); a connection plays or watches, not both. Watch from another tab or device.",
                 inReplyTo: "watch"))
@@ -96,7 +100,7 @@ final class WatchHost: @unchecked Sendable {
         }
         switch target {
         case .game(let gameID):
-            if let (match, seat) = matchHost.runningSeat(gameID: gameID) {
+            if let (match, seat) = matches.runningSeat(gameID: gameID) {
                 return watch(seat, of: match, room: match.roomCode, on: connection)
             }
             if ended.contains(gameID) { return refuse(connection, Self.over(gameID)) }
@@ -104,7 +108,7 @@ final class WatchHost: @unchecked Sendable {
         case .room(let code, let seat):
             switch roomSeat(code, seat) {
             case .success(let (match, index)):
-                guard matchHost.match(id: match.id) === match, match.seats.indices.contains(index) else {
+                guard matches.match(id: match.id) === match, match.seats.indices.contains(index) else {
                     return refuse(connection, ProtocolError(.gameNotFound, "Room \(code) has no racer in seat \(index).", inReplyTo: "watch"))
                 }
                 watch(match.seats[index], of: match, room: code, on: connection)
@@ -122,7 +126,7 @@ final class WatchHost: @unchecked Sendable {
         }
         leave(seat, of: match, connection)
         connections.send(.watchEnded(gameID: seat.driver.gameID, reason: "stopped", score: seat.driver.snapshot.score), to: connection)
-        matchHost.refreshIdleTimeout(connection)
+        matches.refreshIdleTimeout(connection)
     }
 
     /// The connection closed or is being dropped: it watches nothing any more, silently.
@@ -151,7 +155,7 @@ final class WatchHost: @unchecked Sendable {
         }
         connections.send(.watching(ServerMessage.Watching(
             playerName: seat.playerName, room: room, game: seat.driver.snapshot, watchers: seat.watchers.count)), to: connection)
-        matchHost.refreshIdleTimeout(connection)
+        matches.refreshIdleTimeout(connection)
         logger.info("watching a game", metadata: [
             "ws.connection.id": String(connection.id), "game.id": seat.driver.gameID, "game.watchers": String(seat.watchers.count)])
     }
@@ -165,7 +169,7 @@ final class WatchHost: @unchecked Sendable {
 
     /// The seat the connection watches, with its match, while it runs (a race: until it is over).
     private func watched(by connection: WebSocketConnection) -> (Match, MatchSeat)? {
-        guard let address = connection.watching, let match = matchHost.match(id: address.match) ?? races[address.match],
+        guard let address = connection.watching, let match = matches.match(id: address.match) ?? races[address.match],
               let seat = match.seat(at: address) else { return nil }
         return (match, seat)
     }
@@ -178,7 +182,7 @@ final class WatchHost: @unchecked Sendable {
 
     /// Asks the database about a game that does not run here.
     private func lookUp(_ gameID: String, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
-        let nodeID = matchHost.role.nodeID
+        let nodeID = role.nodeID
         let connectionID = connection.id
         worker.perform(orderedBy: identity.playerID, { storage -> Lookup in
             if let nodeID, let holder = try storage.cluster.holder(gameID: gameID, now: storage.now, lease: ClusterLease.lease),
@@ -190,7 +194,7 @@ final class WatchHost: @unchecked Sendable {
         }, then: { [self] result in
             guard let connection = connections[connectionID], connection.closing == nil else { return }
             // Meanwhile the game may have come here (or this connection started playing).
-            if connection.seat != nil || matchHost.runningSeat(gameID: gameID) != nil || ended.contains(gameID) {
+            if connection.seat != nil || matches.runningSeat(gameID: gameID) != nil || ended.contains(gameID) {
                 guard let identity = connection.identity else { return }
                 return watch(.game(gameID), for: identity, on: connection)
             }
@@ -244,7 +248,7 @@ final class WatchHost: @unchecked Sendable {
             counts[seat.address] = nil
             for watcher in seat.removeAllWatchers() where watcher.watching == seat.address {
                 watcher.watching = nil
-                matchHost.refreshIdleTimeout(watcher)
+                matches.refreshIdleTimeout(watcher)
                 released.append(watcher)
             }
         }
@@ -276,7 +280,7 @@ final class WatchHost: @unchecked Sendable {
         guard !watchers.isEmpty else { return }
         for watcher in watchers { watcher.watching = nil }
         connections.send(.watchEnded(gameID: seat.driver.gameID, reason: reason, score: seat.driver.snapshot.score), to: watchers)
-        for watcher in watchers { matchHost.refreshIdleTimeout(watcher) }
+        for watcher in watchers { matches.refreshIdleTimeout(watcher) }
     }
 
     private func remember(_ gameID: String) {
@@ -318,7 +322,7 @@ final class WatchHost: @unchecked Sendable {
                 next = min(next ?? due, due)
                 continue
             }
-            guard let match = matchHost.match(id: address.match), let seat = match.seat(at: address) else {
+            guard let match = matches.match(id: address.match), let seat = match.seat(at: address) else {
                 counts[address] = nil
                 continue
             }
@@ -338,4 +342,12 @@ final class WatchHost: @unchecked Sendable {
     private func refuse(_ connection: WebSocketConnection, _ error: ProtocolError) {
         connections.refuse(connection, error)
     }
+}
+
+/// What watching asks of the running matches (`MatchHost`): finding a seat, and the idle clock
+/// of a connection that starts or stops watching. Service thread.
+protocol WatchedMatches: AnyObject {
+    func match(id: Int) -> Match?
+    func runningSeat(gameID: String) -> (Match, MatchSeat)?
+    func refreshIdleTimeout(_ connection: WebSocketConnection)
 }

@@ -17,9 +17,14 @@ import RetroRapidSupport
 /// - `ConnectionRegistry`: every open connection, its address and player indexes, sending;
 /// - `MatchHost`: every running match (`Match`, its seats), their step timer, checkpoints and the
 ///   watchdog on silent connections (`ConnectionWatchdog`);
-/// - `GameRecorder` (the host's): finished games saved, the shutdown's summary;
-/// - `WatchHost` (the host's): `watch` and `stopWatching`;
+/// - `GameRecorder`: finished games saved, the shutdown's summary;
+/// - `WatchHost`: `watch` and `stopWatching`; `ReplayHost`: replays and ghost races;
+/// - `GameHandoff` (in a cluster): games moving between nodes;
+/// - `RoomHost`: race rooms and quick races;
 /// - `ConnectionSignIn`: `hello` (a sign-in is the connection's, not a game's).
+///
+/// It is their composition root: it builds each, and gives each the narrow view of a sibling
+/// it needs (docs/ARCHITECTURE.md, "Threads and who owns what").
 ///
 /// Itself it holds only what decides where a message goes: the upgrade checks, the rate limit
 /// and parse of every message, and the settings pushes and device revocations that reach a
@@ -47,7 +52,14 @@ public final class WebSocketHub: @unchecked Sendable {
     /// The limit on tokens that sign nobody in, shared with the HTTP API (`hello`).
     let rateLimits: RateLimits
     let connections: ConnectionRegistry
+    /// Every running match: starting, stepping, delivering, ending, shutting down.
     let matchHost: MatchHost
+    /// Connections watching seats (`watch`, `stopWatching`, the `watchers` counts).
+    let watching: WatchHost
+    /// Replays of stored games and ghost races (`replay`, `replayControl`, `raceGhost`).
+    let replays: ReplayHost
+    /// In cluster mode, who holds each game and moving games between nodes; nil alone.
+    let handoff: GameHandoff?
     /// Race rooms and quick races, beside the matches they ask `matchHost` for.
     let rooms: RoomHost
     let signIn: ConnectionSignIn
@@ -69,15 +81,30 @@ public final class WebSocketHub: @unchecked Sendable {
         clientAddresses = context.clientAddresses
         rateLimits = context.rateLimits
         connections = ConnectionRegistry(limits: limits, metrics: metrics)
-        matchHost = MatchHost(role: NodeRole(context.membership), limits: limits, connections: connections, worker: worker,
-                         metrics: metrics, logger: logger)
-        rooms = RoomHost(configuration: context.configuration, connections: connections, matchHost: matchHost, worker: worker,
-                         logger: logger)
+        // The composition root: the match registry and its siblings, each given the narrow
+        // view of another it needs (docs/ARCHITECTURE.md, "Who owns what").
+        let role = NodeRole(context.membership)
+        let recorder = GameRecorder(worker: worker, connections: connections, metrics: metrics, logger: logger)
+        let matchHost = MatchHost(role: role, limits: limits, connections: connections, recorder: recorder,
+                                  worker: worker, metrics: metrics, logger: logger)
+        let watching = WatchHost(role: role, limits: limits, connections: connections, worker: worker,
+                                 timers: matchHost.timers, logger: logger, matches: matchHost)
+        let replays = ReplayHost(role: role, limits: limits, connections: connections, recorder: recorder, worker: worker,
+                                 logger: logger, matches: matchHost, seatWatchers: watching)
+        let handoff = context.membership.map { [worker, connections, limits, logger] membership in
+            GameHandoff(cluster: membership, relay: context.cluster, matches: matchHost, checkpoints: matchHost.checkpoints,
+                        timers: matchHost.timers, worker: worker, connections: connections, limits: limits, logger: logger)
+        }
+        matchHost.seatWatchers = watching
+        matchHost.remoteGames = handoff
+        watching.watcherLeft = { [unowned replays] match, seat in replays.watcherLeft(seat, of: match) }
+        connections.onQueueFull = { [unowned matchHost] connection in matchHost.watchdog.dropSlowReader(connection) }
+        (self.matchHost, self.watching, self.replays, self.handoff) = (matchHost, watching, replays, handoff)
+        rooms = RoomHost(configuration: context.configuration, connections: connections, matchHost: matchHost,
+                         watching: watching, worker: worker, logger: logger)
         signIn = ConnectionSignIn(limits: limits, connections: connections, matchHost: matchHost, worker: worker,
                                   rateLimits: rateLimits, metrics: metrics, logger: logger)
-        if let membership = context.membership {
-            matchHost.handoff = GameHandoff(cluster: membership, relay: context.cluster, matchHost: matchHost, timers: matchHost.timers, worker: worker,
-                                       connections: connections, limits: limits, logger: logger)
+        if handoff != nil {
             // The relay owns the bus (started and stopped by GameServer) and hands every message
             // from another node to its observers on the service thread.
             context.cluster.subscribe { [unowned self] envelope in self.clusterMessage(envelope) }
@@ -154,7 +181,7 @@ public final class WebSocketHub: @unchecked Sendable {
         assertOnServiceThread()
         switch envelope.message {
         case .releaseGame, .gameReleased, .gameStays:
-            matchHost.handoff?.received(envelope)
+            handoff?.received(envelope)
         case .settingsChanged, .deviceRevoked:
             break  // ClusterRelay turns these into local PlayerEvents itself
         }
@@ -173,7 +200,7 @@ public final class WebSocketHub: @unchecked Sendable {
 
     func beginShutdown(reason: GameEndReason, completion: @escaping @Sendable (GameShutdownSummary) -> Void) {
         assertOnServiceThread()
-        guard let handoff = matchHost.handoff else { return matchHost.beginShutdown(reason: reason, completion: completion) }
+        guard let handoff else { return matchHost.beginShutdown(reason: reason, completion: completion) }
         matchHost.beginShutdown(reason: reason) { summary in
             // Every game is stored: this node's row goes (GameServer stops the bus after).
             handoff.leave()
@@ -337,13 +364,13 @@ public final class WebSocketHub: @unchecked Sendable {
         case (.ready(let identity), .watch(let target)):
             rooms.watch(target, for: identity, on: connection)
         case (.ready, .stopWatching):
-            matchHost.watching.stopWatching(on: connection)
+            watching.stopWatching(on: connection)
         case (.ready(let identity), .replay(let gameID)):
-            matchHost.replays.replay(gameID: gameID, for: identity, on: connection)
+            replays.replay(gameID: gameID, for: identity, on: connection)
         case (.ready, .replayControl(let control)):
-            matchHost.replays.control(control, on: connection, now: now)
+            replays.control(control, on: connection, now: now)
         case (.ready(let identity), .raceGhost(let gameID)):
-            matchHost.replays.raceGhost(gameID: gameID, for: identity, on: connection)
+            replays.raceGhost(gameID: gameID, for: identity, on: connection)
         }
     }
 

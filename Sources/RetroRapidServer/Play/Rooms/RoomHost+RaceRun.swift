@@ -35,12 +35,12 @@ extension RoomHost {
         let target = written
         guard case .room(let typed, _) = target, nodeID != nil, let code = RoomCode(reading: typed),
               registry.room(code) == nil else {
-            return matchHost.watching.watch(target, for: identity, on: connection)
+            return watching.watch(target, for: identity, on: connection)
         }
         let connectionID = connection.id
         lookUpPlace(code) { [self] node in
             guard let connection = connections[connectionID] else { return }
-            guard let node else { return matchHost.watching.watch(target, for: identity, on: connection) }
+            guard let node else { return watching.watch(target, for: identity, on: connection) }
             var refusal = ProtocolError(.roomElsewhere, "Room \(code) is on server \(node): connect to it and watch again.",
                                         inReplyTo: "watch")
             refusal.node = node
@@ -201,14 +201,14 @@ extension RoomHost {
     private func raceRecorded(_ room: RaceRoom, race: Race, outcome: RaceOutcome) {
         guard registry.room(room.code) === room else {
             runs[room.code]?.race = nil
-            if let match = race.match { matchHost.watching.raceEnded(match) }
+            if let match = race.match { watching.raceEnded(match) }
             return
         }
         logger.info("race over", metadata: ["room.code": room.code.text, "race.id": outcome.raceID ?? "-"])
         // To the racers and the race's watchers (still on it); then the watch of the race is over.
         send(.raceOver(outcome), in: room)
         runs[room.code]?.race = nil
-        let watchers = race.match.map { matchHost.watching.raceEnded($0) } ?? []
+        let watchers = race.match.map { watching.raceEnded($0) } ?? []
         room.backToLobby()
         // Racers who dropped during the race and have not come back get the lobby's grace.
         let deadline = MonotonicClock.now() + graceMicroseconds

@@ -26,6 +26,8 @@ final class RoomHost: @unchecked Sendable {
     let configuration: ServerConfiguration
     let connections: ConnectionRegistry
     let matchHost: MatchHost
+    /// Watching a room's racers (`watch` with a room code), and letting a race's watchers go.
+    let watching: WatchHost
     let worker: DatabaseWorker
     let logger: Logger
     let registry: RoomRegistry
@@ -119,17 +121,18 @@ final class RoomHost: @unchecked Sendable {
         var isOver: Bool { entrants.allSatisfy { $0.result != nil } }
     }
 
-    init(configuration: ServerConfiguration, connections: ConnectionRegistry, matchHost: MatchHost, worker: DatabaseWorker,
-         logger: Logger, random: @escaping () -> UInt64 = { UInt64.random(in: .min ... .max) }) {
+    init(configuration: ServerConfiguration, connections: ConnectionRegistry, matchHost: MatchHost, watching: WatchHost,
+         worker: DatabaseWorker, logger: Logger, random: @escaping () -> UInt64 = { UInt64.random(in: .min ... .max) }) {
         self.configuration = configuration
         self.connections = connections
         self.matchHost = matchHost
+        self.watching = watching
         self.worker = worker
         self.logger = logger
         registry = RoomRegistry(maxRooms: configuration.maxRooms, random: random)
         queue = QuickRaceQueue(waitMicroseconds: Int64(configuration.quickRaceWaitSeconds) * 1_000_000)
         scheduler.onDue = { [unowned self] id, now in self.timerDue(id, now: now) }
-        matchHost.watching.roomSeat = { [unowned self] code, seat in self.watchedSeat(code: code, seat: seat) }
+        watching.roomSeat = { [unowned self] code, seat in self.watchedSeat(code: code, seat: seat) }
     }
 
     /// LWS_CALLBACK_PROTOCOL_INIT / DESTROY (through the hub).
@@ -322,7 +325,7 @@ final class RoomHost: @unchecked Sendable {
         if let race = run.race { releaseShutdown(race.key) }
         // Watchers of a race whose room closes (its last racer left) watch nothing any more.
         if let match = run.race?.match {
-            let watchers = matchHost.watching.raceEnded(match)
+            let watchers = watching.raceEnded(match)
             if !watchers.isEmpty { connections.send(.roomLeft(code: room.code, reason: .closed), to: watchers) }
         }
         runByTimer[run.timerID] = nil

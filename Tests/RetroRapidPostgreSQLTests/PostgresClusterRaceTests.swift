@@ -27,25 +27,11 @@ struct PostgresClusterRaceTests {
         return player
     }
 
-    /// Runs `body(i)` on `racers` threads at once, each with its own connection; their answers.
+    /// Runs `body(i)` on `racers` threads at once, each with its own connection (connected
+    /// before the start line, so the race is the claims, not the connects); their answers.
     private func race<T: Sendable>(_ url: String, _ body: @escaping @Sendable (Int, PostgresClusterRepository) throws -> T) throws -> [T] {
-        let answers = ResultBox<T>(count: racers)
-        let ready = DispatchGroup(), go = DispatchSemaphore(value: 0), done = DispatchGroup()
-        for index in 0..<racers {
-            ready.enter(); done.enter()
-            Thread.detachNewThread {
-                // Connected before the start line, so the race is the claims, not the connects.
-                let repository = Result { PostgresClusterRepository(connection: try PostgresConnection(conninfo: url)) }
-                ready.leave()
-                go.wait()
-                answers.set(index, Result { try body(index, try repository.get()) })
-                done.leave()
-            }
-        }
-        ready.wait()
-        for _ in 0..<racers { go.signal() }
-        done.wait()
-        return try answers.values.map { try $0!.get() }
+        try raceOnThreads(racers, open: { PostgresClusterRepository(connection: try PostgresConnection(conninfo: url)) }, body)
+            .map { try $0.get() }
     }
 
     @Test func manyNodesClaimingOneGameLeaveExactlyOneHolder() throws {
@@ -95,23 +81,5 @@ struct PostgresClusterRaceTests {
             let instance = try PostgresConnection(conninfo: url).execute("SELECT instance FROM cluster_nodes").map { $0.string(at: 0) }
             #expect(instance == ["i\(joins.firstIndex(of: true) ?? -1)"])
         }
-    }
-}
-
-/// One slot per racer, written once each from its own thread.
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var slots: [Result<T, any Error>?]
-
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
-
-    func set(_ index: Int, _ value: Result<T, any Error>) {
-        lock.lock(); defer { lock.unlock() }
-        slots[index] = value
-    }
-
-    var values: [Result<T, any Error>?] {
-        lock.lock(); defer { lock.unlock() }
-        return slots
     }
 }

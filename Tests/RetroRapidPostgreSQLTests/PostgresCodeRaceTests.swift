@@ -12,13 +12,13 @@ struct PostgresCodeRaceTests {
     let now = utc("2026-01-10T12:00:00Z")
 
     @Test func aCapOfTenHoldsExactlyWhenAHundredPlayersRedeemAtOnce() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             try PostgresCodeRepository(connection: connection).create(code: "PRESS-2026", kind: .unlock, maxRedemptions: 10, now: created)
             let players = PostgresPlayerRepository(connection: connection)
             let ids = try (0..<100).map { try addRacer(players, "\($0)").id }
 
             let now = now
-            let results = PostgresRaceRunner.run(100, url: url) { index, racer in
+            let results = raceOnConnections(100, url: url) { index, racer in
                 try PostgresCodeRepository(connection: racer).redeem(code: "press2026", playerID: ids[index], now: now)
             }
 
@@ -37,12 +37,12 @@ struct PostgresCodeRaceTests {
     }
 
     @Test func onePlayerRedeemingOneCodeOnManyConnectionsCountsOnce() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             try createArcticConf(PostgresCodeRepository(connection: connection), maxRedemptions: 5)
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
 
             let now = now
-            let results = PostgresRaceRunner.run(20, url: url) { _, racer in
+            let results = raceOnConnections(20, url: url) { _, racer in
                 try PostgresCodeRepository(connection: racer).redeem(code: "ARCTICCONF", playerID: player, now: now)
             }
 

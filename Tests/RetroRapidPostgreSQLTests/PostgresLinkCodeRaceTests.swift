@@ -11,14 +11,14 @@ struct PostgresLinkCodeRaceTests {
     let t0 = utc("2026-01-15T10:00:00Z")
 
     @Test func aCodeClaimedByManyDevicesAtOnceGivesOneToken() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let players = PostgresPlayerRepository(connection: connection)
             let (player, token) = try players.createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
             let laptop = try players.authenticate(token: token, now: t0)
             let code = try PostgresLinkCodeRepository(connection: connection).createCode(for: laptop, now: t0).code
 
             let now = t0.addingTimeInterval(30)
-            let results = PostgresRaceRunner.run(30, url: url) { index, racer in
+            let results = raceOnConnections(30, url: url) { index, racer in
                 try PostgresLinkCodeRepository(connection: racer).claim(code: code, deviceLabel: "Phone \(index)", now: now).token
             }
             #expect(results.compactMap(\.value).count == 1)
@@ -30,12 +30,12 @@ struct PostgresLinkCodeRaceTests {
     }
 
     @Test func codesAskedForAtOnceStopAtTheLimit() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let players = PostgresPlayerRepository(connection: connection)
             let (player, token) = try players.createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
             let laptop = try players.authenticate(token: token, now: t0)
 
-            let results = PostgresRaceRunner.run(30, url: url) { _, racer in
+            let results = raceOnConnections(30, url: url) { _, racer in
                 try PostgresLinkCodeRepository(connection: racer).createCode(for: laptop, now: t0)
             }
             let policy = LinkCodePolicy()

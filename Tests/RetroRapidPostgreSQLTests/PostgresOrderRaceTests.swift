@@ -11,10 +11,10 @@ struct PostgresOrderRaceTests {
     let now = utc("2026-01-10T00:00:00Z")
 
     @Test func concurrentOrdersForOnePlayerMakeOneOrder() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
             let now = now
-            let results = PostgresRaceRunner.run(30, url: url) { _, racer in
+            let results = raceOnConnections(30, url: url) { _, racer in
                 try PostgresOrderRepository(connection: racer).createOrder(playerID: player, now: now)
             }
             let orders = try results.map { try $0.get() }
@@ -24,11 +24,11 @@ struct PostgresOrderRaceTests {
     }
 
     @Test func concurrentCheckoutsForOnePlayerStoreOneOrderAndHandTheOthersIt() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
             let now = now
             // Each tab planned a new order and opened a session of its own at the provider.
-            let results = PostgresRaceRunner.run(30, url: url) { index, racer in
+            let results = raceOnConnections(30, url: url) { index, racer in
                 let checkout = Order.Checkout(sessionID: "cs_\(index)", url: "https://pay.example/cs_\(index)", expiresAt: now.addingTimeInterval(3600))
                 return try PostgresOrderRepository(connection: racer).createOrder(
                     publicID: "ord_tab\(index)", playerID: player, amount: Money(minorUnits: 299, currency: "GBP"),
@@ -47,11 +47,11 @@ struct PostgresOrderRaceTests {
     }
 
     @Test func paymentsOfOneOrderOnManyConnectionsPayItOnceAndGrantOnce() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
             let order = try PostgresOrderRepository(connection: connection).createOrder(playerID: player, now: now)
             let now = now
-            let results = PostgresRaceRunner.run(30, url: url) { index, racer in
+            let results = raceOnConnections(30, url: url) { index, racer in
                 try PostgresOrderRepository(connection: racer)
                     .markPaid(orderID: order.publicID, providerEventID: "evt_\(index)", now: now.addingTimeInterval(Double(index)))
             }
@@ -68,7 +68,7 @@ struct PostgresOrderRaceTests {
     /// The player redeems an unlock code while their payment lands: whichever commits first,
     /// the two never both count (a redemption refused as "already unlimited" keeps the code).
     @Test func aPaymentAndAnUnlockRedemptionAtOnceGrantOnceAndCountTheCodeOnlyIfItGranted() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             try PostgresCodeRepository(connection: connection).create(code: "PRESS-2026", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
             let players = PostgresPlayerRepository(connection: connection)
             let orders = PostgresOrderRepository(connection: connection)
@@ -79,7 +79,7 @@ struct PostgresOrderRaceTests {
             }
             let now = now
             let racers = pairs
-            let results = PostgresRaceRunner.run(30, url: url) { index, racer -> String in
+            let results = raceOnConnections(30, url: url) { index, racer -> String in
                 let (player, order) = racers[index / 2]
                 if index % 2 == 0 {
                     try PostgresOrderRepository(connection: racer).markPaid(orderID: order, providerEventID: "evt_\(index)", now: now)

@@ -11,11 +11,11 @@ struct PostgresPaymentEventRaceTests {
     let now = utc("2026-01-10T00:00:00Z")
 
     @Test func oneEventDeliveredManyTimesAtOnceIsRecordedAndPaysOnce() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
             let order = try PostgresOrderRepository(connection: connection).createOrder(playerID: player, now: now)
             let now = now
-            let results = PostgresRaceRunner.run(30, url: url) { index, racer in
+            let results = raceOnConnections(30, url: url) { index, racer in
                 try PostgresPaymentEventRepository(connection: racer)
                     .record(eventID: "evt_1", type: "order.paid", paying: order.publicID, now: now.addingTimeInterval(Double(index)))
             }
@@ -35,11 +35,11 @@ struct PostgresPaymentEventRaceTests {
     }
 
     @Test func manyEventsForOneOrderAtOnceAreEachRecordedAndPayItOnce() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
             let order = try PostgresOrderRepository(connection: connection).createOrder(playerID: player, now: now)
             let now = now
-            let results = PostgresRaceRunner.run(30, url: url) { index, racer in
+            let results = raceOnConnections(30, url: url) { index, racer in
                 try PostgresPaymentEventRepository(connection: racer)
                     .record(eventID: "evt_\(index)", type: "order.paid", paying: order.publicID, now: now)
             }
@@ -58,11 +58,11 @@ struct PostgresPaymentEventRaceTests {
     /// A delivery for an unknown order rolls back: the same id delivered meanwhile for a real
     /// order is not told "already handled" by a row that never commits.
     @Test func aRefusedDeliveryDoesNotHoldTheEventIDForOthers() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
             let order = try PostgresOrderRepository(connection: connection).createOrder(playerID: player, now: now)
             let now = now
-            let results = PostgresRaceRunner.run(20, url: url) { index, racer in
+            let results = raceOnConnections(20, url: url) { index, racer in
                 try PostgresPaymentEventRepository(connection: racer)
                     .record(eventID: "evt_1", type: "order.paid", paying: index % 2 == 0 ? "ord_nosuchorder" : order.publicID, now: now)
             }

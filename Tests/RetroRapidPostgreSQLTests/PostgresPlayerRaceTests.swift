@@ -11,7 +11,7 @@ struct PostgresPlayerRaceTests {
     let t0 = utc("2026-01-15T10:00:00Z")
 
     @Test func devicesRevokingEachOtherAtOnceLeaveOneSignedIn() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let players = PostgresPlayerRepository(connection: connection)
             let links = PostgresLinkCodeRepository(connection: connection, policy: LinkCodePolicy(maximumPerWindow: 1000))
             let (player, token) = try players.createPlayer(displayName: "Ada", deviceLabel: "Device 0", now: t0)
@@ -24,7 +24,7 @@ struct PostgresPlayerRaceTests {
 
             // All eight are revoked at once, each on a connection of its own: seven go, one stays.
             let now = t0.addingTimeInterval(60)
-            let results = PostgresRaceRunner.run(devices.count, url: url) { index, racer in
+            let results = raceOnConnections(devices.count, url: url) { index, racer in
                 try PostgresPlayerRepository(connection: racer).revokeDevice(playerID: player.id, deviceID: devices[index], now: now)
             }
             #expect(results.filter { (try? $0.get()) != nil }.count == 7)

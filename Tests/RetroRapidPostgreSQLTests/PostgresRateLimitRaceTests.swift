@@ -16,14 +16,14 @@ struct PostgresRateLimitRaceTests {
     }
 
     @Test func twoConnectionsRacingForTheLastPlaceGetOneBetweenThem() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let limits = PostgresRateLimitRepository(connection: connection)
             let now = t0
             for round in 0..<20 {
                 let player = key("\(round)", count: 3)
                 try limits.take([player], now: now)
                 try limits.take([player], now: now)
-                let results = PostgresRaceRunner.run(2, url: url) { _, racer in
+                let results = raceOnConnections(2, url: url) { _, racer in
                     try PostgresRateLimitRepository(connection: racer).take([player], now: now)
                 }
                 #expect(results.compactMap(\.value).count == 1, "round \(round)")
@@ -34,10 +34,10 @@ struct PostgresRateLimitRaceTests {
     }
 
     @Test func fortyGuessesAtOnceFromOnePlayerAndAddressCountFive() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let player = key("7", count: 5), address = key("192.0.2.1", scope: "address", count: 30)
             let now = t0
-            let results = PostgresRaceRunner.run(40, url: url) { _, racer in
+            let results = raceOnConnections(40, url: url) { _, racer in
                 try PostgresRateLimitRepository(connection: racer).take([player, address], now: now)
             }
             #expect(results.compactMap(\.value).count == 5)
@@ -51,7 +51,7 @@ struct PostgresRateLimitRaceTests {
     }
 
     @Test func aTakeInAGroupThatMissedAnotherNodesCountGivesUpTheGroup() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let other = try PostgresConnection(conninfo: url)
             let mine = PostgresRateLimitRepository(connection: connection)
             let theirs = PostgresRateLimitRepository(connection: other)

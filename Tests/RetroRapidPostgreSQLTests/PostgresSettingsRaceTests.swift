@@ -19,12 +19,12 @@ struct PostgresSettingsRaceTests {
     }
 
     @Test func ofTwoWritesBasedOnOneVersionExactlyOneWinsRoundAfterRound() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
             let now = now
             // Round 0 races for the first row (version 0, an INSERT); later rounds for an UPDATE.
             for round in 0..<20 {
-                let results = PostgresRaceRunner.run(2, url: url) { index, racer in
+                let results = raceOnConnections(2, url: url) { index, racer in
                     try PostgresSettingsRepository(connection: racer)
                         .write(playerID: player, document: Self.document(volume: index == 0 ? round : 50 + round), basedOnVersion: round, now: now)
                 }
@@ -45,11 +45,11 @@ struct PostgresSettingsRaceTests {
     }
 
     @Test func ofManyPatchesBasedOnOneVersionExactlyOneIsStored() throws {
-        try PostgresRaceRunner.withMigratedDatabase { url, connection in
+        try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
             _ = try PostgresSettingsRepository(connection: connection).write(playerID: player, document: Self.document(volume: 1), basedOnVersion: 0, now: now)
             let now = now
-            let results = PostgresRaceRunner.run(30, url: url) { index, racer in
+            let results = raceOnConnections(30, url: url) { index, racer in
                 try PostgresSettingsRepository(connection: racer)
                     .patch(playerID: player, json: Data(#"{"effectsVolume":\#(index)}"#.utf8), basedOnVersion: 1, now: now)
             }

@@ -80,40 +80,6 @@ extension Database {
 
 // MARK: - Threads
 
-/// Runs `work(index, connection, record)` on `count` threads at once, each with a connection of
-/// its own to the database file at `path`. Every thread opens its connection first; then all are
-/// released together, so their work really overlaps. Returns what the threads recorded, in no set
-/// order; a connection that cannot be opened records "open failed: …".
-func onThreadsAtOnce(
-    _ count: Int, path: String,
-    _ work: @escaping @Sendable (_ index: Int, _ connection: Database, _ record: (String) -> Void) -> Void
-) -> [String] {
-    let outcomes = Locked<[String]>([])
-    let ready = DispatchSemaphore(value: 0)
-    let go = DispatchSemaphore(value: 0)
-    let done = DispatchGroup()
-    for index in 0..<count {
-        done.enter()
-        Thread {
-            defer { done.leave() }
-            let record = { (outcome: String) in outcomes.withLock { $0.append(outcome) } }
-            let connection: Database
-            do { connection = try Database(path: path) } catch {
-                record("open failed: \(error)")
-                ready.signal()
-                return
-            }
-            ready.signal()
-            go.wait()
-            work(index, connection, record)
-        }.start()
-    }
-    for _ in 0..<count { ready.wait() }
-    for _ in 0..<count { go.signal() }
-    done.wait()
-    return outcomes.withLock { $0 }
-}
-
 /// A value shared with a background thread, guarded by the lock it lives with.
 final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()

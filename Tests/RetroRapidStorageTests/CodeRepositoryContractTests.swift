@@ -200,4 +200,35 @@ import Testing
             #expect(try codes.redemptions(playerID: player) == [first])
         }
     }
+
+    /// 100 players redeem a code capped at 10 at the same moment, from 10 threads with a
+    /// connection each: exactly 10 redemptions, every other one refused as fully redeemed.
+    @Test(arguments: StorageBackends.all) func aCapOfTenHoldsExactlyWhenAHundredPlayersRedeemAtOnce(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let codes = store.repositories().codes
+            try codes.create(code: "TEN-ONLY", kind: .unlock, maxRedemptions: 10, now: utc("2026-01-01T00:00:00Z"))
+            let players = try (0..<100).map { try store.addPlayer("player\($0)") }
+            let now = utc("2026-01-05T12:00:00Z")
+
+            let threads = 10
+            let outcomes = raceConnections(store, threads) { thread, repositories -> [String] in
+                players.enumerated().filter { $0.offset % threads == thread }.map { _, player in
+                    do {
+                        _ = try repositories.codes.redeem(code: "ten-only", playerID: player, now: now)
+                        return "redeemed"
+                    } catch let error as StoreError where error.code == .expired && error.message.contains("has been fully redeemed") {
+                        return "fully redeemed"
+                    } catch {
+                        return "failed: \(error)"
+                    }
+                }
+            }
+
+            let said = try outcomes.flatMap { try $0.get() }
+            #expect(Dictionary(said.map { ($0, 1) }, uniquingKeysWith: +) == ["redeemed": 10, "fully redeemed": 90])
+            #expect(try codes.code("TEN-ONLY").redemptions == 10)
+            let entitlements = store.repositories().entitlements
+            #expect(try players.filter { try entitlements.hasUnlimited(playerID: $0) }.count == 10)
+        }
+    }
 }

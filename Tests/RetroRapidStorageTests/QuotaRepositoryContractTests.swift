@@ -156,4 +156,29 @@ import Testing
             #expect(try quota.status(playerID: player, now: utc("2026-01-16T12:00:00Z")).playsUsed == 1)
         }
     }
+
+    /// Two devices of one player, each with its own connection on its own thread, start a game
+    /// at the same moment with one free play left: exactly one gets it, every time.
+    @Test(arguments: StorageBackends.all) func twoDevicesRacingForTheLastPlayExactlyOneWins(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let quota = store.repositories().quota
+            let now = utc("2026-01-15T18:00:00Z")
+            for round in 1...40 {
+                let player = try store.addPlayer("racer\(round)")
+                for _ in 1...4 { try quota.consumePlay(playerID: player, now: now) }
+
+                let outcomes = raceConnections(store, 2) { index, repositories -> String in
+                    do {
+                        let status = try repositories.quota.consumePlay(playerID: player, gameID: "game-\(round)-\(index + 1)", now: now)
+                        return status.playsLeft == 0 ? "won" : "won with \(status.playsLeft) left"
+                    } catch let error as QuotaExhaustedError {
+                        return error.status.playsLeft == 0 ? "refused" : "refused with \(error.status.playsLeft) left"
+                    }
+                }
+
+                #expect(try outcomes.map { try $0.get() }.sorted() == ["refused", "won"], "round \(round)")
+                #expect(try quota.status(playerID: player, now: now).playsUsed == 5, "round \(round)")
+            }
+        }
+    }
 }

@@ -103,60 +103,12 @@ struct StoreUnderTest {
     }
 }
 
-/// Races `count` connections of `store` for one rule: each thread opens its own connection,
-/// waits until all are open, then all run `body` at once. Returns each one's outcome by index.
-/// The tests assert the exact outcome, never how long it took. One race at a time in the
-/// process: PostgreSQL's connection limit is shared.
+/// Races `count` connections of `store` for one rule (`raceOnThreads`): each thread opens its
+/// own connection, and all run `body` at once on its repositories.
 func raceConnections<T: Sendable>(_ store: StoreUnderTest, _ count: Int,
                                   _ body: @escaping @Sendable (_ index: Int, _ repositories: StorageRepositories) throws -> T) -> [Result<T, any Error>] {
-    contractRaces.lock()
-    defer { contractRaces.unlock() }
-    let outcomes = ContractRaceOutcomes<T>(count)
-    let opened = DispatchSemaphore(value: 0)
-    let go = DispatchSemaphore(value: 0)
-    let finished = DispatchGroup()
-    let open = store.openAnother
-    for index in 0..<count {
-        finished.enter()
-        Thread {
-            defer { finished.leave() }
-            let connection: any StorageConnection
-            do {
-                connection = try open()
-            } catch {
-                outcomes.set(index, .failure(error))
-                opened.signal()
-                return
-            }
-            opened.signal()
-            go.wait()
-            outcomes.set(index, Result { try body(index, connection.repositories(RepositorySettings())) })
-        }.start()
-    }
-    for _ in 0..<count { opened.wait() }
-    for _ in 0..<count { go.signal() }
-    finished.wait()
-    return outcomes.all
-}
-
-private let contractRaces = NSLock()
-
-private final class ContractRaceOutcomes<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var results: [Result<T, any Error>?]
-
-    init(_ count: Int) { results = Array(repeating: nil, count: count) }
-
-    func set(_ index: Int, _ result: Result<T, any Error>) {
-        lock.lock()
-        results[index] = result
-        lock.unlock()
-    }
-
-    var all: [Result<T, any Error>] {
-        lock.lock()
-        defer { lock.unlock() }
-        return results.map { $0 ?? .failure(StoreError(.unreadable, "racer never finished")) }
+    raceOnThreads(count, open: store.openAnother) { index, connection in
+        try body(index, connection.repositories(RepositorySettings()))
     }
 }
 

@@ -20,7 +20,10 @@ IP_FREEBIND = getattr(socket, "IP_FREEBIND", 15)
 @pytest.fixture
 def prefix():
     """A /64 of unique local addresses routed to this machine for the test, then removed."""
-    network = f"fd{secrets.token_hex(1)}:{secrets.token_hex(2)}:{secrets.token_hex(2)}:{secrets.token_hex(2)}"
+    # Spelled as the server writes addresses (RFC 5952: no leading zeros, no zero group to
+    # shorten), so the log can be searched for an address made from it.
+    groups = [f"{secrets.randbelow(0xffff) + 1:x}" for _ in range(3)]
+    network = f"fd{secrets.token_hex(1)}:" + ":".join(groups)
     route = ["ip", "-6", "route", "add", "local", f"{network}::/64", "dev", "lo"]
     try:
         added = subprocess.run(route, capture_output=True, text=True, timeout=10)

@@ -47,12 +47,15 @@ let package = Package(
         // storage interface (the repositories as protocols). Imports only the rules, so a
         // backend, the server and the CLI can all name a player without naming a database.
         .target(name: "RetroRapidDomain", dependencies: ["RetroRapidRules"]),
+        // What the SQL backends share beneath their repositories: group commit's savepoint loop.
+        // Imports nothing, so both backends can use it without naming each other.
+        .target(name: "RetroRapidSQL"),
         // The SQLite backend: connection, statements, migrations, the repositories over them.
         // The only importer of CSQLite3.
-        .target(name: "RetroRapidSQLite", dependencies: ["CSQLite3", "RetroRapidDomain", "RetroRapidRules"]),
+        .target(name: "RetroRapidSQLite", dependencies: ["CSQLite3", "RetroRapidSQL", "RetroRapidDomain", "RetroRapidRules"]),
         // The PostgreSQL backend: connection, migrations, the repositories over a server shared
         // by many nodes, and the LISTEN/NOTIFY bus between them. The only importer of CLibPQ.
-        .target(name: "RetroRapidPostgreSQL", dependencies: ["CLibPQ", "RetroRapidDomain", "RetroRapidRules"]),
+        .target(name: "RetroRapidPostgreSQL", dependencies: ["CLibPQ", "RetroRapidSQL", "RetroRapidDomain", "RetroRapidRules"]),
         // Opens storage from the configuration (StorageFactory): the one place that picks a
         // backend. A new backend is a target beside RetroRapidSQLite, chosen here.
         .target(name: "RetroRapidStorage", dependencies: ["RetroRapidDomain", "RetroRapidSQLite", "RetroRapidPostgreSQL", "RetroRapidSupport", "RetroRapidRules"]),

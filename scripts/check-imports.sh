@@ -9,7 +9,9 @@
 #     name a backend;
 #   - Sources/RetroRapidDomain imports only Foundation and RetroRapidRules;
 #   - CLibFuzzer: only Sources/RetroRapidFuzz;
-#   - Sources/RetroRapidRules imports nothing at all (pure Swift, not even Foundation).
+#   - Sources/RetroRapidRules imports nothing at all (pure Swift, not even Foundation);
+#   - RetroRapidSQL (what the SQL backends share): only the two backends and the tests, and it
+#     imports nothing itself.
 # Every Swift file under Sources/ and Tests/ is checked, whatever form the import takes
 # (`@testable import`, `import struct M.T`, `public import`, `@_implementationOnly import`).
 # Usage: scripts/check-imports.sh   (from anywhere inside the repository)
@@ -51,11 +53,19 @@ only CLibPQ Sources/RetroRapidPostgreSQL
 only RetroRapidSQLite Sources/RetroRapidStorage Tests
 only RetroRapidPostgreSQL Sources/RetroRapidStorage Tests
 only CLibFuzzer Sources/RetroRapidFuzz
+only RetroRapidSQL Sources/RetroRapidSQLite Sources/RetroRapidPostgreSQL Tests
 
 rules=$(imports Sources/RetroRapidRules)
 if [ -n "$rules" ]; then
     echo "Sources/RetroRapidRules imports nothing (docs/ARCHITECTURE.md):" >&2
     echo "$rules" >&2
+    failed=1
+fi
+
+sql=$(imports Sources/RetroRapidSQL)
+if [ -n "$sql" ]; then
+    echo "Sources/RetroRapidSQL imports nothing (docs/ARCHITECTURE.md):" >&2
+    echo "$sql" >&2
     failed=1
 fi
 

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import RetroRapidSQL
 
 /// One connection to a PostgreSQL server through libpq, in blocking mode.
 ///
@@ -90,13 +91,13 @@ public final class PostgresConnection {
     /// one transaction. Inside a unit of `group` it is a savepoint of the group's transaction.
     public func transaction<T>(_ isolation: Isolation = .readCommitted, attempts: Int = 10,
                                _ body: (PostgresConnection) throws -> T) throws -> T {
-        if grouping {
+        if groupCommit.isRunning {
             // The group runs at REPEATABLE READ; a stronger level cannot be had inside it.
             guard isolation != .serializable else {
-                groupSpoilt = true
+                groupCommit.spoil()
                 throw PostgresError.misuse("a SERIALIZABLE transaction cannot run inside a group")
             }
-            return try savepoint(body)
+            return try groupCommit.savepoint(on: self) { try body(self) }
         }
         guard !isInTransaction else {
             throw PostgresError.misuse("transaction() called inside an open transaction; do the work in the outer one")
@@ -130,79 +131,15 @@ public final class PostgresConnection {
     /// with a fresh snapshot, but the group's snapshot cannot change): the caller then runs each
     /// unit alone. Units run in order, so each sees the work of those before it.
     public func group(_ count: Int, _ unit: (Int) throws -> Void) throws -> [(any Error)?] {
-        guard !isInTransaction, !grouping else {
+        guard !isInTransaction, !groupCommit.isRunning else {
             throw PostgresError.misuse("group called inside an open transaction")
         }
-        try executeScript("BEGIN ISOLATION LEVEL \(Isolation.repeatableRead.rawValue)")
-        grouping = true
-        groupSpoilt = false
-        defer { grouping = false }
-        var errors: [(any Error)?] = []
-        errors.reserveCapacity(count)
-        do {
-            for index in 0..<count {
-                do {
-                    try savepoint { _ in try unit(index) }
-                    errors.append(nil)
-                } catch {
-                    guard !groupSpoilt, PQtransactionStatus(handle) == PQTRANS_INTRANS else { throw error }
-                    errors.append(error)
-                }
-            }
-            // COMMIT of a failed transaction "succeeds" as a ROLLBACK: make sure it is not one.
-            guard PQtransactionStatus(handle) == PQTRANS_INTRANS else {
-                throw PostgresError(sqlState: "", message: "the group's transaction failed; nothing was committed")
-            }
-            try executeScript("COMMIT")
-        } catch {
-            rollbackIfOpen()
-            throw error
-        }
-        return errors
+        return try groupCommit.run(count, on: self, begin: "BEGIN ISOLATION LEVEL \(Isolation.repeatableRead.rawValue)",
+                                   commit: "COMMIT", unit)
     }
 
-    /// True while `group` runs its units.
-    private var grouping = false
-    /// The group must not commit: a unit met an error only a fresh transaction gets past, or a
-    /// savepoint could not be rolled back to or released.
-    private var groupSpoilt = false
-    /// Savepoints open inside the group, to name the next one.
-    private var savepointDepth = 0
-
-    /// `body` in a savepoint of the group's transaction: released when it returns, rolled back
-    /// to (and released) when it throws, so the group carries on without its work.
-    private func savepoint<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        guard !groupSpoilt, PQtransactionStatus(handle) == PQTRANS_INTRANS else {
-            throw PostgresError(sqlState: "", message: "the group's transaction failed; nothing was committed")
-        }
-        savepointDepth += 1
-        defer { savepointDepth -= 1 }
-        let name = "rr_unit\(savepointDepth)"
-        try executeScript("SAVEPOINT \(name)")
-        let value: T
-        do {
-            value = try body(self)
-        } catch {
-            if let error = error as? PostgresError, error.isRetryable || error.isConnectionFailure { groupSpoilt = true }
-            do {
-                try executeScript("ROLLBACK TO SAVEPOINT \(name)")
-                try executeScript("RELEASE SAVEPOINT \(name)")
-            } catch {
-                groupSpoilt = true
-            }
-            throw error
-        }
-        guard !groupSpoilt, PQtransactionStatus(handle) == PQTRANS_INTRANS else {
-            throw PostgresError(sqlState: "", message: "the group's transaction failed; nothing was committed")
-        }
-        do {
-            try executeScript("RELEASE SAVEPOINT \(name)")
-        } catch {
-            groupSpoilt = true
-            throw error
-        }
-        return value
-    }
+    /// The savepoint loop behind `group`, shared with the SQLite backend.
+    private let groupCommit = GroupCommit()
 
     private func rollbackIfOpen() {
         // The error being thrown is the one that matters; a connection that failed mid-way
@@ -216,8 +153,8 @@ public final class PostgresConnection {
         guard PQstatus(handle) != CONNECTION_OK else { return }
         // Inside a group the work done so far is gone with the connection: a new one would
         // run the rest outside any transaction.
-        if grouping {
-            groupSpoilt = true
+        if groupCommit.isRunning {
+            groupCommit.spoil()
             throw PostgresError(sqlState: "08006", message: "connection lost inside a group; nothing was committed")
         }
         PQreset(handle)
@@ -333,4 +270,24 @@ private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeP
     var pointers: [UnsafePointer<CChar>?] = copies.map { UnsafePointer($0) }
     pointers.append(nil)
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+/// Group commit's view of the connection (`GroupCommit`): a statement that fails leaves the
+/// transaction there but failed (only a rollback to a savepoint gets past it), and a
+/// serialization failure, deadlock or lost connection spoils the whole group.
+extension PostgresConnection: GroupCommitConnection {
+    public func executeGroupStatement(_ sql: String) throws { try executeScript(sql) }
+    public var groupTransactionExists: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+    public var groupTransactionIsUsable: Bool { PQtransactionStatus(handle) == PQTRANS_INTRANS }
+    public func errorSpoilsGroup(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        return error.isRetryable || error.isConnectionFailure
+    }
+    public func groupTransactionLost() -> any Error {
+        PostgresError(sqlState: "", message: "the group's transaction failed; nothing was committed")
+    }
+    public func rollBackGroup() { rollbackIfOpen() }
 }

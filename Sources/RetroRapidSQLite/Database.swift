@@ -1,5 +1,6 @@
 import CSQLite3
 import Foundation
+import RetroRapidSQL
 
 /// One SQLite connection to one database file.
 ///
@@ -151,7 +152,7 @@ public final class Database {
     /// It is `throws`, not `rethrows`: BEGIN and COMMIT themselves can fail (busy, disk full).
     @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: (Database) throws -> T) throws -> T {
-        if grouping { return try savepoint(body) }
+        if groupCommit.isRunning { return try groupCommit.savepoint(on: self) { try body(self) } }
         guard !isInTransaction else {
             throw DatabaseError.misuse("transaction(\(kind)) called inside an open transaction; do the work in the outer one")
         }
@@ -186,77 +187,14 @@ public final class Database {
     /// roll back the whole transaction (disk full, I/O): the caller then runs each unit alone.
     /// Units run in order, so each sees the work of those before it, as if run one by one.
     public func group(_ count: Int, _ unit: (Int) throws -> Void) throws -> [(any Error)?] {
-        guard !isInTransaction, !grouping else {
+        guard !isInTransaction, !groupCommit.isRunning else {
             throw DatabaseError.misuse("group called inside an open transaction")
         }
-        try execute(sql: "BEGIN IMMEDIATE TRANSACTION")
-        grouping = true
-        groupBroken = false
-        defer { grouping = false }
-        var errors: [(any Error)?] = []
-        errors.reserveCapacity(count)
-        do {
-            for index in 0..<count {
-                do {
-                    try savepoint { _ in try unit(index) }
-                    errors.append(nil)
-                } catch {
-                    // Only the unit's own work went, unless SQLite ended the whole transaction
-                    // (or a savepoint could not be undone or released: the unit's work might stay).
-                    guard isInTransaction, !groupBroken else { throw error }
-                    errors.append(error)
-                }
-            }
-            try execute(sql: "COMMIT TRANSACTION")
-        } catch {
-            rollbackIfOpen()
-            throw error
-        }
-        return errors
+        return try groupCommit.run(count, on: self, begin: "BEGIN IMMEDIATE TRANSACTION", commit: "COMMIT TRANSACTION", unit)
     }
 
-    /// True while `group` runs its units.
-    private var grouping = false
-    /// A savepoint of the group could not be rolled back to or released: the group must not commit.
-    private var groupBroken = false
-    /// Savepoints open inside the group, to name the next one.
-    private var savepointDepth = 0
-
-    /// `body` in a savepoint of the group's transaction: released when it returns, rolled back
-    /// to (and released) when it throws, so the group carries on without its work.
-    private func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
-        guard isInTransaction else {
-            throw DatabaseError(extendedCode: .abort, message: "SQLite rolled the group's transaction back after an earlier error; nothing was committed")
-        }
-        savepointDepth += 1
-        defer { savepointDepth -= 1 }
-        let name = "rr_unit\(savepointDepth)"
-        try execute(sql: "SAVEPOINT \(name)")
-        let value: T
-        do {
-            value = try body(self)
-        } catch {
-            if isInTransaction {
-                do {
-                    try execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
-                    try execute(sql: "RELEASE SAVEPOINT \(name)")
-                } catch {
-                    groupBroken = true
-                }
-            }
-            throw error
-        }
-        guard isInTransaction, !groupBroken else {
-            throw DatabaseError(extendedCode: .abort, message: "SQLite rolled the group's transaction back after an earlier error; nothing was committed")
-        }
-        do {
-            try execute(sql: "RELEASE SAVEPOINT \(name)")
-        } catch {
-            groupBroken = true
-            throw error
-        }
-        return value
-    }
+    /// The savepoint loop behind `group`, shared with the PostgreSQL backend.
+    private let groupCommit = GroupCommit()
 
     private func rollbackIfOpen() {
         // The error being thrown is the one that matters; a failed ROLLBACK still ends the
@@ -340,4 +278,17 @@ public final class Database {
         defer { sqlite3_set_authorizer(handle, nil, nil) }
         return try body()
     }
+}
+
+/// Group commit's view of the connection (`GroupCommit`): SQLite either keeps a transaction
+/// usable or ends it whole (disk full, I/O), so "exists" and "usable" are one question.
+extension Database: GroupCommitConnection {
+    public func executeGroupStatement(_ sql: String) throws { try execute(sql: sql) }
+    public var groupTransactionExists: Bool { isInTransaction }
+    public var groupTransactionIsUsable: Bool { isInTransaction }
+    public func errorSpoilsGroup(_ error: any Error) -> Bool { false }
+    public func groupTransactionLost() -> any Error {
+        DatabaseError(extendedCode: .abort, message: "SQLite rolled the group's transaction back after an earlier error; nothing was committed")
+    }
+    public func rollBackGroup() { rollbackIfOpen() }
 }

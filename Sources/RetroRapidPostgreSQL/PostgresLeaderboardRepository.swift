@@ -40,20 +40,9 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
     /// A page of `board` (the body of ``top(level:period:limit:after:now:)``, and of the daily
     /// boards', which pass their day); `limit` and `after` already checked.
     func page(_ board: Board, limit: Int, after: LeaderboardCursor.Position?, now: Date, daily: UTCDay? = nil) throws -> LeaderboardPage {
-        let (level, period, periodKey) = (board.level, board.period, board.key)
-        return try connection.transaction(.repeatableRead) { db in
-            let lines: [LeaderboardLine]
-            let firstRank: Int
-            if let after {
-                lines = try Self.rows(db, board, after: (after.score, after.achievedAt, after.playerID), limit: limit + 1)
-                firstRank = try lines.first.map { try Self.rank(db, board, of: $0.position) } ?? 0
-            } else {
-                lines = try Self.rows(db, board, after: nil, limit: limit + 1)
-                firstRank = 1
-            }
-            return LeaderboardPage.assemble(level: level, period: period, periodKey: periodKey,
-                                            lines: try Self.withGameIDs(db, board, lines), firstRank: firstRank,
-                                            limit: limit, total: try Self.total(db, board), now: now, daily: daily)
+        try connection.transaction(.repeatableRead) { db in
+            try LeaderboardPage.read(Reads(db: db, board: board), level: board.level, period: board.period,
+                                     periodKey: board.key, limit: limit, after: after, now: now, daily: daily)
         }
     }
 
@@ -70,20 +59,30 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
 
     /// The body of ``aroundMe(playerID:level:period:neighbours:now:)`` for any board; `neighbours` already checked.
     func neighbourhood(playerID: Int64, board: Board, neighbours: Int, now: Date, daily: UTCDay? = nil) throws -> LeaderboardNeighbourhood? {
-        let (level, period) = (board.level, board.period)
-        return try connection.transaction(.repeatableRead) { db -> LeaderboardNeighbourhood? in
-            guard let mine = try Self.best(db, board, playerID: playerID) else {
-                try PostgresPlayerLookup.requirePlayer(playerID, in: db)
-                return nil
-            }
-            let rank = try Self.rank(db, board, of: mine.position)
-            let above = try Self.rows(db, board, before: mine.position, limit: neighbours)
-            let below = try Self.rows(db, board, after: mine.position, limit: neighbours + 1)
-            let named = try Self.withGameIDs(db, board, above + [mine] + below)
-            return LeaderboardNeighbourhood.assemble(level: level, period: period, periodKey: board.key, mine: named[above.count], rank: rank,
-                                                     above: Array(named[..<above.count]), below: Array(named[(above.count + 1)...]),
-                                                     neighbours: neighbours, total: try Self.total(db, board), now: now, daily: daily)
+        try connection.transaction(.repeatableRead) { db in
+            try LeaderboardNeighbourhood.read(Reads(db: db, board: board), playerID: playerID, level: board.level,
+                                              period: board.period, periodKey: board.key, neighbours: neighbours, now: now, daily: daily)
         }
+    }
+
+    /// One board's reads in PostgreSQL's SQL, for the page and neighbourhood written once.
+    struct Reads: LeaderboardReads {
+        let db: PostgresConnection
+        let board: Board
+
+        func lines(after position: Position?, limit: Int) throws -> [LeaderboardLine] {
+            try PostgresLeaderboardRepository.rows(db, board, after: position, limit: limit)
+        }
+        func lines(before position: Position, limit: Int) throws -> [LeaderboardLine] {
+            try PostgresLeaderboardRepository.rows(db, board, before: position, limit: limit)
+        }
+        func rank(of position: Position) throws -> Int { try PostgresLeaderboardRepository.rank(db, board, of: position) }
+        func best(playerID: Int64) throws -> LeaderboardLine? { try PostgresLeaderboardRepository.best(db, board, playerID: playerID) }
+        func withGameIDs(_ lines: [LeaderboardLine]) throws -> [LeaderboardLine] {
+            try PostgresLeaderboardRepository.withGameIDs(db, board, lines)
+        }
+        func total() throws -> Int { try PostgresLeaderboardRepository.total(db, board) }
+        func requirePlayer(_ playerID: Int64) throws { try PostgresPlayerLookup.requirePlayer(playerID, in: db) }
     }
 
     // MARK: - Shared with PostgresGameRepository (inside its transaction)

@@ -62,3 +62,45 @@ extension LeaderboardNeighbourhood {
                         neighbours: neighbours, total: try reads.total(), now: now, daily: daily)
     }
 }
+
+/// A board's reads and the one write a scored game makes to it, for `RecordedGame.scored`.
+package protocol LeaderboardOffers: LeaderboardReads {
+    /// Offers a score as the player's best on the board; true when it became the best.
+    func offer(playerID: Int64, score: Int, achievedAt: String, gameID: Int64) throws -> Bool
+}
+
+extension RecordedGame {
+    /// A scored game just stored, with its place on each of its level's boards (today, this
+    /// week, all time: those containing `endedAt`, the game's end as it came) and, for a daily
+    /// game, on its day's board: the score is offered to each as achieved at `achievedAt` (the
+    /// stored text), then the player's best and rank there are read back. `board` opens the
+    /// backend's view of one board (level, period, period key); called inside the transaction
+    /// that stored the game.
+    package static func scored<Board: LeaderboardOffers>(
+        _ stored: GameRecord, endedAt: Date, achievedAt: String, board: (SpeedLevel, LeaderboardPeriod, String) -> Board
+    ) throws -> RecordedGame {
+        var standings: [LeaderboardStanding] = []
+        for period in LeaderboardPeriod.allCases {
+            let key = period.key(containing: endedAt)
+            let (isNewBest, best, rank) = try offer(stored, achievedAt: achievedAt, to: board(stored.level, period, key), what: "row")
+            standings.append(LeaderboardStanding(level: stored.level, period: period, periodKey: key, personalBest: best,
+                                                 isNewBest: isNewBest, rank: rank))
+        }
+        // A scored daily game also goes on its day's board (one per player: its one attempt).
+        var daily: DailyStanding?
+        if let day = stored.road.day {
+            let (_, best, rank) = try offer(stored, achievedAt: achievedAt, to: board(stored.level, .today, day.boardKey), what: "daily row")
+            daily = DailyStanding(day: day, best: best, rank: rank)
+        }
+        return RecordedGame(game: stored, standings: standings, daily: daily)
+    }
+
+    private static func offer(_ stored: GameRecord, achievedAt: String, to board: some LeaderboardOffers,
+                              what: String) throws -> (isNewBest: Bool, best: Int, rank: Int) {
+        let isNewBest = try board.offer(playerID: stored.playerID, score: stored.score, achievedAt: achievedAt, gameID: stored.id)
+        guard let best = try board.best(playerID: stored.playerID) else {
+            throw StoreError.unreadable("best_scores lost the \(what) just written for game \(stored.id)")
+        }
+        return (isNewBest, best.score, try board.rank(of: best.position))
+    }
+}

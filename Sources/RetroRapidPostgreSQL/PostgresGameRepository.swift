@@ -77,29 +77,9 @@ public struct PostgresGameRepository: GameRepository {
             playRefunded: game.playRefunded, road: game.road)
         guard !game.practice else { return RecordedGame(game: stored, standings: []) }
 
-        var standings: [LeaderboardStanding] = []
-        for period in LeaderboardPeriod.allCases {
-            let board = PostgresLeaderboardRepository.Board(level: game.level, period: period, key: period.key(containing: game.endedAt))
-            let isNewBest = try PostgresLeaderboardRepository.offer(
-                db, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
-            guard let best = try PostgresLeaderboardRepository.best(db, board, playerID: game.playerID) else {
-                throw StoreError.unreadable("best_scores lost the row just written for game \(id)")
-            }
-            standings.append(LeaderboardStanding(
-                level: game.level, period: period, periodKey: board.key, personalBest: best.score,
-                isNewBest: isNewBest, rank: try PostgresLeaderboardRepository.rank(db, board, of: best.position)))
+        return try RecordedGame.scored(stored, endedAt: game.endedAt, achievedAt: endedAt) { level, period, key in
+            PostgresLeaderboardRepository.Reads(db: db, board: .init(level: level, period: period, key: key))
         }
-        // A scored daily game also goes on its day's board (one per player: its one attempt).
-        var daily: DailyStanding?
-        if let day = game.road.day {
-            let board = PostgresDailyRoadRepository.board(game.level, day)
-            _ = try PostgresLeaderboardRepository.offer(db, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
-            guard let best = try PostgresLeaderboardRepository.best(db, board, playerID: game.playerID) else {
-                throw StoreError.unreadable("best_scores lost the daily row just written for game \(id)")
-            }
-            daily = DailyStanding(day: day, best: best.score, rank: try PostgresLeaderboardRepository.rank(db, board, of: best.position))
-        }
-        return RecordedGame(game: stored, standings: standings, daily: daily)
     }
 
     /// The game with this id, or nil.

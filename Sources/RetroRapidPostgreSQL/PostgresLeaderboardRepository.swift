@@ -65,8 +65,8 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
         }
     }
 
-    /// One board's reads in PostgreSQL's SQL, for the page and neighbourhood written once.
-    struct Reads: LeaderboardReads {
+    /// One board's reads (and a scored game's offer to it) in PostgreSQL's SQL, for the page and neighbourhood written once.
+    struct Reads: LeaderboardOffers {
         let db: PostgresConnection
         let board: Board
 
@@ -82,6 +82,9 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
             try PostgresLeaderboardRepository.withGameIDs(db, board, lines)
         }
         func total() throws -> Int { try PostgresLeaderboardRepository.total(db, board) }
+        func offer(playerID: Int64, score: Int, achievedAt: String, gameID: Int64) throws -> Bool {
+            try PostgresLeaderboardRepository.offer(db, board, playerID: playerID, score: score, achievedAt: achievedAt, gameID: gameID)
+        }
         func requirePlayer(_ playerID: Int64) throws { try PostgresPlayerLookup.requirePlayer(playerID, in: db) }
     }
 

@@ -70,29 +70,9 @@ public struct SQLiteGameRepository: GameRepository {
             playRefunded: game.playRefunded, road: game.road)
         guard !game.practice else { return RecordedGame(game: stored, standings: []) }
 
-        var standings: [LeaderboardStanding] = []
-        for period in LeaderboardPeriod.allCases {
-            let board = SQLiteLeaderboardRepository.Board(level: game.level, period: period, key: period.key(containing: game.endedAt))
-            let isNewBest = try SQLiteLeaderboardRepository.offer(
-                statements, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
-            guard let best = try SQLiteLeaderboardRepository.best(statements, board, playerID: game.playerID) else {
-                throw StoreError.unreadable("best_scores lost the row just written for game \(id)")
-            }
-            standings.append(LeaderboardStanding(
-                level: game.level, period: period, periodKey: board.key, personalBest: best.score,
-                isNewBest: isNewBest, rank: try SQLiteLeaderboardRepository.rank(statements, board, of: best.position)))
+        return try RecordedGame.scored(stored, endedAt: game.endedAt, achievedAt: endedAt) { level, period, key in
+            SQLiteLeaderboardRepository.Reads(db: statements, board: .init(level: level, period: period, key: key))
         }
-        // A scored daily game also goes on its day's board (one per player: its one attempt).
-        var daily: DailyStanding?
-        if let day = game.road.day {
-            let board = SQLiteLeaderboardRepository.Board(level: game.level, period: .today, key: day.boardKey)
-            _ = try SQLiteLeaderboardRepository.offer(statements, board, playerID: game.playerID, score: game.score, achievedAt: endedAt, gameID: id)
-            guard let best = try SQLiteLeaderboardRepository.best(statements, board, playerID: game.playerID) else {
-                throw StoreError.unreadable("best_scores lost the daily row just written for game \(id)")
-            }
-            daily = DailyStanding(day: day, best: best.score, rank: try SQLiteLeaderboardRepository.rank(statements, board, of: best.position))
-        }
-        return RecordedGame(game: stored, standings: standings, daily: daily)
     }
 
     /// The game with this id, or nil.

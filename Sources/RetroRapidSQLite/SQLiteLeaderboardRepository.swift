@@ -71,8 +71,8 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
         }
     }
 
-    /// One board's reads in SQLite's SQL, for the page and neighbourhood written once.
-    struct Reads: LeaderboardReads {
+    /// One board's reads (and a scored game's offer to it) in SQLite's SQL, for the page and neighbourhood written once.
+    struct Reads: LeaderboardOffers {
         let db: ScoreStatements
         let board: Board
 
@@ -88,6 +88,9 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
             try SQLiteLeaderboardRepository.withGameIDs(db, board, lines)
         }
         func total() throws -> Int { try SQLiteLeaderboardRepository.total(db, board) }
+        func offer(playerID: Int64, score: Int, achievedAt: String, gameID: Int64) throws -> Bool {
+            try SQLiteLeaderboardRepository.offer(db, board, playerID: playerID, score: score, achievedAt: achievedAt, gameID: gameID)
+        }
         func requirePlayer(_ playerID: Int64) throws { try SQLitePlayerRepository.requirePlayer(playerID, in: db) }
     }
 

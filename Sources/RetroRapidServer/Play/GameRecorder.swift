@@ -8,8 +8,9 @@ import RetroRapidSupport
 /// the database has answered. During a shutdown it counts what was saved and what failed, for
 /// the summary `WebSocketHub.endAllGames` reports.
 ///
-/// Threading rule: owned by the `MatchHost` on the libwebsockets service thread; its jobs run
-/// on the storage thread (`DatabaseWorker`) and their completions come back to the service
+/// Threading rule: built by the `WebSocketHub` and used by the `MatchHost` (and by the race
+/// rooms and replays, for their starts) on the libwebsockets service thread; its jobs run on
+/// the storage thread (`DatabaseWorker`) and their completions come back to the service
 /// thread through the mailbox, where everything here is touched.
 ///
 /// Ordering rule: every job is keyed by the game's player (`perform(orderedBy:)`), like the

@@ -3,7 +3,7 @@
 import { startPage, pageReady } from "../app/page.js";
 import { t, formatNumber, formatTime } from "../app/i18n.js";
 import * as api from "../net/api.js";
-import * as playTogether from "../watch/play-together-api.js";
+import * as playTogether from "../net/play-together-api.js";
 import { RecentGames } from "../watch/recent-games.js";
 import { replayLink } from "../watch/watch-target.js";
 

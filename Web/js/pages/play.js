@@ -3,8 +3,8 @@ import { startPage, pageReady, newPlayerLimitedText } from "../app/page.js";
 import { newPlayerWait } from "../net/identity.js";
 import { t, formatTime, formatNumber } from "../app/i18n.js";
 import { GameController } from "../game/controller.js";
-import { DailyRoadChoice } from "../watch/daily-road-choice.js";
-import { StartSocket } from "../watch/start-socket.js";
+import { DailyRoadChoice } from "../game/daily-road-choice.js";
+import { StartSocket } from "../game/start-socket.js";
 import { WatchShare } from "../game/watch-share.js";
 import { WatcherNews } from "../game/watcher-news.js";
 

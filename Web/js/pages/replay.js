@@ -11,7 +11,7 @@ import { ReplayControls } from "../watch/replay-controls.js";
 import { GhostView } from "../watch/ghost-view.js";
 import { PacedSpeaker } from "../watch/paced-speaker.js";
 import { PageSwitch } from "../watch/page-switch.js";
-import { StartSocket } from "../watch/start-socket.js";
+import { StartSocket } from "../game/start-socket.js";
 import { replayLink } from "../watch/watch-target.js";
 import { bindCheckbox } from "../settings/device-settings.js";
 

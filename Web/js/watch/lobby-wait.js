@@ -2,7 +2,7 @@
 // race", Web/race.html): the server answers `watch` with game_not_found while the room is in
 // its lobby, so the page asks the room's state (GET /api/v1/rooms/{code}) every POLL_MS and
 // watches again once the countdown has begun. One request every few seconds per waiting page.
-import { roomInfo } from "./play-together-api.js";
+import { roomInfo } from "../net/play-together-api.js";
 
 export const POLL_MS = 1500;
 

@@ -1,6 +1,6 @@
 // Your recent games (GET /api/v1/me/games), newest first, ten at a time, each with its replay.
 import { t, formatNumber, formatTime } from "../app/i18n.js";
-import * as playTogether from "./play-together-api.js";
+import * as playTogether from "../net/play-together-api.js";
 import { replayLink } from "./watch-target.js";
 
 export class RecentGames {

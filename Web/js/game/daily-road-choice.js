@@ -2,9 +2,9 @@
 // level, the same for everyone). For today's road it says whether this player's one scored
 // run today is still to come (GET /api/v1/daily/{level}) and that practice on it is free;
 // once the scored run is used, a run on it is practice. The play page starts with
-// `road: "daily"` through a StartSocket (Web/js/watch/start-socket.js).
+// `road: "daily"` through a StartSocket (Web/js/game/start-socket.js).
 import { t, formatNumber, formatTime } from "../app/i18n.js";
-import * as playTogether from "./play-together-api.js";
+import * as playTogether from "../net/play-together-api.js";
 
 export class DailyRoadChoice {
   info = null;       // the last answer of GET /daily/{level}

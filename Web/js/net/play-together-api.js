@@ -1,8 +1,8 @@
 // The HTTP routes of playing together (docs/API.md): the daily road, its board for a day, your
 // recent games and a stored game's summary. Same rules as Web/js/net/api.js (JSON, a refusal
-// is an ApiError with the server's code); kept here so that module stays as it is.
-import { ApiError } from "../net/api.js";
-import { token } from "../net/identity.js";
+// is an ApiError with the server's code); a file of its own so that module stays as it is.
+import { ApiError } from "./api.js";
+import { token } from "./identity.js";
 
 const BASE = "/api/v1";
 

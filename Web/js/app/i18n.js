@@ -39,6 +39,11 @@ export function t(key, values = {}) {
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
 }
 
+/** Whether any strings are in yet: markup made before that waits for setLanguage's pass. */
+export function stringsLoaded() {
+  return Object.keys(strings).length > 0;
+}
+
 export function currentLanguage() {
   return language;
 }

@@ -1,4 +1,5 @@
 // The play page: choose a level, start (one action from load), play, and see the result.
+import "../game/game-view-element.js";
 import { startPage, pageReady, newPlayerLimitedText } from "../app/page.js";
 import { newPlayerWait } from "../net/identity.js";
 import { t, formatTime, formatNumber } from "../app/i18n.js";

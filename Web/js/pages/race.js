@@ -5,6 +5,7 @@
 // "Rooms and races"): the page sends what the player asked and draws what comes back. One part
 // shows at a time (main[data-phase]: entry, queue, lobby, countdown, racing, results) and
 // focus moves to it; with one switch, the existing menu scan steps through its buttons.
+import "../game/game-view-element.js";
 import { startPage, pageReady } from "../app/page.js";
 import { t, formatNumber, formatTime } from "../app/i18n.js";
 import { GameController } from "../game/controller.js";

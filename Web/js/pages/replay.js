@@ -3,6 +3,7 @@
 // back and forward and a seek slider (Web/js/watch/replay-controls.js). "Race this ghost"
 // ends the replay and starts the player's own practice game on that road (`raceGhost`), played
 // through the usual GameController, with the ghost beside it (Web/js/watch/ghost-view.js).
+import "../game/game-view-element.js";
 import { startPage, pageReady } from "../app/page.js";
 import { t, formatNumber } from "../app/i18n.js";
 import { GameController } from "../game/controller.js";

@@ -6,6 +6,7 @@
 // cues and the other sounds; a practice road on the server at the level the player picks,
 // where a crash does not end the run (a new practice game starts); and "done", which stops
 // the play page offering the tutorial. Replayable at any time from the navigation.
+import "../game/game-view-element.js";
 import { startPage, pageReady } from "../app/page.js";
 import { t } from "../app/i18n.js";
 import { GameController } from "../game/controller.js";

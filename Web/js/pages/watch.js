@@ -2,6 +2,7 @@
 // (again after a reconnect), shows the watched game read-only (Web/js/watch/watch-view.js),
 // a race's standings with the racer to follow, the number watching, and a clear end with the
 // way to its replay. Without a game in the address it asks for a room code or a watch link.
+import "../game/game-view-element.js";
 import { startPage, pageReady } from "../app/page.js";
 import { t, formatNumber } from "../app/i18n.js";
 import { WatchView } from "../watch/watch-view.js";

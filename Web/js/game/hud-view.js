@@ -12,6 +12,7 @@ export class HudView {
     this.lane = root.querySelector("[data-part='lane']");
     this.speed = root.querySelector("[data-part='speed']");
     this.state = root.querySelector("[data-part='state']");
+    // Only on the player's own road: a watched game has neither.
     this.pause = root.querySelector("[data-part='pause']");
     this.quit = root.querySelector("[data-part='quit']");
     // On the road itself, so a paused road does not look like a frozen one (the state line
@@ -28,9 +29,11 @@ export class HudView {
     this.speed.textContent = speedText(state);
     this.state.textContent = t(`phases.${state.phase}`);
     const onRoad = state.phase === "running" || state.phase === "paused";
-    this.pause.hidden = !onRoad;
-    this.quit.hidden = !onRoad;
-    this.pause.textContent = state.phase === "paused" ? t("play.resume") : t("play.pause");
+    if (this.pause) {
+      this.pause.hidden = !onRoad;
+      this.pause.textContent = state.phase === "paused" ? t("play.resume") : t("play.pause");
+    }
+    if (this.quit) this.quit.hidden = !onRoad;
     if (this.pausedSign) {
       this.pausedSign.hidden = state.phase !== "paused";
       this.pausedSign.textContent = state.phase === "paused" ? t("banners.paused") : "";

@@ -16,18 +16,6 @@ import { SoundBoard } from "../audio/sounds.js";
 // Frames a watcher gets besides the snapshot: each is reduced like the player's own.
 const FRAMES = new Set(["step", "moved", "bump", "stepRevised", "speedUpSoon", "speedUp", "crash", "paused", "resumed", "snapshot"]);
 
-/** HudView draws a player's Pause and End game buttons; a watcher has none, so it gets
- * detached stand-ins that nobody sees. */
-function withoutPlayerButtons(root) {
-  const standIns = { pause: document.createElement("button"), quit: document.createElement("button") };
-  return {
-    querySelector(selector) {
-      const part = /\[data-part='(pause|quit)'\]/.exec(selector)?.[1];
-      return part ? standIns[part] : root.querySelector(selector);
-    },
-  };
-}
-
 export class WatchView {
   state = initialState();
   name = "";
@@ -37,13 +25,14 @@ export class WatchView {
   #audio = null;
   #sounds = null;
 
+  /** `root` is an <rr-game-view mode="watch"> or mode="replay" (Web/js/game/game-view-element.js). */
   constructor(root, { store, announcer, soundToggle }) {
     this.root = root;
     this.store = store;
     this.announcer = announcer;
     this.playArea = root.querySelector("[data-part='play-area']");
     this.road = new RoadView(root.querySelector("[data-part='road']"));
-    this.hud = new HudView(withoutPlayerButtons(root));
+    this.hud = new HudView(root);
     this.effects = new EffectsView(root);
     this.soundToggle = soundToggle;
     soundToggle.addEventListener("change", () => this.#soundChanged());

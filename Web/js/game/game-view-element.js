@@ -98,6 +98,8 @@ function markup({ own, heading: h, words, side, narrow }, id) {
   <div class="race-side">${hud}
     <rr-slot name="side"></rr-slot>
   </div>` : hud}${narrow ? "" : `
+  <!-- Under the road and the race status, across both: the last sound in words, the keys and
+       the buttons, which need the width more than the road does. -->
   <div class="play-extras">${soundAndKeys}
     <rr-slot name="status"></rr-slot>${buttons}
     <rr-slot name="extras"></rr-slot>

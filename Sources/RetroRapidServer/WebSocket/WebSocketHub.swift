@@ -82,7 +82,7 @@ public final class WebSocketHub: @unchecked Sendable {
         rateLimits = context.rateLimits
         connections = ConnectionRegistry(limits: limits, metrics: metrics)
         // The composition root: the match registry and its siblings, each given the narrow
-        // view of another it needs (docs/ARCHITECTURE.md, "Who owns what").
+        // view of another it needs (docs/ARCHITECTURE.md, "Threads and who owns what").
         let role = NodeRole(context.membership)
         let recorder = GameRecorder(worker: worker, connections: connections, metrics: metrics, logger: logger)
         let matchHost = MatchHost(role: role, limits: limits, connections: connections, recorder: recorder,

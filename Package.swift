@@ -102,7 +102,7 @@ let package = Package(
         // The server's tests also run the load generator against a real server, and bots play the
         // games whose replays they check.
         .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidBots", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidRules", "RetroRapidSupport"]),
-        .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad"]),
+        .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad", "RetroRapidSupport"]),
         .testTarget(name: "RetroRapidFuzzTests", dependencies: ["RetroRapidFuzz"]),
     ]
 )

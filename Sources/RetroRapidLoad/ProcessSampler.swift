@@ -13,8 +13,10 @@ public struct ProcessSample: Sendable, Equatable {
     /// system calls differ in the first.
     public let userSeconds: Double
     public let systemSeconds: Double
-    /// User plus system CPU time by thread name (`/proc/PID/task/*/comm`; threads of one name
-    /// added up), seconds: how the server's service thread and its storage threads share it.
+    /// CPU time by thread name (`/proc/PID/task/*/comm`; threads of one name added up), seconds:
+    /// how the server's service thread and its storage threads share it. Read from each thread's
+    /// `schedstat` (nanoseconds on a CPU) where the kernel has it, because `stat`'s clock ticks
+    /// (10 ms) round a few seconds of a lightly loaded thread down to nothing; else from `stat`.
     public var threadSeconds: [String: Double] = [:]
     /// Resident set size, KiB (VmRSS).
     public let residentKiB: Int
@@ -64,11 +66,21 @@ public enum ProcessSampler {
         for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
             // A thread that ended between the listing and the read is left out.
             guard let comm = try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8),
-                  let (user, system) = cpuSeconds(statFile: "\(tasks)/\(task)/stat") else { continue }
+                  let seconds = runSeconds(schedstatFile: "\(tasks)/\(task)/schedstat")
+                      ?? cpuSeconds(statFile: "\(tasks)/\(task)/stat").map({ $0.user + $0.system })
+            else { continue }
             let name = comm.trimmingCharacters(in: .whitespacesAndNewlines)
-            sample.threadSeconds[name, default: 0] += user + system
+            sample.threadSeconds[name, default: 0] += seconds
         }
         return sample
+    }
+
+    /// Seconds on a CPU from a `schedstat` file of proc(5): its first field, in nanoseconds.
+    private static func runSeconds(schedstatFile: String) -> Double? {
+        guard let schedstat = try? String(contentsOfFile: schedstatFile, encoding: .utf8),
+              let first = schedstat.split(separator: " ").first,
+              let nanoseconds = UInt64(first) else { return nil }
+        return Double(nanoseconds) / 1_000_000_000
     }
 
     /// User and system CPU seconds from a `stat` file of proc(5).

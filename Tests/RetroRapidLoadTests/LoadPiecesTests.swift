@@ -1,5 +1,10 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import RetroRapidLoad
+import RetroRapidSupport
 
 /// The load generator's pure parts: reading server messages, the bot, the statistics, limits.
 @Suite("Load generator pieces")
@@ -147,5 +152,50 @@ struct LoadPiecesTests {
         bounded.steps = 10
         bounded.idle = true  // one game each, and none: contradictory
         #expect(throws: LoadTestError.self) { try bounded.validate() }
+    }
+}
+
+/// The sampler's per-thread figures: precise enough that a thread which worked a few
+/// milliseconds is seen to have worked (clock ticks of 10 ms would often say it did nothing).
+@Suite("Process sampler")
+struct ProcessSamplerTests {
+    @Test func aThreadThatWorkedAFewMillisecondsShowsItsTime() throws {
+        let name = "rr-sampler-test"
+        let result = ThreadResult()
+        let thread = Thread {
+            nameCurrentThread(name)
+            let pid = getpid()
+            let before = ProcessSampler.sample(pid: pid, at: 0)
+            let clock = ContinuousClock()
+            let start = clock.now
+            while clock.now - start < .milliseconds(3) {}  // each lap reads the clock: not optimised away
+            let after = ProcessSampler.sample(pid: pid, at: 1_000_000)
+            result.store(before: before?.threadSeconds[name], after: after?.threadSeconds[name])
+        }
+        thread.start()
+        let (before, after) = try #require(result.wait())
+        let worked = after - before
+        #expect(worked >= 0.001, "a 3 ms spin shows at least 1 ms on the CPU, saw \(worked) s")
+        #expect(worked < 1, "and not more than the wall time around it, saw \(worked) s")
+    }
+}
+
+/// Hands the sampling thread's figures to the test, which waits for them.
+private final class ThreadResult: @unchecked Sendable {
+    private let done = NSCondition()  // guards `figures`
+    private var figures: (Double, Double)??
+
+    func store(before: Double?, after: Double?) {
+        done.lock()
+        figures = .some(before.flatMap { b in after.map { (b, $0) } })
+        done.signal()
+        done.unlock()
+    }
+
+    func wait() -> (Double, Double)? {
+        done.lock()
+        defer { done.unlock() }
+        while figures == nil { done.wait() }
+        return figures!
     }
 }

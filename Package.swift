@@ -47,9 +47,11 @@ let package = Package(
         // storage interface (the repositories as protocols). Imports only the rules, so a
         // backend, the server and the CLI can all name a player without naming a database.
         .target(name: "RetroRapidDomain", dependencies: ["RetroRapidRules"]),
-        // What the SQL backends share beneath their repositories: group commit's savepoint loop.
-        // Imports nothing, so both backends can use it without naming each other.
-        .target(name: "RetroRapidSQL"),
+        // One SQL layer for both backends: the executor interface (statements with `$n` binds,
+        // rows read by column name, the dialect), the repositories written once over it, and
+        // group commit's savepoint loop. Imports only the domain, so both backends can use it
+        // without naming each other.
+        .target(name: "RetroRapidSQL", dependencies: ["RetroRapidDomain"]),
         // The SQLite backend: connection, statements, migrations, the repositories over them.
         // The only importer of CSQLite3.
         .target(name: "RetroRapidSQLite", dependencies: ["CSQLite3", "RetroRapidSQL", "RetroRapidDomain", "RetroRapidRules"]),
@@ -89,19 +91,19 @@ let package = Package(
         .testTarget(name: "RetroRapidDomainTests", dependencies: ["RetroRapidDomain", "RetroRapidStorageFixtures"]),
         // The storage contract: every repository test written against the interface, run
         // once per backend listed in Tests/RetroRapidStorageTests/StorageBackends.swift.
-        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidStorage", "RetroRapidSQLite", "RetroRapidPostgreSQL", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
+        .testTarget(name: "RetroRapidStorageTests", dependencies: ["RetroRapidSQL", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidPostgreSQL", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
         // SQLite's own: the connection, statements, migrator, backup, durability, the schema,
         // the repositories' SQL, and the operator CLI on a real database file.
-        .testTarget(name: "RetroRapidSQLiteTests", dependencies: ["RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
+        .testTarget(name: "RetroRapidSQLiteTests", dependencies: ["RetroRapidSQL", "RetroRapidSQLite", "RetroRapidDomain", "RetroRapidRules", "RetroRapidStorageFixtures"]),
         // PostgreSQL's own: the connection, the migrator, the bus, against a real server the
         // tests are given (RETRORAPID_TEST_POSTGRES_URL, from scripts/with-test-postgres.sh).
-        .testTarget(name: "RetroRapidPostgreSQLTests", dependencies: ["RetroRapidPostgreSQL", "RetroRapidDomain", "RetroRapidStorageFixtures"]),
+        .testTarget(name: "RetroRapidPostgreSQLTests", dependencies: ["RetroRapidSQL", "RetroRapidPostgreSQL", "RetroRapidDomain", "RetroRapidStorageFixtures"]),
         // Fixtures the storage test targets share (folders, dates, games, a fresh PostgreSQL
         // database on the test server).
         .target(name: "RetroRapidStorageFixtures", dependencies: ["RetroRapidDomain", "RetroRapidRules", "RetroRapidPostgreSQL"], path: "Tests/RetroRapidStorageFixtures"),
         // The server's tests also run the load generator against a real server, and bots play the
         // games whose replays they check.
-        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidBots", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidRules", "RetroRapidSupport"]),
+        .testTarget(name: "RetroRapidServerTests", dependencies: ["RetroRapidServer", "RetroRapidLWS", "RetroRapidLoad", "RetroRapidBots", "RetroRapidDomain", "RetroRapidStorage", "RetroRapidSQLite", "RetroRapidSQL", "RetroRapidRules", "RetroRapidSupport"]),
         .testTarget(name: "RetroRapidLoadTests", dependencies: ["RetroRapidLoad", "RetroRapidSupport"]),
         .testTarget(name: "RetroRapidFuzzTests", dependencies: ["RetroRapidFuzz"]),
     ]

@@ -7,6 +7,8 @@ public struct PostgresResult: Sendable {
     public let rows: [[String?]]
     /// Rows the statement inserted, updated or deleted (`PQcmdTuples`), 0 for a query.
     public let affectedRows: Int
+    /// The columns' names, in the order of each row's cells.
+    public let columnNames: [String]
 
     init(_ result: OpaquePointer) {
         let rowCount = Int(PQntuples(result))
@@ -26,7 +28,10 @@ public struct PostgresResult: Sendable {
             rows.append(cells)
         }
         self.rows = rows
-        affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
+        columnNames = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
+        // libpq counts a SELECT's rows here too; a query changes none.
+        let isQuery = String(cString: PQcmdStatus(result)).hasPrefix("SELECT")
+        affectedRows = isQuery ? 0 : Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     public var isEmpty: Bool { rows.isEmpty }

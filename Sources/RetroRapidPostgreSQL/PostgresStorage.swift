@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 
 /// The PostgreSQL backend's ``StorageConnection``: one ``PostgresConnection`` and the
 /// `Migrations/postgresql/` folder its schema comes from. The server opens one per storage
@@ -26,7 +27,7 @@ public final class PostgresStorage: StorageConnection {
             codes: PostgresCodeRepository(connection: connection),
             orders: PostgresOrderRepository(connection: connection, basePrice: settings.basePrice),
             paymentEvents: PostgresPaymentEventRepository(connection: connection),
-            settings: PostgresSettingsRepository(connection: connection),
+            settings: SQLSettingsRepository(executor: connection),
             games: PostgresGameRepository(connection: connection),
             runningGames: PostgresRunningGameRepository(connection: connection, dailyFreePlays: settings.dailyFreePlays),
             leaderboards: PostgresLeaderboardRepository(connection: connection),
@@ -34,7 +35,7 @@ public final class PostgresStorage: StorageConnection {
             dailyRoads: PostgresDailyRoadRepository(connection: connection),
             races: PostgresRaceRepository(connection: connection),
             roomPlaces: PostgresRoomPlaceRepository(connection: connection),
-            rateLimits: PostgresRateLimitRepository(connection: connection))
+            rateLimits: SQLRateLimitRepository(executor: connection))
     }
 
     @discardableResult

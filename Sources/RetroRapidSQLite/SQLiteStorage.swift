@@ -1,15 +1,19 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 
 /// The SQLite backend's ``StorageConnection``: one ``Database`` (one connection to one file)
 /// and the `Migrations/` folder its schema comes from.
 public final class SQLiteStorage: StorageConnection {
     public let database: Database
+    /// The connection's one statement cache, shared by the repositories written once.
+    public let executor: SQLiteExecutor
     /// The folder of `NNNN_name.sql` files.
     public let migrations: URL
 
     public init(database: Database, migrations: URL) {
         self.database = database
+        self.executor = SQLiteExecutor(database: database)
         self.migrations = migrations
     }
 
@@ -24,7 +28,7 @@ public final class SQLiteStorage: StorageConnection {
             codes: SQLiteCodeRepository(database: database),
             orders: SQLiteOrderRepository(database: database, basePrice: settings.basePrice),
             paymentEvents: SQLitePaymentEventRepository(database: database),
-            settings: SQLiteSettingsRepository(database: database),
+            settings: SQLSettingsRepository(executor: executor),
             games: SQLiteGameRepository(database: database),
             runningGames: SQLiteRunningGameRepository(database: database, dailyFreePlays: settings.dailyFreePlays),
             leaderboards: SQLiteLeaderboardRepository(database: database),
@@ -32,7 +36,7 @@ public final class SQLiteStorage: StorageConnection {
             dailyRoads: SQLiteDailyRoadRepository(database: database),
             races: SQLiteRaceRepository(database: database),
             roomPlaces: SQLiteRoomPlaceRepository(database: database),
-            rateLimits: SQLiteRateLimitRepository(database: database))
+            rateLimits: SQLRateLimitRepository(executor: executor))
     }
 
     @discardableResult

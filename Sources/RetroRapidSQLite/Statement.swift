@@ -25,6 +25,9 @@ public final class Statement {
 
     public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
 
+    /// True when running it writes nothing (a SELECT): its run changes no rows.
+    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
     public func columnName(at index: Int) -> String {

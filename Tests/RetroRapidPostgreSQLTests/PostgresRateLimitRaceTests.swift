@@ -3,6 +3,7 @@ import RetroRapidDomain
 import RetroRapidPostgreSQL
 import RetroRapidStorageFixtures
 import Testing
+import RetroRapidSQL
 
 /// The stored rate limits against a real server, from connections of their own (as nodes on
 /// one database have): takes at once never count more than the limit, and a take whose group
@@ -17,14 +18,14 @@ struct PostgresRateLimitRaceTests {
 
     @Test func twoConnectionsRacingForTheLastPlaceGetOneBetweenThem() throws {
         try withRaceDatabase { url, connection in
-            let limits = PostgresRateLimitRepository(connection: connection)
+            let limits = SQLRateLimitRepository(executor: connection)
             let now = t0
             for round in 0..<20 {
                 let player = key("\(round)", count: 3)
                 try limits.take([player], now: now)
                 try limits.take([player], now: now)
                 let results = raceOnConnections(2, url: url) { _, racer in
-                    try PostgresRateLimitRepository(connection: racer).take([player], now: now)
+                    try SQLRateLimitRepository(executor: racer).take([player], now: now)
                 }
                 #expect(results.compactMap(\.value).count == 1, "round \(round)")
                 #expect(results.filter { if case .failure(let error) = $0 { error is RateLimitReached } else { false } }.count == 1)
@@ -38,7 +39,7 @@ struct PostgresRateLimitRaceTests {
             let player = key("7", count: 5), address = key("192.0.2.1", scope: "address", count: 30)
             let now = t0
             let results = raceOnConnections(40, url: url) { _, racer in
-                try PostgresRateLimitRepository(connection: racer).take([player, address], now: now)
+                try SQLRateLimitRepository(executor: racer).take([player, address], now: now)
             }
             #expect(results.compactMap(\.value).count == 5)
             let refused = results.compactMap { result -> RateLimitReached? in
@@ -53,8 +54,8 @@ struct PostgresRateLimitRaceTests {
     @Test func aTakeInAGroupThatMissedAnotherNodesCountGivesUpTheGroup() throws {
         try withRaceDatabase { url, connection in
             let other = try PostgresConnection(conninfo: url)
-            let mine = PostgresRateLimitRepository(connection: connection)
-            let theirs = PostgresRateLimitRepository(connection: other)
+            let mine = SQLRateLimitRepository(executor: connection)
+            let theirs = SQLRateLimitRepository(executor: other)
             let player = key("7", count: 1)
             #expect(throws: (any Error).self) {
                 _ = try connection.group(2) { unit in

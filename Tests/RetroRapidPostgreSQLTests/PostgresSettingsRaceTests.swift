@@ -3,6 +3,7 @@ import RetroRapidDomain
 import RetroRapidPostgreSQL
 import RetroRapidStorageFixtures
 import Testing
+import RetroRapidSQL
 
 /// Settings versions against a real server, with writers on connections of their own (two
 /// devices of one player served by two nodes): of writes based on one version exactly one is
@@ -25,7 +26,7 @@ struct PostgresSettingsRaceTests {
             // Round 0 races for the first row (version 0, an INSERT); later rounds for an UPDATE.
             for round in 0..<20 {
                 let results = raceOnConnections(2, url: url) { index, racer in
-                    try PostgresSettingsRepository(connection: racer)
+                    try SQLSettingsRepository(executor: racer)
                         .write(playerID: player, document: Self.document(volume: index == 0 ? round : 50 + round), basedOnVersion: round, now: now)
                 }
                 let outcomes = try results.map { try $0.get() }
@@ -38,7 +39,7 @@ struct PostgresSettingsRaceTests {
                 #expect(winner.version == round + 1)
                 // The loser is shown what the winner stored.
                 #expect(outcomes.contains(.stale(current: winner)), "round \(round): \(outcomes)")
-                #expect(try PostgresSettingsRepository(connection: connection).settings(playerID: player) == winner)
+                #expect(try SQLSettingsRepository(executor: connection).settings(playerID: player) == winner)
             }
             #expect(try connection.execute("SELECT version FROM player_settings").map { $0.int(at: 0) } == [20])
         }
@@ -47,10 +48,10 @@ struct PostgresSettingsRaceTests {
     @Test func ofManyPatchesBasedOnOneVersionExactlyOneIsStored() throws {
         try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
-            _ = try PostgresSettingsRepository(connection: connection).write(playerID: player, document: Self.document(volume: 1), basedOnVersion: 0, now: now)
+            _ = try SQLSettingsRepository(executor: connection).write(playerID: player, document: Self.document(volume: 1), basedOnVersion: 0, now: now)
             let now = now
             let results = raceOnConnections(30, url: url) { index, racer in
-                try PostgresSettingsRepository(connection: racer)
+                try SQLSettingsRepository(executor: racer)
                     .patch(playerID: player, json: Data(#"{"effectsVolume":\#(index)}"#.utf8), basedOnVersion: 1, now: now)
             }
             let outcomes = try results.map { try $0.get() }
@@ -62,7 +63,7 @@ struct PostgresSettingsRaceTests {
             guard let winner = written.first else { return }
             #expect(winner.version == 2 && winner.settings.cueVolume == 1)
             #expect(outcomes.filter { $0 == .stale(current: winner) }.count == 29)
-            #expect(try PostgresSettingsRepository(connection: connection).settings(playerID: player) == winner)
+            #expect(try SQLSettingsRepository(executor: connection).settings(playerID: player) == winner)
         }
     }
 }

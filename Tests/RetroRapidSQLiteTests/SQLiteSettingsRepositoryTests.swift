@@ -4,6 +4,7 @@ import RetroRapidDomain
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
 import Testing
+import RetroRapidSQL
 
 /// Settings that follow the player (docs/API.md) where only SQL can check; the rules are in
 /// Tests/RetroRapidStorageTests/SettingsRepositoryContractTests.swift.
@@ -17,10 +18,10 @@ import Testing
             var document = PlayerSettings()
             document.theme = .dark
             let later = now.addingTimeInterval(60)
-            _ = try SQLiteSettingsRepository(database: db).write(playerID: player, document: document, basedOnVersion: 0, now: later)
+            _ = try SQLSettingsRepository(executor: SQLiteExecutor(database: db)).write(playerID: player, document: document, basedOnVersion: 0, now: later)
 
             let reopened = try Database(path: db.path)
-            let read = try SQLiteSettingsRepository(database: reopened).settings(playerID: player)
+            let read = try SQLSettingsRepository(executor: SQLiteExecutor(database: reopened)).settings(playerID: player)
             #expect(read == VersionedSettings(version: 1, settings: document, updatedAt: later))
             #expect(try reopened.scalar("SELECT updated_at FROM player_settings") == .text("2026-01-15T10:24:45Z"))
         }
@@ -33,7 +34,7 @@ import Testing
             let player = try insertPlayer(db)
             var settings = PlayerSettings()
             settings.language = .es
-            _ = try SQLiteSettingsRepository(database: db).write(playerID: player, document: settings, basedOnVersion: 0, now: now)
+            _ = try SQLSettingsRepository(executor: SQLiteExecutor(database: db)).write(playerID: player, document: settings, basedOnVersion: 0, now: now)
             #expect(try db.scalar("SELECT document FROM player_settings") == .text(String(decoding: settings.jsonData(), as: UTF8.self)))
             #expect(try db.scalar("SELECT version FROM player_settings") == .integer(1))
         }
@@ -45,7 +46,7 @@ import Testing
     @Test func aStoredVersionAtTheLargestIntegerIsUnreadableNotTrappedOn() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SQLiteSettingsRepository(database: db)
+            let repository = SQLSettingsRepository(executor: SQLiteExecutor(database: db))
             _ = try repository.write(playerID: player, document: PlayerSettings(), basedOnVersion: 0, now: now)
             try db.prepare("UPDATE player_settings SET version = ?").execute([Int64.max])
             let error = #expect(throws: StoreError.self) {
@@ -61,7 +62,7 @@ import Testing
     @Test func deletingAPlayerDeletesTheirSettings() throws {
         try withMigratedDatabase(named: "settings.sqlite") { db in
             let player = try insertPlayer(db)
-            _ = try SQLiteSettingsRepository(database: db).write(playerID: player, document: PlayerSettings(), basedOnVersion: 0, now: now)
+            _ = try SQLSettingsRepository(executor: SQLiteExecutor(database: db)).write(playerID: player, document: PlayerSettings(), basedOnVersion: 0, now: now)
             try db.prepare("DELETE FROM players WHERE id = ?").execute([player])
             #expect(try db.scalar("SELECT count(*) FROM player_settings") == .integer(0))
         }

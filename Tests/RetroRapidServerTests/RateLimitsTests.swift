@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import RetroRapidSupport
 @testable import RetroRapidServer
@@ -20,11 +21,11 @@ struct RateLimitsTests {
     }
 
     /// The stored counts, in a migrated SQLite file of `folder`.
-    static func store(_ folder: TemporaryDataFolder) throws -> SQLiteRateLimitRepository {
+    static func store(_ folder: TemporaryDataFolder) throws -> SQLRateLimitRepository {
         try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
         let database = try Database(path: folder.url.appendingPathComponent("limits.sqlite").path)
         try Migrator(database: database, directory: URL(fileURLWithPath: TemporaryDataFolder.migrationsPath)).migrate()
-        return SQLiteRateLimitRepository(database: database)
+        return SQLRateLimitRepository(executor: SQLiteExecutor(database: database))
     }
 
     static func limits() -> APILimits {

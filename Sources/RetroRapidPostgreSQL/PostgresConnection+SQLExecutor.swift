@@ -1,0 +1,37 @@
+import RetroRapidSQL
+
+/// The PostgreSQL backend's ``SQLExecutor``: the connection itself, whose statements are
+/// already prepared once per connection and kept by SQL text. Rows come back as text and are
+/// parsed, and checked, as each column is read (``SQLRow``).
+extension PostgresConnection: SQLExecutor {
+    public var dialect: SQLDialect { .postgresql }
+
+    @discardableResult
+    public func query(_ sql: String, _ binds: [any SQLBindable]) throws -> SQLResult {
+        let result = try execute(sql, binds.map { $0.sqlValue.postgresValue })
+        let columns = SQLColumns(result.columnNames)
+        let rows = result.rows.map { cells in
+            SQLRow(columns: columns, values: cells.map { $0.map(SQLValue.text) ?? .null })
+        }
+        return SQLResult(rows: rows, affectedRows: result.affectedRows)
+    }
+
+    public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try transaction(.readCommitted) { _ in try body() }
+    }
+}
+
+extension SQLValue {
+    /// The value as it goes over the wire; a real number as its text (the server reads it
+    /// into the column's type).
+    var postgresValue: PostgresValue {
+        switch self {
+        case .null: return .null
+        case .integer(let integer): return .integer(integer)
+        case .real(let real): return .text(String(real))
+        case .text(let text): return .text(text)
+        case .boolean(let bool): return .boolean(bool)
+        case .bytes(let bytes): return .bytes(bytes)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+/// What differs between the SQL the two backends speak, for the statements written once
+/// (docs/STORAGE.md, "One SQL layer"). Statements are written in PostgreSQL's form, with
+/// `$1, $2…` placeholders; the rest of the difference is named here, never spelled out in a
+/// repository.
+public enum SQLDialect: Sendable {
+    case sqlite
+    case postgresql
+
+    /// What follows a SELECT that must lock the rows it read until the transaction ends.
+    /// SQLite has no row locks: its writers run in IMMEDIATE transactions, which take the
+    /// database's one write lock before they read, so the read is already safe.
+    public var lockingRead: String {
+        switch self {
+        case .sqlite: return ""
+        case .postgresql: return " FOR UPDATE"
+        }
+    }
+
+    /// The larger of two values: SQLite's two-argument `max`, PostgreSQL's `GREATEST`.
+    public func greatest(_ first: String, _ second: String) -> String {
+        switch self {
+        case .sqlite: return "max(\(first), \(second))"
+        case .postgresql: return "GREATEST(\(first), \(second))"
+        }
+    }
+
+    /// `sql` with its placeholders as this dialect numbers them. SQLite reads `$1` as a
+    /// parameter *named* "$1", numbered by where it first appears, so `$2 … $1` would bind
+    /// the wrong way round; `?1` binds by number, as PostgreSQL's `$1` does. A `$` inside a
+    /// quoted literal, a quoted name or a comment is left alone.
+    public func placeholders(_ sql: String) -> String {
+        guard self == .sqlite else { return sql }
+        var out: [UInt8] = []
+        out.reserveCapacity(sql.utf8.count)
+        let bytes = Array(sql.utf8)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""):
+                // Copied to its closing quote; a doubled quote inside is one character.
+                let end = Self.quoteEnd(bytes, from: index, quote: byte)
+                out.append(contentsOf: bytes[index..<end])
+                index = end
+            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
+                let end = bytes[index...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+                out.append(contentsOf: bytes[index..<end])
+                index = end
+            case UInt8(ascii: "$") where index + 1 < bytes.count && Self.isDigit(bytes[index + 1]):
+                out.append(UInt8(ascii: "?"))
+                index += 1
+            default:
+                out.append(byte)
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    /// The index just past the quote that closes the one at `start` (the end if none does).
+    private static func quoteEnd(_ bytes: [UInt8], from start: Int, quote: UInt8) -> Int {
+        var index = start + 1
+        while index < bytes.count {
+            if bytes[index] == quote {
+                if index + 1 < bytes.count && bytes[index + 1] == quote { index += 2; continue }
+                return index + 1
+            }
+            index += 1
+        }
+        return bytes.count
+    }
+}

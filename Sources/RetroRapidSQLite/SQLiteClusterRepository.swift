@@ -14,11 +14,12 @@ import RetroRapidDomain
 /// Like its ``Database``, a repository is used from one thread at a time (the storage thread).
 public struct SQLiteClusterRepository: ClusterRepository {
     public let database: Database
-    let statements: ScoreStatements
+    /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
+    let statements: SQLiteExecutor
 
-    public init(database: Database) {
+    public init(database: Database, statements: SQLiteExecutor? = nil) {
         self.database = database
-        self.statements = ScoreStatements(database)
+        self.statements = statements ?? SQLiteExecutor(database: database)
     }
 
     public func join(nodeID: String, instance: String, now: Date, lease: TimeInterval) throws {

@@ -16,13 +16,15 @@ import RetroRapidRules
 /// Like its ``Database``, a repository is used from one thread at a time (the storage thread).
 public struct SQLiteDailyRoadRepository: DailyRoadRepository {
     public let database: Database
-    let statements: ScoreStatements
+    /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
+    let statements: SQLiteExecutor
     let leaderboards: SQLiteLeaderboardRepository
 
-    public init(database: Database) {
+    public init(database: Database, statements: SQLiteExecutor? = nil) {
         self.database = database
-        self.statements = ScoreStatements(database)
-        self.leaderboards = SQLiteLeaderboardRepository(database: database)
+        let statements = statements ?? SQLiteExecutor(database: database)
+        self.statements = statements
+        self.leaderboards = SQLiteLeaderboardRepository(database: database, statements: statements)
     }
 
     public func seed(level: SpeedLevel, day: UTCDay, now: Date) throws -> UInt64 {
@@ -81,14 +83,14 @@ public struct SQLiteDailyRoadRepository: DailyRoadRepository {
         SQLiteLeaderboardRepository.Board(level: level, period: .today, key: day.boardKey)
     }
 
-    static func storedSeed(_ db: ScoreStatements, level: SpeedLevel, day: UTCDay) throws -> UInt64? {
+    static func storedSeed(_ db: SQLiteExecutor, level: SpeedLevel, day: UTCDay) throws -> UInt64? {
         try db.prepare("SELECT seed FROM daily_roads WHERE day = ? AND level = ?")
             .query([day.text, level.rawValue]) { UInt64(bitPattern: $0.int64(at: 0)) }.first
     }
 
     /// A daily game runs on its day's stored road: `.invalid` for another seed, or a day whose
     /// road was never made (the server asks for the seed first).
-    static func requireDailySeed(_ game: RunningGameStart, day: UTCDay, _ db: ScoreStatements) throws {
+    static func requireDailySeed(_ game: RunningGameStart, day: UTCDay, _ db: SQLiteExecutor) throws {
         guard let seed = try storedSeed(db, level: game.level, day: day), seed == game.seed else {
             throw StoreError(.invalid, "is not the seed of the \(game.level.rawValue) daily road of \(day)", field: "seed")
         }
@@ -96,7 +98,7 @@ public struct SQLiteDailyRoadRepository: DailyRoadRepository {
 
     /// Takes the player's one scored attempt at the day's road for `game`, or throws
     /// ``DailyRoadPlayedError`` (and the caller's transaction rolls back: nothing is consumed).
-    static func takeAttempt(_ game: RunningGameStart, day: UTCDay, _ db: ScoreStatements) throws {
+    static func takeAttempt(_ game: RunningGameStart, day: UTCDay, _ db: SQLiteExecutor) throws {
         let taken = try db.prepare("""
             INSERT INTO daily_attempts (player_id, level, day, game_id, started_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (player_id, level, day) DO NOTHING

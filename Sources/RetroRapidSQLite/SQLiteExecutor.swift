@@ -39,6 +39,10 @@ public final class SQLiteExecutor: SQLExecutor, StatementPreparing {
         try database.transaction(.immediate) { _ in try body() }
     }
 
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try database.transaction(.deferred) { _ in try body() }
+    }
+
     /// A compiled statement and its column names, looked up once.
     private struct CachedStatement {
         let statement: Statement

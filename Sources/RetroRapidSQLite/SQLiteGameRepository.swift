@@ -17,11 +17,12 @@ import RetroRapidRules
 /// Like its ``Database``, a repository is used from one thread at a time (the storage thread).
 public struct SQLiteGameRepository: GameRepository {
     public let database: Database
-    let statements: ScoreStatements
+    /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
+    let statements: SQLiteExecutor
 
-    public init(database: Database) {
+    public init(database: Database, statements: SQLiteExecutor? = nil) {
         self.database = database
-        self.statements = ScoreStatements(database)
+        self.statements = statements ?? SQLiteExecutor(database: database)
     }
 
     /// Stores a finished game and updates the leaderboards, in one transaction. A game with a
@@ -36,7 +37,7 @@ public struct SQLiteGameRepository: GameRepository {
 
     /// The body of ``record(_:)`` inside an open write transaction (also used by
     /// ``RunningGameRepository/recoverAll(now:)``). `game` must have been validated.
-    static func insert(_ game: NewGame, _ statements: ScoreStatements) throws -> RecordedGame {
+    static func insert(_ game: NewGame, _ statements: SQLiteExecutor) throws -> RecordedGame {
         let startedAt = UTCCivilTime.text(game.startedAt)
         let endedAt = UTCCivilTime.text(game.endedAt)
         try SQLitePlayerRepository.requirePlayer(game.playerID, in: statements)

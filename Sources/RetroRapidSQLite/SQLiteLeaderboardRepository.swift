@@ -21,11 +21,12 @@ import RetroRapidRules
 /// ``Database``, a repository is used from one thread at a time (the storage thread).
 public struct SQLiteLeaderboardRepository: LeaderboardRepository {
     public let database: Database
-    let statements: ScoreStatements
+    /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
+    let statements: SQLiteExecutor
 
-    public init(database: Database) {
+    public init(database: Database, statements: SQLiteExecutor? = nil) {
         self.database = database
-        self.statements = ScoreStatements(database)
+        self.statements = statements ?? SQLiteExecutor(database: database)
     }
 
 
@@ -73,7 +74,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
 
     /// One board's reads (and a scored game's offer to it) in SQLite's SQL, for the page and neighbourhood written once.
     struct Reads: LeaderboardOffers {
-        let db: ScoreStatements
+        let db: SQLiteExecutor
         let board: Board
 
         func lines(after position: Position?, limit: Int) throws -> [LeaderboardLine] {
@@ -113,7 +114,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
 
     /// `lines` with the public id of the game that holds each one's best: one look-up by the
     /// primary key for the page, kept out of the ranking queries so they read their index only.
-    static func withGameIDs(_ db: ScoreStatements, _ board: Board, _ lines: [LeaderboardLine]) throws -> [LeaderboardLine] {
+    static func withGameIDs(_ db: SQLiteExecutor, _ board: Board, _ lines: [LeaderboardLine]) throws -> [LeaderboardLine] {
         guard !lines.isEmpty else { return lines }
         let players = "[" + lines.map { String($0.playerID) }.joined(separator: ",") + "]"
         let pairs = try db.prepare("""
@@ -132,7 +133,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
     /// Keeps `score` as the player's best on `board` unless the stored best is at least as
     /// high (an equal score keeps its earlier time). True when it became the best.
     static func offer(
-        _ db: ScoreStatements, _ board: Board, playerID: Int64, score: Int, achievedAt: String, gameID: Int64
+        _ db: SQLiteExecutor, _ board: Board, playerID: Int64, score: Int, achievedAt: String, gameID: Int64
     ) throws -> Bool {
         let stored = try db.prepare("""
             INSERT INTO best_scores (level, period, period_key, player_id, score, achieved_at, game_id)
@@ -146,7 +147,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
     }
 
     /// The player's line on `board`, if they have one.
-    static func best(_ db: ScoreStatements, _ board: Board, playerID: Int64) throws -> LeaderboardLine? {
+    static func best(_ db: SQLiteExecutor, _ board: Board, playerID: Int64) throws -> LeaderboardLine? {
         try db.prepare("""
             SELECT \(columns)
             FROM best_scores b CROSS JOIN players p ON p.id = b.player_id
@@ -156,7 +157,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
 
     /// 1 + the number of entries ranked ahead of `position`: a higher score, or the same
     /// score achieved earlier, or at the same second by a lower player id (``rankSQL``).
-    static func rank(_ db: ScoreStatements, _ board: Board, of position: (score: Int, achievedAt: String, playerID: Int64)) throws -> Int {
+    static func rank(_ db: SQLiteExecutor, _ board: Board, of position: (score: Int, achievedAt: String, playerID: Int64)) throws -> Int {
         let ahead = try db.prepare(rankSQL)
             .query(board.values + [position.score, position.achievedAt, position.playerID]) { $0.int(at: 0) }
         return (ahead.first ?? 0) + 1
@@ -164,7 +165,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
 
     /// Up to `limit` lines after `position` in ranking order (from the top when nil).
     static func rows(
-        _ db: ScoreStatements, _ board: Board, after position: (score: Int, achievedAt: String, playerID: Int64)?, limit: Int
+        _ db: SQLiteExecutor, _ board: Board, after position: (score: Int, achievedAt: String, playerID: Int64)?, limit: Int
     ) throws -> [LeaderboardLine] {
         guard let position else {
             return try db.prepare(firstPageSQL).query(board.values + [limit], row)
@@ -175,7 +176,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
 
     /// Up to `limit` lines before `position`, nearest first (the reverse of ranking order).
     static func rows(
-        _ db: ScoreStatements, _ board: Board, before position: (score: Int, achievedAt: String, playerID: Int64), limit: Int
+        _ db: SQLiteExecutor, _ board: Board, before position: (score: Int, achievedAt: String, playerID: Int64), limit: Int
     ) throws -> [LeaderboardLine] {
         guard limit > 0 else { return [] }
         return try db.prepare(pageBeforeSQL)
@@ -233,27 +234,7 @@ public struct SQLiteLeaderboardRepository: LeaderboardRepository {
         LIMIT ?7
         """
 
-    static func total(_ db: ScoreStatements, _ board: Board) throws -> Int {
+    static func total(_ db: SQLiteExecutor, _ board: Board) throws -> Int {
         try db.prepare(totalSQL).query(board.values) { $0.int(at: 0) }.first ?? 0
-    }
-}
-
-/// The prepared statements of the score repositories, compiled once per repository and
-/// reused: compiling costs more than running most of these queries. Bound to one connection,
-/// used from its thread only, like the connection.
-final class ScoreStatements: StatementPreparing {
-    let database: Database
-    private var cache: [String: Statement] = [:]
-
-    init(_ database: Database) {
-        self.database = database
-    }
-
-    /// The statement for `sql`, compiled on first use.
-    func prepare(_ sql: String) throws -> Statement {
-        if let statement = cache[sql] { return statement }
-        let statement = try database.prepare(sql)
-        cache[sql] = statement
-        return statement
     }
 }

@@ -7,11 +7,12 @@ import RetroRapidRules
 /// level. Like its ``Database``, used from one thread at a time (the storage thread).
 public struct SQLiteRaceRepository: RaceRepository {
     public let database: Database
-    let statements: ScoreStatements
+    /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
+    let statements: SQLiteExecutor
 
-    public init(database: Database) {
+    public init(database: Database, statements: SQLiteExecutor? = nil) {
         self.database = database
-        self.statements = ScoreStatements(database)
+        self.statements = statements ?? SQLiteExecutor(database: database)
     }
 
     @discardableResult

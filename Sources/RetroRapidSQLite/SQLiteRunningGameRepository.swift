@@ -31,13 +31,14 @@ import RetroRapidRules
 public struct SQLiteRunningGameRepository: RunningGameRepository {
     public let database: Database
     public let quota: SQLiteQuotaRepository
-    let statements: ScoreStatements
+    /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
+    let statements: SQLiteExecutor
     let inserts: CheckpointInsertStatements
 
-    public init(database: Database, dailyFreePlays: Int = 5) {
+    public init(database: Database, dailyFreePlays: Int = 5, statements: SQLiteExecutor? = nil) {
         self.database = database
         self.quota = SQLiteQuotaRepository(database: database, dailyFreePlays: dailyFreePlays)
-        self.statements = ScoreStatements(database)
+        self.statements = statements ?? SQLiteExecutor(database: database)
         self.inserts = CheckpointInsertStatements(database)
     }
 

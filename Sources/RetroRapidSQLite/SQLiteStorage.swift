@@ -29,13 +29,13 @@ public final class SQLiteStorage: StorageConnection {
             orders: SQLiteOrderRepository(database: database, basePrice: settings.basePrice),
             paymentEvents: SQLitePaymentEventRepository(database: database),
             settings: SQLSettingsRepository(executor: executor),
-            games: SQLiteGameRepository(database: database),
-            runningGames: SQLiteRunningGameRepository(database: database, dailyFreePlays: settings.dailyFreePlays),
-            leaderboards: SQLiteLeaderboardRepository(database: database),
-            cluster: SQLiteClusterRepository(database: database),
-            dailyRoads: SQLiteDailyRoadRepository(database: database),
-            races: SQLiteRaceRepository(database: database),
-            roomPlaces: SQLiteRoomPlaceRepository(database: database),
+            games: SQLiteGameRepository(database: database, statements: executor),
+            runningGames: SQLiteRunningGameRepository(database: database, dailyFreePlays: settings.dailyFreePlays, statements: executor),
+            leaderboards: SQLiteLeaderboardRepository(database: database, statements: executor),
+            cluster: SQLiteClusterRepository(database: database, statements: executor),
+            dailyRoads: SQLiteDailyRoadRepository(database: database, statements: executor),
+            races: SQLiteRaceRepository(database: database, statements: executor),
+            roomPlaces: SQLiteRoomPlaceRepository(database: database, statements: executor),
             rateLimits: SQLRateLimitRepository(executor: executor))
     }
 

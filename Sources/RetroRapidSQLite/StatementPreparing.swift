@@ -1,5 +1,5 @@
 /// What compiles SQL into a ``Statement``: a ``Database``, or a cache of statements over one
-/// (`ScoreStatements`), so helpers shared by repositories take either.
+/// (``SQLiteExecutor``), so helpers shared by repositories take either.
 protocol StatementPreparing {
     func prepare(_ sql: String) throws -> Statement
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 
 /// Promo codes on PostgreSQL: the operator creates, lists and disables them; players redeem
 /// them. New codes and redemptions are checked by the domain (``PromoCode``) first.
@@ -67,7 +68,7 @@ public struct PostgresCodeRepository: CodeRepository {
         let normalised = try PromoCode.normalise(code)
         return try connection.transaction { db in
             guard let row = try Self.row(code: normalised, in: db) else { throw PromoCode.unknown(normalised) }
-            try PostgresPlayerLookup.requirePlayer(playerID, in: db, lockingRow: true)
+            try SQLPlayerLookup.requirePlayer(playerID, in: db, lockingRow: true)
             let promo = row.code
             if let earlier = try db.execute("SELECT redeemed_at FROM code_redemptions WHERE code_id = $1 AND player_id = $2",
                                             [row.id, playerID]).first {
@@ -76,7 +77,7 @@ public struct PostgresCodeRepository: CodeRepository {
                                   expiresAt: promo.expiresAt)
             }
             if let refusal = promo.redemptionRefusal(at: now) { throw refusal }
-            if try PostgresEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            if try SQLEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
                 throw PromoCode.alreadyUnlimited(promo.code)
             }
             // The write that counts is the one that checks: re-evaluated on the newest row.
@@ -92,7 +93,7 @@ public struct PostgresCodeRepository: CodeRepository {
             try db.execute("INSERT INTO code_redemptions (code_id, player_id, redeemed_at) VALUES ($1, $2, $3)",
                            [row.id, playerID, redeemedAt])
             if promo.kind == .unlock {
-                _ = try PostgresEntitlementRepository.grant(playerID: playerID, source: .code, reference: promo.code, now: now, in: db)
+                _ = try SQLEntitlementRepository.grant(playerID: playerID, source: .code, reference: promo.code, now: now, in: db)
             }
             return Redemption(code: promo.code, kind: promo.kind, playerID: playerID,
                               redeemedAt: try UTCCivilTime.storedDate(redeemedAt, column: "code_redemptions.redeemed_at"),

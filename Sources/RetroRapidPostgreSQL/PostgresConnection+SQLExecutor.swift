@@ -19,6 +19,10 @@ extension PostgresConnection: SQLExecutor {
     public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
         try transaction(.readCommitted) { _ in try body() }
     }
+
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try transaction(.repeatableRead) { _ in try body() }
+    }
 }
 
 extension SQLValue {

@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidRules
 
 /// The daily roads (`daily_roads`) and their boards on PostgreSQL: the rules of
@@ -57,7 +58,7 @@ public struct PostgresDailyRoadRepository: DailyRoadRepository {
 
     public func attempt(playerID: Int64, level: SpeedLevel, day: UTCDay) throws -> DailyAttempt? {
         try connection.transaction(.repeatableRead) { db in
-            try PostgresPlayerLookup.requirePlayer(playerID, in: db)
+            try SQLPlayerLookup.requirePlayer(playerID, in: db)
             guard let row = try db.execute("""
                 SELECT a.game_id, a.started_at, g.score FROM daily_attempts a LEFT JOIN games g ON g.public_id = a.game_id
                 WHERE a.player_id = $1 AND a.level = $2 AND a.day = $3

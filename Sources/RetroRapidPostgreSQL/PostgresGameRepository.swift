@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidRules
 
 /// Finished games (table `games`) and, through them, the leaderboards: the rules of
@@ -43,7 +44,7 @@ public struct PostgresGameRepository: GameRepository {
     static func insert(_ game: NewGame, _ db: PostgresConnection) throws -> RecordedGame {
         let startedAt = UTCCivilTime.text(game.startedAt)
         let endedAt = UTCCivilTime.text(game.endedAt)
-        try PostgresPlayerLookup.requirePlayer(game.playerID, in: db)
+        try SQLPlayerLookup.requirePlayer(game.playerID, in: db)
         if let day = game.road.day, !game.practice {
             // One scored daily game per player, day and level (games_one_scored_daily backs it
             // against two records at once).
@@ -97,7 +98,7 @@ public struct PostgresGameRepository: GameRepository {
     public func games(playerID: Int64, limit: Int = 20, before: Int64? = nil) throws -> [GameRecord] {
         let limit = try GameRecord.validatedPageSize(limit)
         return try connection.transaction(.repeatableRead) { db in
-            try PostgresPlayerLookup.requirePlayer(playerID, in: db)
+            try SQLPlayerLookup.requirePlayer(playerID, in: db)
             return try db.execute("""
                 SELECT \(Self.columns) FROM games
                 WHERE player_id = $1 AND id < $2

@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidRules
 
 /// Leaderboards per speed level for today (UTC), this ISO week and all time: the rules and
@@ -85,7 +86,7 @@ public struct PostgresLeaderboardRepository: LeaderboardRepository {
         func offer(playerID: Int64, score: Int, achievedAt: String, gameID: Int64) throws -> Bool {
             try PostgresLeaderboardRepository.offer(db, board, playerID: playerID, score: score, achievedAt: achievedAt, gameID: gameID)
         }
-        func requirePlayer(_ playerID: Int64) throws { try PostgresPlayerLookup.requirePlayer(playerID, in: db) }
+        func requirePlayer(_ playerID: Int64) throws { try SQLPlayerLookup.requirePlayer(playerID, in: db) }
     }
 
     // MARK: - Shared with PostgresGameRepository (inside its transaction)

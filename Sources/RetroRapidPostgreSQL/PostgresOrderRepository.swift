@@ -1,10 +1,11 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 
 /// Orders for unlimited play on PostgreSQL (docs/API.md, "Unlimited play"). An order records
 /// the price due when it is made (``PriceDue/best(base:redeemed:now:)``); it becomes paid
 /// only through ``markPaid(orderID:providerEventID:now:)``, which grants unlimited play in
-/// the same transaction (``PostgresEntitlementRepository``).
+/// the same transaction (`SQLEntitlementRepository`).
 ///
 /// How each rule stays exact with many nodes writing at once (READ COMMITTED):
 /// * "one open order at a price" (both `createOrder` forms): the player's row is locked first
@@ -31,7 +32,7 @@ public struct PostgresOrderRepository: OrderRepository {
 
     public func priceDue(playerID: Int64, now: Date) throws -> PriceDue {
         try connection.transaction(.repeatableRead) { db in
-            try PostgresPlayerLookup.requirePlayer(playerID, in: db)
+            try SQLPlayerLookup.requirePlayer(playerID, in: db)
             return try priceDue(playerID: playerID, now: now, in: db)
         }
     }
@@ -57,8 +58,8 @@ public struct PostgresOrderRepository: OrderRepository {
     /// Stores nothing: the order is made once the provider opened its session.
     public func checkoutPlan(playerID: Int64, now: Date) throws -> CheckoutPlan {
         try connection.transaction(.repeatableRead) { db in
-            try PostgresPlayerLookup.requirePlayer(playerID, in: db)
-            if try PostgresEntitlementRepository.unlimited(playerID: playerID, in: db) != nil { throw Order.nothingToBuy }
+            try SQLPlayerLookup.requirePlayer(playerID, in: db)
+            if try SQLEntitlementRepository.unlimited(playerID: playerID, in: db) != nil { throw Order.nothingToBuy }
             let price = try priceDue(playerID: playerID, now: now, in: db)
             if let order = try Self.openOrder(playerID: playerID, amount: price.amount, now: now, in: db) { return .existing(order) }
             return .new(publicID: Order.newPublicID(), price: price)
@@ -125,8 +126,8 @@ public struct PostgresOrderRepository: OrderRepository {
 
     /// The player exists and has nothing bought yet, with their row locked until commit.
     private func requireBuyer(_ playerID: Int64, in db: PostgresConnection) throws {
-        try PostgresPlayerLookup.requirePlayer(playerID, in: db, lockingRow: true)
-        if try PostgresEntitlementRepository.unlimited(playerID: playerID, in: db) != nil { throw Order.nothingToBuy }
+        try SQLPlayerLookup.requirePlayer(playerID, in: db, lockingRow: true)
+        if try SQLEntitlementRepository.unlimited(playerID: playerID, in: db) != nil { throw Order.nothingToBuy }
     }
 
     func priceDue(playerID: Int64, now: Date, in db: PostgresConnection) throws -> PriceDue {
@@ -138,14 +139,14 @@ public struct PostgresOrderRepository: OrderRepository {
         let order = try order(publicID: orderID, in: db)
         guard order.status != .paid else { return order }
         // The player's row, then the order's, in the order every writer takes them.
-        try PostgresPlayerLookup.requirePlayer(order.playerID, in: db, lockingRow: true)
+        try SQLPlayerLookup.requirePlayer(order.playerID, in: db, lockingRow: true)
         guard let locked = try orders(where: "o.public_id = $1 FOR UPDATE OF o", [orderID], in: db).first else {
             throw Order.unknown(orderID)
         }
         guard locked.status != .paid else { return locked }
         try db.execute("UPDATE orders SET status = 'paid', paid_at = $1, provider_event_id = $2 WHERE public_id = $3 AND status = 'pending'",
                        [UTCCivilTime.text(now), providerEventID, orderID])
-        _ = try PostgresEntitlementRepository.grant(playerID: order.playerID, source: .order, reference: orderID, now: now, in: db)
+        _ = try SQLEntitlementRepository.grant(playerID: order.playerID, source: .order, reference: orderID, now: now, in: db)
         return try Self.order(publicID: orderID, in: db)
     }
 

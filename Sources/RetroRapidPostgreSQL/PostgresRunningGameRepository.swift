@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidRules
 
 /// Games while they run (table `running_games`), so a crash of the server does not lose them:
@@ -8,7 +9,7 @@ import RetroRapidRules
 ///
 /// How each rule stays exact with many connections and nodes (READ COMMITTED):
 /// - ``begin(_:)`` consumes the play and inserts the row in one transaction, after locking the
-///   player's row (``PostgresQuotaRepository``): of any number of concurrent starts for a
+///   player's row (`SQLQuotaRepository`): of any number of concurrent starts for a
 ///   player with one play left, exactly one commits a game. Practice takes the same lock, so
 ///   every start of a player is serialised on that row: a rule about the player's other
 ///   running games (SQLite's begin has none; one game at a time is the game host's, per
@@ -30,11 +31,11 @@ import RetroRapidRules
 /// Like its ``PostgresConnection``, a repository is used from one thread at a time (a storage thread).
 public struct PostgresRunningGameRepository: RunningGameRepository {
     public let connection: PostgresConnection
-    public let quota: PostgresQuotaRepository
+    public let quota: SQLQuotaRepository
 
     public init(connection: PostgresConnection, dailyFreePlays: Int = 5) {
         self.connection = connection
-        self.quota = PostgresQuotaRepository(connection: connection, dailyFreePlays: dailyFreePlays)
+        self.quota = SQLQuotaRepository(executor: connection, dailyFreePlays: dailyFreePlays)
     }
 
     /// Records that `game` runs, with an empty log, and (unless it is practice) consumes one of
@@ -51,14 +52,14 @@ public struct PostgresRunningGameRepository: RunningGameRepository {
             var freePlay = false
             if let day = game.road.day {
                 // The player's row first, as every start of theirs takes it (the play below too).
-                try PostgresPlayerLookup.requirePlayer(game.playerID, in: db, lockingRow: true)
+                try SQLPlayerLookup.requirePlayer(game.playerID, in: db, lockingRow: true)
                 try PostgresDailyRoadRepository.requireDailySeed(game, day: day, db)
                 if !game.practice { try PostgresDailyRoadRepository.takeAttempt(game, day: day, db) }
             }
             if !game.practice {
-                (status, freePlay) = try quota.consumePlay(db, playerID: game.playerID, gameID: game.publicID, now: game.startedAt)
+                (status, freePlay) = try quota.consumePlayInTransaction(playerID: game.playerID, gameID: game.publicID, now: game.startedAt)
             } else {
-                try PostgresPlayerLookup.requirePlayer(game.playerID, in: db, lockingRow: true)
+                try SQLPlayerLookup.requirePlayer(game.playerID, in: db, lockingRow: true)
             }
             try db.execute("""
                 INSERT INTO running_games (public_id, player_id, level, seed, rules_version, practice, free_play, started_at,
@@ -205,7 +206,7 @@ public struct PostgresRunningGameRepository: RunningGameRepository {
         let row = recovery.record
         var refunded = false
         if recovery.mayGiveBackPlay {
-            try PostgresPlayerLookup.requirePlayer(row.playerID, in: db, lockingRow: true)
+            try SQLPlayerLookup.requirePlayer(row.playerID, in: db, lockingRow: true)
             let day = recovery.playDay
             let earlier = try db.execute("""
                 SELECT count(*) FROM games WHERE player_id = $1 AND play_refunded AND started_at >= $2 AND started_at < $3

@@ -22,8 +22,8 @@ public final class PostgresStorage: StorageConnection {
         StorageRepositories(
             players: PostgresPlayerRepository(connection: connection),
             linkCodes: PostgresLinkCodeRepository(connection: connection, policy: settings.linkCodes),
-            quota: PostgresQuotaRepository(connection: connection, dailyFreePlays: settings.dailyFreePlays),
-            entitlements: PostgresEntitlementRepository(connection: connection),
+            quota: SQLQuotaRepository(executor: connection, dailyFreePlays: settings.dailyFreePlays),
+            entitlements: SQLEntitlementRepository(executor: connection),
             codes: PostgresCodeRepository(connection: connection),
             orders: PostgresOrderRepository(connection: connection, basePrice: settings.basePrice),
             paymentEvents: PostgresPaymentEventRepository(connection: connection),

@@ -16,6 +16,16 @@ public enum SQLDialect: Sendable {
         }
     }
 
+    /// ``lockingRead`` for a row others only point at (a player): PostgreSQL's
+    /// `FOR NO KEY UPDATE`, so lockers still queue behind each other but a row that merely
+    /// references it (a game being recorded, checked by its foreign key) does not wait.
+    public var lockingReadKeepingKey: String {
+        switch self {
+        case .sqlite: return ""
+        case .postgresql: return " FOR NO KEY UPDATE"
+        }
+    }
+
     /// The larger of two values: SQLite's two-argument `max`, PostgreSQL's `GREATEST`.
     public func greatest(_ first: String, _ second: String) -> String {
         switch self {

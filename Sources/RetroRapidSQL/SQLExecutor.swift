@@ -19,6 +19,10 @@ public protocol SQLExecutor: AnyObject {
     /// deadlock, so it must only read and write through this executor. Inside a group commit
     /// it is a savepoint of the group's transaction.
     func writeTransaction<T>(_ body: () throws -> T) throws -> T
+
+    /// Runs `body` in one transaction that only reads, so its statements see one snapshot.
+    /// SQLite: DEFERRED. PostgreSQL: REPEATABLE READ. Inside a group commit it is a savepoint.
+    func readTransaction<T>(_ body: () throws -> T) throws -> T
 }
 
 extension SQLExecutor {

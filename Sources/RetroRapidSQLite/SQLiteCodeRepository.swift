@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 
 /// Promo codes: the operator creates, lists and disables them; players redeem them.
 ///
@@ -12,9 +13,12 @@ import RetroRapidDomain
 /// Used from one thread at a time, like its ``Database``.
 public struct SQLiteCodeRepository: CodeRepository {
     public let database: Database
+    /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
+    let statements: SQLiteExecutor
 
-    public init(database: Database) {
+    public init(database: Database, statements: SQLiteExecutor? = nil) {
         self.database = database
+        self.statements = statements ?? SQLiteExecutor(database: database)
     }
 
     /// Creates a code. The code is normalised first (see ``PromoCode/normalise(_:)``).
@@ -95,7 +99,7 @@ public struct SQLiteCodeRepository: CodeRepository {
         let normalised = try PromoCode.normalise(code)
         return try database.transaction(.immediate) { db in
             guard let row = try Self.row(code: normalised, in: db) else { throw PromoCode.unknown(normalised) }
-            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
+            try SQLPlayerLookup.requirePlayer(playerID, in: statements)
             let promo = row.code
 
             let earlier = try db.prepare("SELECT redeemed_at FROM code_redemptions WHERE code_id = ? AND player_id = ?")
@@ -108,7 +112,7 @@ public struct SQLiteCodeRepository: CodeRepository {
                 )
             }
             if let refusal = promo.redemptionRefusal(at: now) { throw refusal }
-            if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            if try SQLEntitlementRepository.unlimited(playerID: playerID, in: statements) != nil {
                 throw PromoCode.alreadyUnlimited(promo.code)
             }
 
@@ -122,7 +126,7 @@ public struct SQLiteCodeRepository: CodeRepository {
             try db.prepare("INSERT INTO code_redemptions (code_id, player_id, redeemed_at) VALUES (?, ?, ?)")
                 .execute([row.id, playerID, redeemedAt])
             if promo.kind == .unlock {
-                _ = try SQLiteEntitlementRepository.grant(playerID: playerID, source: .code, reference: promo.code, now: now, in: db)
+                _ = try SQLEntitlementRepository.grant(playerID: playerID, source: .code, reference: promo.code, now: now, in: statements)
             }
             return Redemption(
                 code: promo.code, kind: promo.kind, playerID: playerID,

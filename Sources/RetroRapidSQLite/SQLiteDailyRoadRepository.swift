@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidRules
 
 /// The daily roads (`daily_roads`) and their boards on SQLite.
@@ -60,7 +61,7 @@ public struct SQLiteDailyRoadRepository: DailyRoadRepository {
 
     public func attempt(playerID: Int64, level: SpeedLevel, day: UTCDay) throws -> DailyAttempt? {
         try database.transaction(.deferred) { _ in
-            try SQLitePlayerRepository.requirePlayer(playerID, in: statements)
+            try SQLPlayerLookup.requirePlayer(playerID, in: statements)
             let rows = try statements.prepare("""
                 SELECT a.game_id, a.started_at, g.score FROM daily_attempts a LEFT JOIN games g ON g.public_id = a.game_id
                 WHERE a.player_id = ? AND a.level = ? AND a.day = ?

@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidRules
 
 /// Finished games (table `games`) and, through them, the leaderboards.
@@ -40,7 +41,7 @@ public struct SQLiteGameRepository: GameRepository {
     static func insert(_ game: NewGame, _ statements: SQLiteExecutor) throws -> RecordedGame {
         let startedAt = UTCCivilTime.text(game.startedAt)
         let endedAt = UTCCivilTime.text(game.endedAt)
-        try SQLitePlayerRepository.requirePlayer(game.playerID, in: statements)
+        try SQLPlayerLookup.requirePlayer(game.playerID, in: statements)
         if let day = game.road.day, !game.practice {
             // One scored daily game per player, day and level (games_one_scored_daily backs it).
             if let earlier = try statements.prepare("""
@@ -91,7 +92,7 @@ public struct SQLiteGameRepository: GameRepository {
     public func games(playerID: Int64, limit: Int = 20, before: Int64? = nil) throws -> [GameRecord] {
         let limit = try GameRecord.validatedPageSize(limit)
         return try database.transaction(.deferred) { _ in
-            try SQLitePlayerRepository.requirePlayer(playerID, in: statements)
+            try SQLPlayerLookup.requirePlayer(playerID, in: statements)
             return try statements.prepare("""
                 SELECT \(Self.columns) FROM games
                 WHERE player_id = ? AND id < ?

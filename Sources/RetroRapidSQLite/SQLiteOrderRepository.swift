@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 
 /// Orders for unlimited play (docs/API.md, "Unlimited play").
 ///
@@ -11,15 +12,18 @@ import RetroRapidDomain
 /// Used from one thread at a time, like its ``Database``.
 public struct SQLiteOrderRepository: OrderRepository {
     public let database: Database
+    /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
+    let statements: SQLiteExecutor
     /// Unlimited play's price without a discount.
     public let basePrice: Money
 
     /// - Parameter basePrice: a positive amount in a three-letter uppercase currency (£2.99 by
     ///   default; `ServerConfiguration` validates the configured one before it gets here).
-    public init(database: Database, basePrice: Money = .defaultUnlimitedPrice) {
+    public init(database: Database, basePrice: Money = .defaultUnlimitedPrice, statements: SQLiteExecutor? = nil) {
         precondition((try? basePrice.validatedPrice(field: "basePrice")) == basePrice,
                      "the base price must be positive with an uppercase three-letter currency, not \(basePrice)")
         self.database = database
+        self.statements = statements ?? SQLiteExecutor(database: database)
         self.basePrice = basePrice
     }
 
@@ -28,7 +32,7 @@ public struct SQLiteOrderRepository: OrderRepository {
     /// currency. A discount above the base price is ignored. `.notFound` for an unknown player.
     public func priceDue(playerID: Int64, now: Date) throws -> PriceDue {
         try database.transaction(.deferred) { db in
-            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
+            try SQLPlayerLookup.requirePlayer(playerID, in: statements)
             return try priceDue(playerID: playerID, now: now, in: db)
         }
     }
@@ -42,8 +46,8 @@ public struct SQLiteOrderRepository: OrderRepository {
     ///   unlimited play (nothing to buy).
     public func createOrder(playerID: Int64, now: Date) throws -> Order {
         try database.transaction(.immediate) { db in
-            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
-            if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            try SQLPlayerLookup.requirePlayer(playerID, in: statements)
+            if try SQLEntitlementRepository.unlimited(playerID: playerID, in: statements) != nil {
                 throw Order.nothingToBuy
             }
             let price = try priceDue(playerID: playerID, now: now, in: db)
@@ -71,8 +75,8 @@ public struct SQLiteOrderRepository: OrderRepository {
     ///   unlimited play.
     public func checkoutPlan(playerID: Int64, now: Date) throws -> CheckoutPlan {
         try database.transaction(.deferred) { db in
-            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
-            if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            try SQLPlayerLookup.requirePlayer(playerID, in: statements)
+            if try SQLEntitlementRepository.unlimited(playerID: playerID, in: statements) != nil {
                 throw Order.nothingToBuy
             }
             let price = try priceDue(playerID: playerID, now: now, in: db)
@@ -93,8 +97,8 @@ public struct SQLiteOrderRepository: OrderRepository {
     public func createOrder(publicID: String, playerID: Int64, amount: Money, discountCode: String?,
                             checkout: Order.Checkout, now: Date) throws -> StoredCheckout {
         try database.transaction(.immediate) { db in
-            try SQLitePlayerRepository.requirePlayer(playerID, in: db)
-            if try SQLiteEntitlementRepository.unlimited(playerID: playerID, in: db) != nil {
+            try SQLPlayerLookup.requirePlayer(playerID, in: statements)
+            if try SQLEntitlementRepository.unlimited(playerID: playerID, in: statements) != nil {
                 throw Order.nothingToBuy
             }
             if let open = try Self.openOrder(playerID: playerID, amount: amount, now: now, in: db) {
@@ -161,7 +165,7 @@ public struct SQLiteOrderRepository: OrderRepository {
     public func markPaid(orderID: String, providerEventID: String, now: Date) throws -> Order {
         _ = try Order.validatedProviderEventID(providerEventID)
         return try database.transaction(.immediate) { db in
-            try Self.markPaid(orderID: orderID, providerEventID: providerEventID, now: now, in: db)
+            try Self.markPaid(orderID: orderID, providerEventID: providerEventID, now: now, in: statements)
         }
     }
 
@@ -171,12 +175,13 @@ public struct SQLiteOrderRepository: OrderRepository {
         PriceDue.best(base: basePrice, redeemed: try SQLiteCodeRepository.redeemedCodes(playerID: playerID, in: db).map(\.code), now: now)
     }
 
-    static func markPaid(orderID: String, providerEventID: String, now: Date, in db: Database) throws -> Order {
+    static func markPaid(orderID: String, providerEventID: String, now: Date, in statements: SQLiteExecutor) throws -> Order {
+        let db = statements.database
         let order = try order(publicID: orderID, in: db)
         guard order.status != .paid else { return order }
         try db.prepare("UPDATE orders SET status = 'paid', paid_at = ?, provider_event_id = ? WHERE public_id = ? AND status = 'pending'")
             .execute([UTCCivilTime.text(now), providerEventID, orderID])
-        _ = try SQLiteEntitlementRepository.grant(playerID: order.playerID, source: .order, reference: orderID, now: now, in: db)
+        _ = try SQLEntitlementRepository.grant(playerID: order.playerID, source: .order, reference: orderID, now: now, in: statements)
         return try Self.order(publicID: orderID, in: db)
     }
 

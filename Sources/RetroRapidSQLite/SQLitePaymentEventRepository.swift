@@ -5,9 +5,12 @@ import RetroRapidDomain
 /// transaction that pays the order, so an event is never kept without its payment.
 public struct SQLitePaymentEventRepository: PaymentEventRepository {
     public let database: Database
+    /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
+    let statements: SQLiteExecutor
 
-    public init(database: Database) {
+    public init(database: Database, statements: SQLiteExecutor? = nil) {
         self.database = database
+        self.statements = statements ?? SQLiteExecutor(database: database)
     }
 
     public func record(eventID: String, type: String, claim: PaymentClaim?, now: Date) throws -> PaymentWebhook.Outcome {
@@ -23,7 +26,7 @@ public struct SQLitePaymentEventRepository: PaymentEventRepository {
                 if let reason = claim.refusal(for: try SQLiteOrderRepository.order(publicID: orderID, in: db)) {
                     outcome = .refused(eventID: eventID, orderID: orderID, reason: reason)
                 } else {
-                    let order = try SQLiteOrderRepository.markPaid(orderID: orderID, providerEventID: eventID, now: now, in: db)
+                    let order = try SQLiteOrderRepository.markPaid(orderID: orderID, providerEventID: eventID, now: now, in: statements)
                     orderRowID = try db.prepare("SELECT id FROM orders WHERE public_id = ?").query([orderID]) { $0.int64(at: 0) }.first
                     outcome = .paid(order)
                 }

@@ -195,12 +195,6 @@ extension SQLitePlayerRepository {
         return player
     }
 
-    /// The one "does this player exist" check, inside the caller's transaction: every
-    /// repository refuses an unknown player id with the same words.
-    static func requirePlayer(_ playerID: Int64, in db: some StatementPreparing) throws {
-        let found = try db.prepare("SELECT 1 FROM players WHERE id = ?").query([playerID]) { _ in true }
-        guard !found.isEmpty else { throw StoreError.unknownPlayer(field: "playerID") }
-    }
 
     private static func player(row: Statement) throws -> Player {
         Player(

@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidRules
 
 /// Games while they run (table `running_games`), so a crash of the server does not lose them.
@@ -30,15 +31,16 @@ import RetroRapidRules
 /// Like its ``Database``, a repository is used from one thread at a time (the storage thread).
 public struct SQLiteRunningGameRepository: RunningGameRepository {
     public let database: Database
-    public let quota: SQLiteQuotaRepository
+    public let quota: SQLQuotaRepository
     /// The connection's statement cache (``SQLiteExecutor``), shared with the other repositories.
     let statements: SQLiteExecutor
     let inserts: CheckpointInsertStatements
 
     public init(database: Database, dailyFreePlays: Int = 5, statements: SQLiteExecutor? = nil) {
+        let statements = statements ?? SQLiteExecutor(database: database)
         self.database = database
-        self.quota = SQLiteQuotaRepository(database: database, dailyFreePlays: dailyFreePlays)
-        self.statements = statements ?? SQLiteExecutor(database: database)
+        self.statements = statements
+        self.quota = SQLQuotaRepository(executor: statements, dailyFreePlays: dailyFreePlays)
         self.inserts = CheckpointInsertStatements(database)
     }
 
@@ -56,14 +58,14 @@ public struct SQLiteRunningGameRepository: RunningGameRepository {
             var status: QuotaStatus?
             var freePlay = false
             if let day = game.road.day {
-                try SQLitePlayerRepository.requirePlayer(game.playerID, in: db)
+                try SQLPlayerLookup.requirePlayer(game.playerID, in: statements)
                 try SQLiteDailyRoadRepository.requireDailySeed(game, day: day, statements)
                 if !game.practice { try SQLiteDailyRoadRepository.takeAttempt(game, day: day, statements) }
             }
             if !game.practice {
-                (status, freePlay) = try quota.consumePlay(db, playerID: game.playerID, gameID: game.publicID, now: game.startedAt)
+                (status, freePlay) = try quota.consumePlayInTransaction(playerID: game.playerID, gameID: game.publicID, now: game.startedAt)
             } else {
-                try SQLitePlayerRepository.requirePlayer(game.playerID, in: db)
+                try SQLPlayerLookup.requirePlayer(game.playerID, in: statements)
             }
             try statements.prepare("""
                 INSERT INTO running_games (public_id, player_id, level, seed, rules_version, practice, free_play, started_at,

@@ -3,6 +3,7 @@ import RetroRapidDomain
 import RetroRapidPostgreSQL
 import RetroRapidStorageFixtures
 import Testing
+import RetroRapidSQL
 
 /// Orders against a real server, with one player's purchases and payments on connections of
 /// their own (tabs and retries served by many nodes): one open order per price, one payment.
@@ -59,7 +60,7 @@ struct PostgresOrderRaceTests {
             // Every caller sees the one payment that won, with its event and time.
             #expect(Set(paid.map(\.providerEventID)).count == 1)
             #expect(paid.allSatisfy { $0 == paid[0] && $0.status == .paid })
-            let entitlement = try PostgresEntitlementRepository(connection: connection).unlimited(playerID: player)
+            let entitlement = try SQLEntitlementRepository(executor: connection).unlimited(playerID: player)
             #expect(entitlement?.source == .order && entitlement?.reference == order.publicID && entitlement?.grantedAt == paid[0].paidAt)
             #expect(try connection.execute("SELECT count(*) FROM unlimited_entitlements").first?.int(at: 0) == 1)
         }

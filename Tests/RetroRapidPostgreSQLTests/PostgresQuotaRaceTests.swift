@@ -3,9 +3,10 @@ import RetroRapidDomain
 import RetroRapidPostgreSQL
 import RetroRapidStorageFixtures
 import Testing
+import RetroRapidSQL
 
 /// The free plays under real concurrency: many connections to one server racing for one
-/// player's plays (the player's row lock, PostgresQuotaRepository). The rules themselves are in
+/// player's plays (the player's row lock, SQLQuotaRepository). The rules themselves are in
 /// Tests/RetroRapidStorageTests/QuotaRepositoryContractTests.swift.
 @Suite(.serialized, .enabled(if: TestPostgres.isAvailable, "needs RETRORAPID_TEST_POSTGRES_URL (scripts/with-test-postgres.sh)"))
 struct PostgresQuotaRaceTests {
@@ -14,11 +15,11 @@ struct PostgresQuotaRaceTests {
     @Test func theLastFreePlayGoesToExactlyOneOfAHundredConsumes() throws {
         try withRaceDatabase { url, connection in
             let player = try addRacePlayer(connection, "p-1")
-            let quota = PostgresQuotaRepository(connection: connection, dailyFreePlays: 5)
+            let quota = SQLQuotaRepository(executor: connection, dailyFreePlays: 5)
             for _ in 1...4 { try quota.consumePlay(playerID: player, now: now) }
             let now = self.now
             let outcomes = raceOnConnections(100, url: url) { index, db in
-                try PostgresQuotaRepository(connection: db, dailyFreePlays: 5).consumePlay(playerID: player, gameID: "g\(index)", now: now)
+                try SQLQuotaRepository(executor: db, dailyFreePlays: 5).consumePlay(playerID: player, gameID: "g\(index)", now: now)
             }
             let (won, refused, other) = tally(outcomes, refusedWith: QuotaExhaustedError.self)
             #expect(other.isEmpty, "\(other)")
@@ -34,7 +35,7 @@ struct PostgresQuotaRaceTests {
             let player = try addRacePlayer(connection, "p-1")
             let now = self.now
             let outcomes = raceOnConnections(100, url: url) { _, db in
-                try PostgresQuotaRepository(connection: db, dailyFreePlays: 5).consumePlay(playerID: player, gameID: "g1", now: now)
+                try SQLQuotaRepository(executor: db, dailyFreePlays: 5).consumePlay(playerID: player, gameID: "g1", now: now)
             }
             let (won, _, other) = tally(outcomes, refusedWith: QuotaExhaustedError.self)
             #expect(other.isEmpty, "\(other)")
@@ -49,11 +50,11 @@ struct PostgresQuotaRaceTests {
         try withRaceDatabase { url, connection in
             // Ten players with two plays left each, ten connections racing for each player.
             let players = try (0..<10).map { try addRacePlayer(connection, "p-\($0)") }
-            let quota = PostgresQuotaRepository(connection: connection, dailyFreePlays: 3)
+            let quota = SQLQuotaRepository(executor: connection, dailyFreePlays: 3)
             for player in players { try quota.consumePlay(playerID: player, now: now) }
             let now = self.now
             let outcomes = raceOnConnections(100, url: url) { index, db in
-                try PostgresQuotaRepository(connection: db, dailyFreePlays: 3).consumePlay(playerID: players[index % 10], now: now)
+                try SQLQuotaRepository(executor: db, dailyFreePlays: 3).consumePlay(playerID: players[index % 10], now: now)
             }
             let (won, refused, other) = tally(outcomes, refusedWith: QuotaExhaustedError.self)
             #expect(other.isEmpty, "\(other)")

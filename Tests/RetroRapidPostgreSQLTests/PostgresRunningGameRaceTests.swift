@@ -4,6 +4,7 @@ import RetroRapidPostgreSQL
 import RetroRapidRules
 import RetroRapidStorageFixtures
 import Testing
+import RetroRapidSQL
 
 /// Running games under real concurrency (PostgresRunningGameRepository): starts racing for
 /// the last play, cancels racing to give one back, and a checkpoint of many games in one
@@ -17,8 +18,8 @@ struct PostgresRunningGameRaceTests {
     @Test func exactlyOneOfAHundredStartsGetsTheLastPlay() throws {
         try withRaceDatabase { url, connection in
             let player = try addRacePlayer(connection, "p-1")
-            try PostgresQuotaRepository(connection: connection, dailyFreePlays: 3).consumePlay(playerID: player, now: start)
-            try PostgresQuotaRepository(connection: connection, dailyFreePlays: 3).consumePlay(playerID: player, now: start)
+            try SQLQuotaRepository(executor: connection, dailyFreePlays: 3).consumePlay(playerID: player, now: start)
+            try SQLQuotaRepository(executor: connection, dailyFreePlays: 3).consumePlay(playerID: player, now: start)
             let start = self.start
             let outcomes = raceOnConnections(100, url: url) { index, db in
                 try PostgresRunningGameRepository(connection: db, dailyFreePlays: 3).begin(RunningGameStart(

@@ -4,6 +4,7 @@ import RetroRapidDomain
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
 import Testing
+import RetroRapidSQL
 
 /// The operator's CLI as an operator runs it: the real `retrorapid` binary, launched as a
 /// process against a real database file in a temporary folder, its exit status and output
@@ -186,7 +187,7 @@ import Testing
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
             let now = Date()
             let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann Racer", deviceLabel: "Firefox on Linux", now: now).player
-            try SQLiteQuotaRepository(database: db).consumePlay(playerID: player.id, now: now)
+            try SQLQuotaRepository(executor: SQLiteExecutor(database: db)).consumePlay(playerID: player.id, now: now)
             try SQLiteGameRepository(database: db).record(NewGame(
                 playerID: player.id, level: .fast, seed: 7, inputLog: InputLog(steps: 40, moves: []), score: 12, steps: 40,
                 endReason: .crash, startedAt: now.addingTimeInterval(-20), endedAt: now, durationMilliseconds: 20_000))
@@ -202,11 +203,11 @@ import Testing
             let granted = try RetroRapidExecutable.run(
                 ["players", "grant-unlimited", player.publicID, "--reason", "press: Retro Gamer", "--database", db.path], in: folder)
             #expect(granted.status == 0 && granted.stdout.contains("granted unlimited play"), "\(granted)")
-            let entitlement = try SQLiteEntitlementRepository(database: db).unlimited(playerID: player.id)
+            let entitlement = try SQLEntitlementRepository(executor: SQLiteExecutor(database: db)).unlimited(playerID: player.id)
             #expect(entitlement?.source == .operator && entitlement?.reference == "press: Retro Gamer")
             let regrant = try RetroRapidExecutable.run(["players", "grant-unlimited", player.publicID, "--database", db.path], in: folder)
             #expect(regrant.status == 0 && regrant.stdout.contains("already has unlimited play"), "\(regrant)")
-            #expect(try SQLiteEntitlementRepository(database: db).unlimited(playerID: player.id) == entitlement)
+            #expect(try SQLEntitlementRepository(executor: SQLiteExecutor(database: db)).unlimited(playerID: player.id) == entitlement)
 
             // The operator may revoke a player's only device (the player may not).
             let device = try #require(try SQLitePlayerRepository(database: db).devices(playerID: player.id).first)
@@ -231,7 +232,7 @@ import Testing
             #expect(paid.status == 0 && paid.stdout.contains("is paid"), "\(paid)")
             let stored = try SQLiteOrderRepository(database: db).order(publicID: order.publicID)
             #expect(stored.status == .paid && stored.providerEventID == "operator: bank transfer 2026-01-15")
-            #expect(try SQLiteEntitlementRepository(database: db).unlimited(playerID: player.id)?.source == .order)
+            #expect(try SQLEntitlementRepository(executor: SQLiteExecutor(database: db)).unlimited(playerID: player.id)?.source == .order)
 
             let unknown = try RetroRapidExecutable.run(["orders", "mark-paid", "ord_unknown", "--database", db.path], in: folder)
             #expect(unknown.status == 1 && unknown.stderr.contains("There is no order ord_unknown"), "\(unknown)")

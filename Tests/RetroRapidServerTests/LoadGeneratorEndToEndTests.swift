@@ -4,6 +4,7 @@ import RetroRapidDomain
 import RetroRapidSQLite
 import Testing
 @testable import RetroRapidServer
+import RetroRapidSQL
 
 /// `retrorapid loadtest`'s engine against a real server on loopback: real libwebsockets client
 /// connections, real games, a real SQLite file. Only counts are checked here; how fast is the
@@ -14,7 +15,7 @@ struct LoadGeneratorEndToEndTests {
     private func seedPlayers(_ count: Int, in server: RunningGameServer) throws -> [String] {
         let database = try server.database()
         let players = SQLitePlayerRepository(database: database)
-        let entitlements = SQLiteEntitlementRepository(database: database)
+        let entitlements = SQLEntitlementRepository(executor: SQLiteExecutor(database: database))
         return try (1...count).map { number in
             let (player, token) = try players.createPlayer(displayName: "Load \(number)", deviceLabel: "loadtest", now: Date())
             try entitlements.grantUnlimited(playerID: player.id, source: .operator, reference: "test", now: Date())

@@ -4,6 +4,7 @@ import RetroRapidSQLite
 import RetroRapidSupport
 import Testing
 @testable import RetroRapidServer
+import RetroRapidSQL
 
 @Suite("Players, devices and link codes over HTTP")
 struct PlayerAPITests {
@@ -195,7 +196,7 @@ struct PlayerAPITests {
         #expect(resetsAt.hasSuffix("T00:00:00Z"))
 
         // Two plays consumed as the game side would, on another connection to the file.
-        let quota = SQLiteQuotaRepository(database: try server.database())
+        let quota = SQLQuotaRepository(executor: SQLiteExecutor(database: try server.database()))
         let playerID = try server.playerRowID(publicID: ada.id)
         for _ in 0..<2 { try quota.consumePlay(playerID: playerID, now: Date()) }
         let after = try server.request("GET", "/api/v1/quota", token: ada.token)

@@ -5,6 +5,7 @@ import RetroRapidSQLite
 import RetroRapidSupport
 import Testing
 @testable import RetroRapidServer
+import RetroRapidSQL
 
 /// A whole server with four storage threads on a real SQLite file, playing real games over real
 /// WebSocket connections (`retrorapid loadtest`'s engine) with a checkpoint every 100 ms (a
@@ -83,7 +84,7 @@ struct StorageThreadsEndToEndTests {
         // Players with unlimited play, as `retrorapid seed-players` makes them: their row ids
         // count up, so they fall on every storage thread.
         let players = SQLitePlayerRepository(database: database)
-        let entitlements = SQLiteEntitlementRepository(database: database)
+        let entitlements = SQLEntitlementRepository(executor: SQLiteExecutor(database: database))
         let tokens = try (1...12).map { number in
             let (player, token) = try players.createPlayer(displayName: "Lane \(number)", deviceLabel: "test", now: Date())
             try entitlements.grantUnlimited(playerID: player.id, source: .operator, reference: "test", now: Date())

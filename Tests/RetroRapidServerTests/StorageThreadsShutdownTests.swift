@@ -11,6 +11,7 @@ import RetroRapidSupport
 import Synchronization
 import Testing
 @testable import RetroRapidServer
+import RetroRapidSQL
 
 /// A graceful stop while a ranked start is still on its storage thread: the start is answered
 /// `shutting_down` and its play given back before the database closes, so the game is neither
@@ -105,7 +106,7 @@ struct StorageThreadsShutdownTests {
         #expect(begun == (anotherGameRunning ? 2 : 1))
         #expect(try server.count("running_games") == 0, "no game is left for the crash recovery")
         #expect(try server.count("games") == (anotherGameRunning ? 1 : 0))
-        let quota = try SQLiteQuotaRepository(database: database).status(playerID: starter!.id, now: Date())
+        let quota = try SQLQuotaRepository(executor: SQLiteExecutor(database: database)).status(playerID: starter!.id, now: Date())
         #expect(quota.playsUsed == 0, "the play of the start is given back")
         let failures = server.logs.records.filter { $0.level >= .warning && $0.message.contains("could not") }
         #expect(failures.isEmpty, "\(failures.map { "\($0.message) \($0.metadata)" })")

@@ -51,7 +51,7 @@ let package = Package(
         // rows read by column name, the dialect), the repositories written once over it, and
         // group commit's savepoint loop. Imports only the domain, so both backends can use it
         // without naming each other.
-        .target(name: "RetroRapidSQL", dependencies: ["RetroRapidDomain"]),
+        .target(name: "RetroRapidSQL", dependencies: ["RetroRapidDomain", "RetroRapidRules"]),
         // The SQLite backend: connection, statements, migrations, the repositories over them.
         // The only importer of CSQLite3.
         .target(name: "RetroRapidSQLite", dependencies: ["CSQLite3", "RetroRapidSQL", "RetroRapidDomain", "RetroRapidRules"]),

@@ -33,8 +33,8 @@ public final class PostgresStorage: StorageConnection {
             leaderboards: PostgresLeaderboardRepository(connection: connection),
             cluster: PostgresClusterRepository(connection: connection),
             dailyRoads: PostgresDailyRoadRepository(connection: connection),
-            races: PostgresRaceRepository(connection: connection),
-            roomPlaces: PostgresRoomPlaceRepository(connection: connection),
+            races: SQLRaceRepository(executor: connection),
+            roomPlaces: SQLRoomPlaceRepository(executor: connection),
             rateLimits: SQLRateLimitRepository(executor: connection))
     }
 

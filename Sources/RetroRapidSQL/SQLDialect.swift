@@ -1,3 +1,5 @@
+import Foundation
+
 /// What differs between the SQL the two backends speak, for the statements written once
 /// (docs/STORAGE.md, "One SQL layer"). Statements are written in PostgreSQL's form, with
 /// `$1, $2…` placeholders; the rest of the difference is named here, never spelled out in a
@@ -32,6 +34,45 @@ public enum SQLDialect: Sendable {
         case .sqlite: return "max(\(first), \(second))"
         case .postgresql: return "GREATEST(\(first), \(second))"
         }
+    }
+
+    /// A condition that `column` is one of the texts bound, as one value (``textList(_:)``),
+    /// to `placeholder`: SQLite reads them as a JSON array (`json_each`), PostgreSQL as a
+    /// `text[]`. One parameter however many values, so one statement is prepared for any count.
+    public func isOneOf(_ column: String, textListAt placeholder: String) -> String {
+        switch self {
+        case .sqlite: return "\(column) IN (SELECT value FROM json_each(\(placeholder)))"
+        case .postgresql: return "\(column) = ANY (\(placeholder)::text[])"
+        }
+    }
+
+    /// `values` as the one parameter ``isOneOf(_:textListAt:)`` reads: a JSON array for SQLite,
+    /// an array literal for PostgreSQL (each value quoted, its `\\` and `"` escaped).
+    public func textList(_ values: [String]) -> SQLValue {
+        func quoted(_ value: String, escaping: (String) -> String) -> String { "\"" + escaping(value) + "\"" }
+        switch self {
+        case .sqlite:
+            return .text("[" + values.map { quoted($0, escaping: Self.jsonEscaped) }.joined(separator: ",") + "]")
+        case .postgresql:
+            return .text("{" + values.map { quoted($0) { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") } }
+                .joined(separator: ",") + "}")
+        }
+    }
+
+    /// A JSON string's content: `\\`, `"` and the control characters escaped (RFC 8259).
+    private static func jsonEscaped(_ value: String) -> String {
+        var out = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case let control where control.value < 0x20:
+                let hex = String(control.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// `sql` with its placeholders as this dialect numbers them. SQLite reads `$1` as a

@@ -34,8 +34,8 @@ public final class SQLiteStorage: StorageConnection {
             leaderboards: SQLiteLeaderboardRepository(database: database, statements: executor),
             cluster: SQLiteClusterRepository(database: database, statements: executor),
             dailyRoads: SQLiteDailyRoadRepository(database: database, statements: executor),
-            races: SQLiteRaceRepository(database: database, statements: executor),
-            roomPlaces: SQLiteRoomPlaceRepository(database: database, statements: executor),
+            races: SQLRaceRepository(executor: executor),
+            roomPlaces: SQLRoomPlaceRepository(executor: executor),
             rateLimits: SQLRateLimitRepository(executor: executor))
     }
 

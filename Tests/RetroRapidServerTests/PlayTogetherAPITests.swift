@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import Testing
 @testable import RetroRapidServer
@@ -112,7 +113,7 @@ struct PlayTogetherAPITests {
         try playDaily(server, ada.id, id: "00000000000000a2", score: 2)
         try playRandom(server, ada.id, id: "00000000000000a3", score: 3)
         try playRandom(server, bo.id, id: "00000000000000b1", score: 4)
-        let race = try SQLiteRaceRepository(database: try server.database()).record(NewRace(
+        let race = try SQLRaceRepository(executor: SQLiteExecutor(database: try server.database())).record(NewRace(
             roomCode: "K7QXM2", level: .fast, practice: false, seed: 9, startedAt: now.addingTimeInterval(-30), endedAt: now, entries: [
                 .init(place: 1, seat: 1, playerID: try server.playerRowID(publicID: bo.id), gameID: "00000000000000b1", score: 4, endReason: .abandoned),
                 .init(place: 2, seat: 0, playerID: try server.playerRowID(publicID: ada.id), gameID: "00000000000000a3", score: 3, endReason: .timeLimit),
@@ -165,7 +166,7 @@ struct PlayTogetherAPITests {
         let bo = try server.createPlayer("Bo")
         try playRandom(server, ada.id, id: "00000000000000a1", score: 5)
         try playRandom(server, bo.id, id: "00000000000000b1", score: 8)
-        let race = try SQLiteRaceRepository(database: try server.database()).record(NewRace(
+        let race = try SQLRaceRepository(executor: SQLiteExecutor(database: try server.database())).record(NewRace(
             roomCode: "K7QXM2", level: .fast, practice: true, seed: 9, startedAt: now.addingTimeInterval(-30), endedAt: now, entries: [
                 .init(place: 1, seat: 1, playerID: try server.playerRowID(publicID: bo.id), gameID: "00000000000000b1", score: 8, endReason: .crash),
                 .init(place: 2, seat: 0, playerID: try server.playerRowID(publicID: ada.id), gameID: "00000000000000a1", score: 5, endReason: .timeLimit),

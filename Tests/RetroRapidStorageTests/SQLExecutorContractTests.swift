@@ -42,6 +42,18 @@ import Testing
         }
     }
 
+    @Test(arguments: StorageBackends.all) func aListOfTextsBoundAsOneValueMatchesExactlyThoseTexts(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let db = executor(store)
+            let awkward = [#"say "hi""#, #"back\slash"#, "a,b", "{braces}", "new\nline", "[\"json\"]", "plain"]
+            for id in awkward + ["left-out"] { _ = try store.addPlayer(id) }
+            let sql = "SELECT public_id FROM players WHERE \(db.dialect.isOneOf("public_id", textListAt: "$1"))"
+            let found = try db.query(sql, [db.dialect.textList(awkward)]).rows.map { try $0.string("public_id") }
+            #expect(Set(found) == Set(awkward))
+            #expect(try db.query(sql, [db.dialect.textList([])]).isEmpty)
+        }
+    }
+
     @Test(arguments: StorageBackends.all) func affectedRowsCountWritesAndAQueryCountsNone(_ backend: BackendUnderTest) throws {
         try withStore(backend) { store in
             let db = executor(store)

@@ -15,7 +15,7 @@ import RetroRapidSQL
 /// * paying locks the player's row too, then the order's (`FOR UPDATE`): two payments of
 ///   one order are serialised (the second finds it paid and changes nothing), a payment and a
 ///   cancel cannot cross, and a payment cannot interleave with the player redeeming an unlock
-///   code (``PostgresCodeRepository`` takes the same lock), so "already has unlimited play" is
+///   code (`SQLCodeRepository` takes the same lock), so "already has unlimited play" is
 ///   read true. The order's update and the entitlement commit together.
 public struct PostgresOrderRepository: OrderRepository {
     public let connection: PostgresConnection
@@ -131,7 +131,7 @@ public struct PostgresOrderRepository: OrderRepository {
     }
 
     func priceDue(playerID: Int64, now: Date, in db: PostgresConnection) throws -> PriceDue {
-        PriceDue.best(base: basePrice, redeemed: try PostgresCodeRepository.redeemedCodes(playerID: playerID, in: db).map(\.code), now: now)
+        PriceDue.best(base: basePrice, redeemed: try SQLCodeRepository.redeemedCodes(playerID: playerID, in: db).map(\.code), now: now)
     }
 
     /// Pays the order unless it is paid; used by ``PostgresPaymentEventRepository`` too.

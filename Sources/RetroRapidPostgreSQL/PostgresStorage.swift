@@ -24,7 +24,7 @@ public final class PostgresStorage: StorageConnection {
             linkCodes: PostgresLinkCodeRepository(connection: connection, policy: settings.linkCodes),
             quota: SQLQuotaRepository(executor: connection, dailyFreePlays: settings.dailyFreePlays),
             entitlements: SQLEntitlementRepository(executor: connection),
-            codes: PostgresCodeRepository(connection: connection),
+            codes: SQLCodeRepository(executor: connection),
             orders: PostgresOrderRepository(connection: connection, basePrice: settings.basePrice),
             paymentEvents: PostgresPaymentEventRepository(connection: connection),
             settings: SQLSettingsRepository(executor: connection),

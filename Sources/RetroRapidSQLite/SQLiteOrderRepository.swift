@@ -172,7 +172,7 @@ public struct SQLiteOrderRepository: OrderRepository {
     // MARK: - Inside a transaction
 
     func priceDue(playerID: Int64, now: Date, in db: Database) throws -> PriceDue {
-        PriceDue.best(base: basePrice, redeemed: try SQLiteCodeRepository.redeemedCodes(playerID: playerID, in: db).map(\.code), now: now)
+        PriceDue.best(base: basePrice, redeemed: try SQLCodeRepository.redeemedCodes(playerID: playerID, in: statements).map(\.code), now: now)
     }
 
     static func markPaid(orderID: String, providerEventID: String, now: Date, in statements: SQLiteExecutor) throws -> Order {

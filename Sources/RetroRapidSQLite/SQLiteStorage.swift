@@ -25,7 +25,7 @@ public final class SQLiteStorage: StorageConnection {
             linkCodes: SQLiteLinkCodeRepository(database: database, policy: settings.linkCodes),
             quota: SQLQuotaRepository(executor: executor, dailyFreePlays: settings.dailyFreePlays),
             entitlements: SQLEntitlementRepository(executor: executor),
-            codes: SQLiteCodeRepository(database: database, statements: executor),
+            codes: SQLCodeRepository(executor: executor),
             orders: SQLiteOrderRepository(database: database, basePrice: settings.basePrice, statements: executor),
             paymentEvents: SQLitePaymentEventRepository(database: database, statements: executor),
             settings: SQLSettingsRepository(executor: executor),

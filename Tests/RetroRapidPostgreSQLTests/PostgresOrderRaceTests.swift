@@ -70,7 +70,7 @@ struct PostgresOrderRaceTests {
     /// the two never both count (a redemption refused as "already unlimited" keeps the code).
     @Test func aPaymentAndAnUnlockRedemptionAtOnceGrantOnceAndCountTheCodeOnlyIfItGranted() throws {
         try withRaceDatabase { url, connection in
-            try PostgresCodeRepository(connection: connection).create(code: "PRESS-2026", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
+            try SQLCodeRepository(executor: connection).create(code: "PRESS-2026", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
             let players = PostgresPlayerRepository(connection: connection)
             let orders = PostgresOrderRepository(connection: connection)
             var pairs: [(player: Int64, order: String)] = []
@@ -87,7 +87,7 @@ struct PostgresOrderRaceTests {
                     return "paid"
                 }
                 do {
-                    try PostgresCodeRepository(connection: racer).redeem(code: "PRESS2026", playerID: player, now: now)
+                    try SQLCodeRepository(executor: racer).redeem(code: "PRESS2026", playerID: player, now: now)
                     return "redeemed"
                 } catch let error as StoreError where error.code == .conflict {
                     return "refused"
@@ -100,7 +100,7 @@ struct PostgresOrderRaceTests {
             // A redemption counted only where the code granted the player's unlimited play.
             let byCode = try connection.execute("SELECT count(*) FROM unlimited_entitlements WHERE source = 'code'").first?.int(at: 0)
             #expect(byCode == redeemed)
-            #expect(try PostgresCodeRepository(connection: connection).code("PRESS2026").redemptions == redeemed)
+            #expect(try SQLCodeRepository(executor: connection).code("PRESS2026").redemptions == redeemed)
             #expect(try connection.execute("SELECT count(*) FROM unlimited_entitlements").first?.int(at: 0) == 15)
         }
     }

@@ -25,7 +25,7 @@ import RetroRapidSQL
             #expect(created.stderr.contains("retrorapid: warning: code ARCTICCONF is easy to guess (it has only letters, so it "
                 + "reads as words, which are tried first); created anyway because of --force\n"), "\(created)")
 
-            let code = try SQLiteCodeRepository(database: db).code("ARCTICCONF")
+            let code = try SQLCodeRepository(executor: SQLiteExecutor(database: db)).code("ARCTICCONF")
             #expect(code.kind == .discount(Money(minorUnits: 99, currency: "GBP")))
             #expect(code.expiresAt == Date(timeIntervalSince1970: 1_772_323_199))  // 2026-02-28T23:59:59Z
             #expect(code.startsAt == nil && code.maxRedemptions == nil && !code.disabled)
@@ -46,7 +46,7 @@ import RetroRapidSQL
                 ["codes", "create", "LATECOMER", "--force", "--discount", "0.99", "--currency", "GBP", "--expires", "2026-02-28T23:59:59Z",
                  "--database", db.path], in: folder, environment: march)
             #expect(past.status == 64 && past.stderr.contains("already past"), "\(past)")
-            #expect(try SQLiteCodeRepository(database: db).list().map(\.code) == ["ARCTICCONF"])
+            #expect(try SQLCodeRepository(executor: SQLiteExecutor(database: db)).list().map(\.code) == ["ARCTICCONF"])
         }
     }
 
@@ -57,7 +57,7 @@ import RetroRapidSQL
                 ["codes", "create", "press-2026", "--force", "--unlock", "--max-redemptions", "10", "--starts", "2026-01-01T00:00:00+01:00",
                  "--database", db.path], in: folder, environment: Self.january)
             #expect(unlock.status == 0, "\(unlock)")
-            let code = try SQLiteCodeRepository(database: db).code("PRESS2026")
+            let code = try SQLCodeRepository(executor: SQLiteExecutor(database: db)).code("PRESS2026")
             #expect(code.kind == .unlock && code.maxRedemptions == 10)
             #expect(code.startsAt == Date(timeIntervalSince1970: 1_767_222_000))  // 2025-12-31T23:00:00Z
 
@@ -67,7 +67,7 @@ import RetroRapidSQL
 
             let disabled = try RetroRapidExecutable.run(["codes", "disable", "press2026", "--database", db.path], in: folder, environment: Self.january)
             #expect(disabled.status == 0 && disabled.stdout.contains("disabled code PRESS2026"), "\(disabled)")
-            #expect(try SQLiteCodeRepository(database: db).code("PRESS2026").disabledAt == Date(timeIntervalSince1970: 1_768_478_400))
+            #expect(try SQLCodeRepository(executor: SQLiteExecutor(database: db)).code("PRESS2026").disabledAt == Date(timeIntervalSince1970: 1_768_478_400))
             let twice = try RetroRapidExecutable.run(["codes", "disable", "PRESS2026", "--database", db.path], in: folder, environment: Self.january)
             #expect(twice.status == 0 && twice.stdout.contains("already disabled"), "\(twice)")
             let unknown = try RetroRapidExecutable.run(["codes", "disable", "NOSUCHCODE", "--database", db.path], in: folder)
@@ -83,7 +83,7 @@ import RetroRapidSQL
             let created = try RetroRapidExecutable.run(["codes", "create", "--random", "--unlock", "--max-redemptions", "50",
                                                         "--database", db.path], in: folder, environment: Self.january)
             #expect(created.status == 0 && !created.stderr.contains("warning"), "\(created)")
-            let code = try #require(try SQLiteCodeRepository(database: db).list().first?.code)
+            let code = try #require(try SQLCodeRepository(executor: SQLiteExecutor(database: db)).list().first?.code)
             #expect(code.count == CodeStrength.randomLength)
             #expect(try CodeStrength.weaknesses(of: code) == [])
             #expect(created.stdout.contains("created code \(code): unlocks unlimited play, no expiry, at most 50 redemptions"))
@@ -97,7 +97,7 @@ import RetroRapidSQL
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
             let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "phone", now: Date()).player
-            try SQLiteCodeRepository(database: db).create(code: "EXISTING", kind: .unlock, now: Date())
+            try SQLCodeRepository(executor: SQLiteExecutor(database: db)).create(code: "EXISTING", kind: .unlock, now: Date())
             let before = try db.dump()
 
             let cases: [(arguments: [String], message: String)] = [
@@ -242,7 +242,7 @@ import RetroRapidSQL
     @Test func backupIsACheckedCopyWithTheRowsAndNeverOverwritesUnasked() throws {
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
-            try SQLiteCodeRepository(database: db).create(code: "ARCTICCONF", kind: .discount(Money(minorUnits: 99, currency: "GBP")), now: Date())
+            try SQLCodeRepository(executor: SQLiteExecutor(database: db)).create(code: "ARCTICCONF", kind: .discount(Money(minorUnits: 99, currency: "GBP")), now: Date())
             let writer = try RetroRapidExecutable.run(
                 ["crash-writer", "--database", db.path, "--migrations", productMigrations.path, "--games", "120"], in: folder)
             #expect(writer.status == 0, "\(writer)")

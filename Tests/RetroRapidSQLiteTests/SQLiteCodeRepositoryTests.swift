@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
 import Testing
@@ -11,7 +12,7 @@ import Testing
     @Test func aCodeIsStoredInItsNormalisedSpelling() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "codes.sqlite")
-            let codes = SQLiteCodeRepository(database: db)
+            let codes = SQLCodeRepository(executor: SQLiteExecutor(database: db))
             try codes.create(code: "arctic-conf", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
             #expect(try db.column("SELECT code FROM promo_codes") == [.text("ARCTICCONF")])
         }

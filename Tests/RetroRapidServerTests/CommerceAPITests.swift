@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import Testing
 @testable import RetroRapidServer
@@ -9,7 +10,7 @@ struct CommerceAPITests {
     /// The launch offer as the operator creates it: £0.99 while it lasts (its real end date has
     /// passed on this machine's clock, so this one ends a year from now).
     static func createLaunchOffer(_ server: RunningGameServer) throws {
-        try SQLiteCodeRepository(database: server.database()).create(
+        try SQLCodeRepository(executor: SQLiteExecutor(database: server.database())).create(
             code: "ARCTICCONF", kind: .discount(Money(minorUnits: 99, currency: "GBP")),
             expiresAt: Date().addingTimeInterval(365 * 86_400), now: Date())
     }
@@ -81,7 +82,7 @@ struct CommerceAPITests {
     @Test func anUnlockCodeGrantsUnlimitedPlay() throws {
         let (server, provider) = try Self.sellingServer()
         defer { withExtendedLifetime(provider) {} }
-        try SQLiteCodeRepository(database: server.database()).create(code: "PRESS-2026", kind: .unlock, now: Date())
+        try SQLCodeRepository(executor: SQLiteExecutor(database: server.database())).create(code: "PRESS-2026", kind: .unlock, now: Date())
         let ada = try server.createPlayer("Ada")
 
         let redeemed = try server.request("POST", "/api/v1/codes/redeem", token: ada.token, json: #"{"code":"press2026"}"#)
@@ -104,7 +105,7 @@ struct CommerceAPITests {
     @Test func unknownExpiredAndMalformedCodesAreRefused() throws {
         let (server, provider) = try Self.sellingServer()
         defer { withExtendedLifetime(provider) {} }
-        let codes = SQLiteCodeRepository(database: try server.database())
+        let codes = SQLCodeRepository(executor: SQLiteExecutor(database: try server.database()))
         try codes.create(code: "ONEONLY", kind: .unlock, maxRedemptions: 1, now: Date())
         let ada = try server.createPlayer("Ada")
         let grace = try server.createPlayer("Grace")

@@ -18,6 +18,15 @@ public enum SQLDialect: Sendable {
         }
     }
 
+    /// ``lockingRead`` of one table of a join, by its name or alias (PostgreSQL refuses to lock
+    /// the nullable side of an outer join, so a query joining one names the table it locks).
+    public func lockingRead(of table: String) -> String {
+        switch self {
+        case .sqlite: return ""
+        case .postgresql: return " FOR UPDATE OF \(table)"
+        }
+    }
+
     /// ``lockingRead`` for a row others only point at (a player): PostgreSQL's
     /// `FOR NO KEY UPDATE`, so lockers still queue behind each other but a row that merely
     /// references it (a game being recorded, checked by its foreign key) does not wait.

@@ -16,11 +16,11 @@ struct PostgresOrderRaceTests {
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
             let now = now
             let results = raceOnConnections(30, url: url) { _, racer in
-                try PostgresOrderRepository(connection: racer).createOrder(playerID: player, now: now)
+                try SQLOrderRepository(executor: racer).createOrder(playerID: player, now: now)
             }
             let orders = try results.map { try $0.get() }
             #expect(Set(orders.map(\.publicID)).count == 1)
-            #expect(try PostgresOrderRepository(connection: connection).orders(playerID: player) == [orders[0]])
+            #expect(try SQLOrderRepository(executor: connection).orders(playerID: player) == [orders[0]])
         }
     }
 
@@ -31,7 +31,7 @@ struct PostgresOrderRaceTests {
             // Each tab planned a new order and opened a session of its own at the provider.
             let results = raceOnConnections(30, url: url) { index, racer in
                 let checkout = Order.Checkout(sessionID: "cs_\(index)", url: "https://pay.example/cs_\(index)", expiresAt: now.addingTimeInterval(3600))
-                return try PostgresOrderRepository(connection: racer).createOrder(
+                return try SQLOrderRepository(executor: racer).createOrder(
                     publicID: "ord_tab\(index)", playerID: player, amount: Money(minorUnits: 299, currency: "GBP"),
                     discountCode: nil, checkout: checkout, now: now)
             }
@@ -43,17 +43,17 @@ struct PostgresOrderRaceTests {
             #expect(created.count == 1)
             guard let first = created.first else { return }
             #expect(stored.filter { $0 == .existing(first) }.count == 29)
-            #expect(try PostgresOrderRepository(connection: connection).orders(playerID: player) == [first])
+            #expect(try SQLOrderRepository(executor: connection).orders(playerID: player) == [first])
         }
     }
 
     @Test func paymentsOfOneOrderOnManyConnectionsPayItOnceAndGrantOnce() throws {
         try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
-            let order = try PostgresOrderRepository(connection: connection).createOrder(playerID: player, now: now)
+            let order = try SQLOrderRepository(executor: connection).createOrder(playerID: player, now: now)
             let now = now
             let results = raceOnConnections(30, url: url) { index, racer in
-                try PostgresOrderRepository(connection: racer)
+                try SQLOrderRepository(executor: racer)
                     .markPaid(orderID: order.publicID, providerEventID: "evt_\(index)", now: now.addingTimeInterval(Double(index)))
             }
             let paid = try results.map { try $0.get() }
@@ -72,7 +72,7 @@ struct PostgresOrderRaceTests {
         try withRaceDatabase { url, connection in
             try SQLCodeRepository(executor: connection).create(code: "PRESS-2026", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
             let players = PostgresPlayerRepository(connection: connection)
-            let orders = PostgresOrderRepository(connection: connection)
+            let orders = SQLOrderRepository(executor: connection)
             var pairs: [(player: Int64, order: String)] = []
             for index in 0..<15 {
                 let player = try addRacer(players, "\(index)").id
@@ -83,7 +83,7 @@ struct PostgresOrderRaceTests {
             let results = raceOnConnections(30, url: url) { index, racer -> String in
                 let (player, order) = racers[index / 2]
                 if index % 2 == 0 {
-                    try PostgresOrderRepository(connection: racer).markPaid(orderID: order, providerEventID: "evt_\(index)", now: now)
+                    try SQLOrderRepository(executor: racer).markPaid(orderID: order, providerEventID: "evt_\(index)", now: now)
                     return "paid"
                 }
                 do {

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidPostgreSQL
+import RetroRapidSQL
 import RetroRapidStorageFixtures
 import Testing
 
@@ -13,10 +14,10 @@ struct PostgresPaymentEventRaceTests {
     @Test func oneEventDeliveredManyTimesAtOnceIsRecordedAndPaysOnce() throws {
         try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
-            let order = try PostgresOrderRepository(connection: connection).createOrder(playerID: player, now: now)
+            let order = try SQLOrderRepository(executor: connection).createOrder(playerID: player, now: now)
             let now = now
             let results = raceOnConnections(30, url: url) { index, racer in
-                try PostgresPaymentEventRepository(connection: racer)
+                try SQLPaymentEventRepository(executor: racer)
                     .record(eventID: "evt_1", type: "order.paid", paying: order.publicID, now: now.addingTimeInterval(Double(index)))
             }
             let outcomes = try results.map { try $0.get() }
@@ -37,10 +38,10 @@ struct PostgresPaymentEventRaceTests {
     @Test func manyEventsForOneOrderAtOnceAreEachRecordedAndPayItOnce() throws {
         try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
-            let order = try PostgresOrderRepository(connection: connection).createOrder(playerID: player, now: now)
+            let order = try SQLOrderRepository(executor: connection).createOrder(playerID: player, now: now)
             let now = now
             let results = raceOnConnections(30, url: url) { index, racer in
-                try PostgresPaymentEventRepository(connection: racer)
+                try SQLPaymentEventRepository(executor: racer)
                     .record(eventID: "evt_\(index)", type: "order.paid", paying: order.publicID, now: now)
             }
             let paid = try results.map { outcome -> Order? in
@@ -49,7 +50,7 @@ struct PostgresPaymentEventRaceTests {
             }
             #expect(paid.allSatisfy { $0 != nil && $0 == paid[0] })
             #expect(try connection.execute("SELECT count(*) FROM webhook_events WHERE order_id IS NOT NULL").first?.int(at: 0) == 30)
-            let stored = try PostgresOrderRepository(connection: connection).order(publicID: order.publicID)
+            let stored = try SQLOrderRepository(executor: connection).order(publicID: order.publicID)
             #expect(stored == paid[0])
             #expect(try connection.execute("SELECT count(*) FROM unlimited_entitlements").first?.int(at: 0) == 1)
         }
@@ -60,10 +61,10 @@ struct PostgresPaymentEventRaceTests {
     @Test func aRefusedDeliveryDoesNotHoldTheEventIDForOthers() throws {
         try withRaceDatabase { url, connection in
             let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
-            let order = try PostgresOrderRepository(connection: connection).createOrder(playerID: player, now: now)
+            let order = try SQLOrderRepository(executor: connection).createOrder(playerID: player, now: now)
             let now = now
             let results = raceOnConnections(20, url: url) { index, racer in
-                try PostgresPaymentEventRepository(connection: racer)
+                try SQLPaymentEventRepository(executor: racer)
                     .record(eventID: "evt_1", type: "order.paid", paying: index % 2 == 0 ? "ord_nosuchorder" : order.publicID, now: now)
             }
             // Every delivery naming the real order is paid or already handled, and one paid.
@@ -77,7 +78,7 @@ struct PostgresPaymentEventRaceTests {
                 case .failure(let error): #expect((error as? StoreError)?.code == .notFound)
                 }
             }
-            #expect(try PostgresOrderRepository(connection: connection).order(publicID: order.publicID).status == .paid)
+            #expect(try SQLOrderRepository(executor: connection).order(publicID: order.publicID).status == .paid)
             #expect(try connection.execute("SELECT count(*) FROM webhook_events").first?.int(at: 0) == 1)
         }
     }

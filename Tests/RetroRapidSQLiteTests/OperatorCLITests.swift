@@ -191,7 +191,7 @@ import RetroRapidSQL
             try SQLiteGameRepository(database: db).record(NewGame(
                 playerID: player.id, level: .fast, seed: 7, inputLog: InputLog(steps: 40, moves: []), score: 12, steps: 40,
                 endReason: .crash, startedAt: now.addingTimeInterval(-20), endedAt: now, durationMilliseconds: 20_000))
-            let order = try SQLiteOrderRepository(database: db).createOrder(playerID: player.id, now: now)
+            let order = try SQLOrderRepository(executor: SQLiteExecutor(database: db)).createOrder(playerID: player.id, now: now)
 
             let shown = try RetroRapidExecutable.run(["players", "show", player.publicID.lowercased(), "--database", db.path], in: folder)
             #expect(shown.status == 0, "\(shown)")
@@ -226,11 +226,11 @@ import RetroRapidSQL
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
             let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Bob", deviceLabel: "", now: Date()).player
-            let order = try SQLiteOrderRepository(database: db).createOrder(playerID: player.id, now: Date())
+            let order = try SQLOrderRepository(executor: SQLiteExecutor(database: db)).createOrder(playerID: player.id, now: Date())
             let paid = try RetroRapidExecutable.run(
                 ["orders", "mark-paid", order.publicID, "--reason", "bank transfer 2026-01-15", "--database", db.path], in: folder)
             #expect(paid.status == 0 && paid.stdout.contains("is paid"), "\(paid)")
-            let stored = try SQLiteOrderRepository(database: db).order(publicID: order.publicID)
+            let stored = try SQLOrderRepository(executor: SQLiteExecutor(database: db)).order(publicID: order.publicID)
             #expect(stored.status == .paid && stored.providerEventID == "operator: bank transfer 2026-01-15")
             #expect(try SQLEntitlementRepository(executor: SQLiteExecutor(database: db)).unlimited(playerID: player.id)?.source == .order)
 

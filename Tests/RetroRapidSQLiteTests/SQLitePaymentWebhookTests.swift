@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
 import Testing
@@ -19,8 +20,8 @@ import Testing
         init(in folder: URL) throws {
             db = try migratedDatabase(in: folder, named: "webhook.sqlite")
             player = try insertPlayer(db, "p1")
-            order = try SQLiteOrderRepository(database: db).createOrder(playerID: player, now: SQLitePaymentWebhookTests.now)
-            webhook = PaymentWebhook(events: SQLitePaymentEventRepository(database: db), secret: SQLitePaymentWebhookTests.secret)
+            order = try SQLOrderRepository(executor: SQLiteExecutor(database: db)).createOrder(playerID: player, now: SQLitePaymentWebhookTests.now)
+            webhook = PaymentWebhook(events: SQLPaymentEventRepository(executor: SQLiteExecutor(database: db)), secret: SQLitePaymentWebhookTests.secret)
         }
 
         func paidEvent(_ id: String, order: String? = nil) -> [UInt8] {
@@ -28,7 +29,7 @@ import Testing
         }
 
         func orderStatus() throws -> Order.Status {
-            try SQLiteOrderRepository(database: db).order(publicID: order.publicID).status
+            try SQLOrderRepository(executor: SQLiteExecutor(database: db)).order(publicID: order.publicID).status
         }
     }
 

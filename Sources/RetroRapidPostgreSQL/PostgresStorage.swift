@@ -20,8 +20,8 @@ public final class PostgresStorage: StorageConnection {
 
     public func repositories(_ settings: RepositorySettings) -> StorageRepositories {
         StorageRepositories(
-            players: PostgresPlayerRepository(connection: connection),
-            linkCodes: PostgresLinkCodeRepository(connection: connection, policy: settings.linkCodes),
+            players: SQLPlayerRepository(executor: connection),
+            linkCodes: SQLLinkCodeRepository(executor: connection, policy: settings.linkCodes),
             quota: SQLQuotaRepository(executor: connection, dailyFreePlays: settings.dailyFreePlays),
             entitlements: SQLEntitlementRepository(executor: connection),
             codes: SQLCodeRepository(executor: connection),

@@ -21,8 +21,8 @@ public final class SQLiteStorage: StorageConnection {
 
     public func repositories(_ settings: RepositorySettings) -> StorageRepositories {
         StorageRepositories(
-            players: SQLitePlayerRepository(database: database),
-            linkCodes: SQLiteLinkCodeRepository(database: database, policy: settings.linkCodes),
+            players: SQLPlayerRepository(executor: executor),
+            linkCodes: SQLLinkCodeRepository(executor: executor, policy: settings.linkCodes),
             quota: SQLQuotaRepository(executor: executor, dailyFreePlays: settings.dailyFreePlays),
             entitlements: SQLEntitlementRepository(executor: executor),
             codes: SQLCodeRepository(executor: executor),

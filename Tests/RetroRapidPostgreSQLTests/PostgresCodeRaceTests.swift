@@ -15,7 +15,7 @@ struct PostgresCodeRaceTests {
     @Test func aCapOfTenHoldsExactlyWhenAHundredPlayersRedeemAtOnce() throws {
         try withRaceDatabase { url, connection in
             try SQLCodeRepository(executor: connection).create(code: "PRESS-2026", kind: .unlock, maxRedemptions: 10, now: created)
-            let players = PostgresPlayerRepository(connection: connection)
+            let players = SQLPlayerRepository(executor: connection)
             let ids = try (0..<100).map { try addRacer(players, "\($0)").id }
 
             let now = now
@@ -40,7 +40,7 @@ struct PostgresCodeRaceTests {
     @Test func onePlayerRedeemingOneCodeOnManyConnectionsCountsOnce() throws {
         try withRaceDatabase { url, connection in
             try createArcticConf(SQLCodeRepository(executor: connection), maxRedemptions: 5)
-            let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
+            let player = try addRacer(SQLPlayerRepository(executor: connection), "Ada").id
 
             let now = now
             let results = raceOnConnections(20, url: url) { _, racer in

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidPostgreSQL
+import RetroRapidSQL
 import RetroRapidStorageFixtures
 import Testing
 
@@ -12,14 +13,14 @@ struct PostgresLinkCodeRaceTests {
 
     @Test func aCodeClaimedByManyDevicesAtOnceGivesOneToken() throws {
         try withRaceDatabase { url, connection in
-            let players = PostgresPlayerRepository(connection: connection)
+            let players = SQLPlayerRepository(executor: connection)
             let (player, token) = try players.createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
             let laptop = try players.authenticate(token: token, now: t0)
-            let code = try PostgresLinkCodeRepository(connection: connection).createCode(for: laptop, now: t0).code
+            let code = try SQLLinkCodeRepository(executor: connection).createCode(for: laptop, now: t0).code
 
             let now = t0.addingTimeInterval(30)
             let results = raceOnConnections(30, url: url) { index, racer in
-                try PostgresLinkCodeRepository(connection: racer).claim(code: code, deviceLabel: "Phone \(index)", now: now).token
+                try SQLLinkCodeRepository(executor: racer).claim(code: code, deviceLabel: "Phone \(index)", now: now).token
             }
             #expect(results.compactMap(\.value).count == 1)
             let refusals = results.compactMap(\.refusal)
@@ -31,12 +32,12 @@ struct PostgresLinkCodeRaceTests {
 
     @Test func codesAskedForAtOnceStopAtTheLimit() throws {
         try withRaceDatabase { url, connection in
-            let players = PostgresPlayerRepository(connection: connection)
+            let players = SQLPlayerRepository(executor: connection)
             let (player, token) = try players.createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
             let laptop = try players.authenticate(token: token, now: t0)
 
             let results = raceOnConnections(30, url: url) { _, racer in
-                try PostgresLinkCodeRepository(connection: racer).createCode(for: laptop, now: t0)
+                try SQLLinkCodeRepository(executor: racer).createCode(for: laptop, now: t0)
             }
             let policy = LinkCodePolicy()
             #expect(results.compactMap(\.value).count == policy.maximumPerWindow)

@@ -13,7 +13,7 @@ struct PostgresOrderRaceTests {
 
     @Test func concurrentOrdersForOnePlayerMakeOneOrder() throws {
         try withRaceDatabase { url, connection in
-            let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
+            let player = try addRacer(SQLPlayerRepository(executor: connection), "Ada").id
             let now = now
             let results = raceOnConnections(30, url: url) { _, racer in
                 try SQLOrderRepository(executor: racer).createOrder(playerID: player, now: now)
@@ -26,7 +26,7 @@ struct PostgresOrderRaceTests {
 
     @Test func concurrentCheckoutsForOnePlayerStoreOneOrderAndHandTheOthersIt() throws {
         try withRaceDatabase { url, connection in
-            let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
+            let player = try addRacer(SQLPlayerRepository(executor: connection), "Ada").id
             let now = now
             // Each tab planned a new order and opened a session of its own at the provider.
             let results = raceOnConnections(30, url: url) { index, racer in
@@ -49,7 +49,7 @@ struct PostgresOrderRaceTests {
 
     @Test func paymentsOfOneOrderOnManyConnectionsPayItOnceAndGrantOnce() throws {
         try withRaceDatabase { url, connection in
-            let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
+            let player = try addRacer(SQLPlayerRepository(executor: connection), "Ada").id
             let order = try SQLOrderRepository(executor: connection).createOrder(playerID: player, now: now)
             let now = now
             let results = raceOnConnections(30, url: url) { index, racer in
@@ -71,7 +71,7 @@ struct PostgresOrderRaceTests {
     @Test func aPaymentAndAnUnlockRedemptionAtOnceGrantOnceAndCountTheCodeOnlyIfItGranted() throws {
         try withRaceDatabase { url, connection in
             try SQLCodeRepository(executor: connection).create(code: "PRESS-2026", kind: .unlock, now: utc("2026-01-01T00:00:00Z"))
-            let players = PostgresPlayerRepository(connection: connection)
+            let players = SQLPlayerRepository(executor: connection)
             let orders = SQLOrderRepository(executor: connection)
             var pairs: [(player: Int64, order: String)] = []
             for index in 0..<15 {

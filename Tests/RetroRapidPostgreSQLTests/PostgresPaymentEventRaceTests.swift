@@ -13,7 +13,7 @@ struct PostgresPaymentEventRaceTests {
 
     @Test func oneEventDeliveredManyTimesAtOnceIsRecordedAndPaysOnce() throws {
         try withRaceDatabase { url, connection in
-            let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
+            let player = try addRacer(SQLPlayerRepository(executor: connection), "Ada").id
             let order = try SQLOrderRepository(executor: connection).createOrder(playerID: player, now: now)
             let now = now
             let results = raceOnConnections(30, url: url) { index, racer in
@@ -37,7 +37,7 @@ struct PostgresPaymentEventRaceTests {
 
     @Test func manyEventsForOneOrderAtOnceAreEachRecordedAndPayItOnce() throws {
         try withRaceDatabase { url, connection in
-            let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
+            let player = try addRacer(SQLPlayerRepository(executor: connection), "Ada").id
             let order = try SQLOrderRepository(executor: connection).createOrder(playerID: player, now: now)
             let now = now
             let results = raceOnConnections(30, url: url) { index, racer in
@@ -60,7 +60,7 @@ struct PostgresPaymentEventRaceTests {
     /// order is not told "already handled" by a row that never commits.
     @Test func aRefusedDeliveryDoesNotHoldTheEventIDForOthers() throws {
         try withRaceDatabase { url, connection in
-            let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
+            let player = try addRacer(SQLPlayerRepository(executor: connection), "Ada").id
             let order = try SQLOrderRepository(executor: connection).createOrder(playerID: player, now: now)
             let now = now
             let results = raceOnConnections(20, url: url) { index, racer in

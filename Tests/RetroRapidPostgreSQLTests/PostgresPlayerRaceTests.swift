@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidPostgreSQL
+import RetroRapidSQL
 import RetroRapidStorageFixtures
 import Testing
 
@@ -12,8 +13,8 @@ struct PostgresPlayerRaceTests {
 
     @Test func devicesRevokingEachOtherAtOnceLeaveOneSignedIn() throws {
         try withRaceDatabase { url, connection in
-            let players = PostgresPlayerRepository(connection: connection)
-            let links = PostgresLinkCodeRepository(connection: connection, policy: LinkCodePolicy(maximumPerWindow: 1000))
+            let players = SQLPlayerRepository(executor: connection)
+            let links = SQLLinkCodeRepository(executor: connection, policy: LinkCodePolicy(maximumPerWindow: 1000))
             let (player, token) = try players.createPlayer(displayName: "Ada", deviceLabel: "Device 0", now: t0)
             let first = try players.authenticate(token: token, now: t0)
             for index in 1..<8 {
@@ -25,7 +26,7 @@ struct PostgresPlayerRaceTests {
             // All eight are revoked at once, each on a connection of its own: seven go, one stays.
             let now = t0.addingTimeInterval(60)
             let results = raceOnConnections(devices.count, url: url) { index, racer in
-                try PostgresPlayerRepository(connection: racer).revokeDevice(playerID: player.id, deviceID: devices[index], now: now)
+                try SQLPlayerRepository(executor: racer).revokeDevice(playerID: player.id, deviceID: devices[index], now: now)
             }
             #expect(results.filter { (try? $0.get()) != nil }.count == 7)
             let refusals = results.compactMap(\.refusal)

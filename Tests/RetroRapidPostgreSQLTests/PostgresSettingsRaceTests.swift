@@ -21,7 +21,7 @@ struct PostgresSettingsRaceTests {
 
     @Test func ofTwoWritesBasedOnOneVersionExactlyOneWinsRoundAfterRound() throws {
         try withRaceDatabase { url, connection in
-            let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
+            let player = try addRacer(SQLPlayerRepository(executor: connection), "Ada").id
             let now = now
             // Round 0 races for the first row (version 0, an INSERT); later rounds for an UPDATE.
             for round in 0..<20 {
@@ -47,7 +47,7 @@ struct PostgresSettingsRaceTests {
 
     @Test func ofManyPatchesBasedOnOneVersionExactlyOneIsStored() throws {
         try withRaceDatabase { url, connection in
-            let player = try addRacer(PostgresPlayerRepository(connection: connection), "Ada").id
+            let player = try addRacer(SQLPlayerRepository(executor: connection), "Ada").id
             _ = try SQLSettingsRepository(executor: connection).write(playerID: player, document: Self.document(volume: 1), basedOnVersion: 0, now: now)
             let now = now
             let results = raceOnConnections(30, url: url) { index, racer in

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
 import Testing
@@ -65,7 +66,7 @@ import Testing
     @Test func theCheckFindsLostAndHalfWrittenGames() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "check.sqlite")
-            let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "", now: Date()).player
+            let player = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: "Ann", deviceLabel: "", now: Date()).player
             let games = SQLiteGameRepository(database: db)
             var ids: [Int64] = []
             for score in [10, 30, 20, 5] {

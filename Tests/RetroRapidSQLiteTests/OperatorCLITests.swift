@@ -96,7 +96,7 @@ import RetroRapidSQL
     @Test func badInputExits64WithAClearMessageAndChangesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
-            let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "phone", now: Date()).player
+            let player = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: "Ann", deviceLabel: "phone", now: Date()).player
             try SQLCodeRepository(executor: SQLiteExecutor(database: db)).create(code: "EXISTING", kind: .unlock, now: Date())
             let before = try db.dump()
 
@@ -162,7 +162,7 @@ import RetroRapidSQL
     @Test func grantingUnlimitedPlayToAnUnknownPlayerExits1AndChangesNothing() throws {
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
-            _ = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann", deviceLabel: "phone", now: Date())
+            _ = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: "Ann", deviceLabel: "phone", now: Date())
             let before = try db.dump()
             let result = try RetroRapidExecutable.run(["players", "grant-unlimited", "ZZZZZZZZZZZZ", "--database", db.path], in: folder)
             #expect(result.status == 1, "\(result)")
@@ -186,7 +186,7 @@ import RetroRapidSQL
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
             let now = Date()
-            let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ann Racer", deviceLabel: "Firefox on Linux", now: now).player
+            let player = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: "Ann Racer", deviceLabel: "Firefox on Linux", now: now).player
             try SQLQuotaRepository(executor: SQLiteExecutor(database: db)).consumePlay(playerID: player.id, now: now)
             try SQLiteGameRepository(database: db).record(NewGame(
                 playerID: player.id, level: .fast, seed: 7, inputLog: InputLog(steps: 40, moves: []), score: 12, steps: 40,
@@ -210,7 +210,7 @@ import RetroRapidSQL
             #expect(try SQLEntitlementRepository(executor: SQLiteExecutor(database: db)).unlimited(playerID: player.id) == entitlement)
 
             // The operator may revoke a player's only device (the player may not).
-            let device = try #require(try SQLitePlayerRepository(database: db).devices(playerID: player.id).first)
+            let device = try #require(try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).devices(playerID: player.id).first)
             let unknownDevice = try RetroRapidExecutable.run(
                 ["players", "revoke-device", player.publicID, String(device.id + 100), "--database", db.path], in: folder)
             #expect(unknownDevice.status == 1 && unknownDevice.stderr.contains("has no device \(device.id + 100)"), "\(unknownDevice)")
@@ -218,14 +218,14 @@ import RetroRapidSQL
                 ["players", "revoke-device", player.publicID, String(device.id), "--database", db.path], in: folder)
             #expect(revoked.status == 0 && revoked.stdout.contains("revoked device \(device.id) (Firefox on Linux)"), "\(revoked)")
             #expect(revoked.stderr.contains("no signed-in device left"), "\(revoked)")
-            #expect(try SQLitePlayerRepository(database: db).devices(playerID: player.id).allSatisfy(\.isRevoked))
+            #expect(try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).devices(playerID: player.id).allSatisfy(\.isRevoked))
         }
     }
 
     @Test func anOrderIsMarkedPaidByTheOperator() throws {
         try withTemporaryDirectory { folder in
             let db = try RetroRapidExecutable.migratedDatabase(in: folder)
-            let player = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Bob", deviceLabel: "", now: Date()).player
+            let player = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: "Bob", deviceLabel: "", now: Date()).player
             let order = try SQLOrderRepository(executor: SQLiteExecutor(database: db)).createOrder(playerID: player.id, now: Date())
             let paid = try RetroRapidExecutable.run(
                 ["orders", "mark-paid", order.publicID, "--reason", "bank transfer 2026-01-15", "--database", db.path], in: folder)

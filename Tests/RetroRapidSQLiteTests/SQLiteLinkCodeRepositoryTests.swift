@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
 import Testing
@@ -41,7 +42,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
 
     /// A player with one signed-in device "Laptop", created at t0.
     func signedInPlayer(_ db: Database, name: String = "Ada") throws -> (device: AuthenticatedDevice, token: String) {
-        let players = SQLitePlayerRepository(database: db)
+        let players = SQLPlayerRepository(executor: SQLiteExecutor(database: db))
         let (_, token) = try players.createPlayer(displayName: name, deviceLabel: "Laptop", now: t0)
         return (try players.authenticate(token: token, now: t0), token)
     }
@@ -50,8 +51,8 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func aClaimedCodeRecordsTheDeviceItMade() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let players = SQLitePlayerRepository(database: db)
-            let codes = SQLiteLinkCodeRepository(database: db)
+            let players = SQLPlayerRepository(executor: SQLiteExecutor(database: db))
+            let codes = SQLLinkCodeRepository(executor: SQLiteExecutor(database: db))
             let issued = try codes.createCode(for: try signedInPlayer(db).device, now: at(0.5))
             let (_, token) = try codes.claim(code: issued.code, deviceLabel: "Phone", now: at(30))
             let phone = try players.authenticate(token: token, now: at(31))
@@ -63,7 +64,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
     @Test func onlyTheCodesHashIsStored() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let issued = try SQLiteLinkCodeRepository(database: db).createCode(for: try signedInPlayer(db).device, now: t0)
+            let issued = try SQLLinkCodeRepository(executor: SQLiteExecutor(database: db)).createCode(for: try signedInPlayer(db).device, now: t0)
             let normalized = issued.code.replacingOccurrences(of: "-", with: "")
             #expect(try db.column("SELECT code_hash FROM link_codes") == [.blob(SHA256.hash(Array(normalized.utf8)))])
 
@@ -83,7 +84,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
             let rounds = 60
-            let codes = SQLiteLinkCodeRepository(database: db, policy: .init(maximumPerWindow: rounds))
+            let codes = SQLLinkCodeRepository(executor: SQLiteExecutor(database: db), policy: .init(maximumPerWindow: rounds))
             let ada = try signedInPlayer(db)
             let issued = try (0..<rounds).map { _ in try codes.createCode(for: ada.device, now: t0).code }
             let path = db.path
@@ -99,7 +100,7 @@ fileprivate final class RoundBarrier: @unchecked Sendable {
                     defer { finished.leave() }
                     do {
                         let connection = try Database(path: path)
-                        let claims = SQLiteLinkCodeRepository(database: connection)
+                        let claims = SQLLinkCodeRepository(executor: SQLiteExecutor(database: connection))
                         for round in 0..<rounds {
                             guard barrier.wait() else { return }
                             let outcome: String

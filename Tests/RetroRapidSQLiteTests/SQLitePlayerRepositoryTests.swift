@@ -1,5 +1,6 @@
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
 import Testing
@@ -14,7 +15,7 @@ import Testing
     @Test func tokenIs43URLSafeCharactersAndOnlyItsHashIsStored() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            let (player, token) = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
+            let (player, token) = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: "Ada", deviceLabel: "Laptop", now: t0)
 
             #expect(token.count == 43)
             #expect(token.allSatisfy { base64URLAlphabet.contains($0) })
@@ -44,7 +45,7 @@ import Testing
     @Test func createdAtIsStoredInWholeSecondsAsUTCText() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            _ = try SQLitePlayerRepository(database: db).createPlayer(displayName: " Ada ", deviceLabel: "Laptop", now: t0.addingTimeInterval(0.75))
+            _ = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: " Ada ", deviceLabel: "Laptop", now: t0.addingTimeInterval(0.75))
             #expect(try db.column("SELECT created_at FROM players") == [.text("2026-01-15T10:00:00Z")])
         }
     }
@@ -53,7 +54,7 @@ import Testing
     @Test func aLabelIsStoredAsGiven() throws {
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder)
-            _ = try SQLitePlayerRepository(database: db).createPlayer(displayName: "Bob", deviceLabel: "📱 Phone (Zoë's)", now: t0)
+            _ = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: "Bob", deviceLabel: "📱 Phone (Zoë's)", now: t0)
             #expect(try db.column("SELECT label FROM devices") == [.text("📱 Phone (Zoë's)")])
         }
     }

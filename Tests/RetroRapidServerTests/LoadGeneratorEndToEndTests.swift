@@ -14,7 +14,7 @@ struct LoadGeneratorEndToEndTests {
     /// Players with unlimited play, made as `retrorapid seed-players` makes them.
     private func seedPlayers(_ count: Int, in server: RunningGameServer) throws -> [String] {
         let database = try server.database()
-        let players = SQLitePlayerRepository(database: database)
+        let players = SQLPlayerRepository(executor: SQLiteExecutor(database: database))
         let entitlements = SQLEntitlementRepository(executor: SQLiteExecutor(database: database))
         return try (1...count).map { number in
             let (player, token) = try players.createPlayer(displayName: "Load \(number)", deviceLabel: "loadtest", now: Date())

@@ -83,7 +83,7 @@ struct StorageThreadsEndToEndTests {
 
         // Players with unlimited play, as `retrorapid seed-players` makes them: their row ids
         // count up, so they fall on every storage thread.
-        let players = SQLitePlayerRepository(database: database)
+        let players = SQLPlayerRepository(executor: SQLiteExecutor(database: database))
         let entitlements = SQLEntitlementRepository(executor: SQLiteExecutor(database: database))
         let tokens = try (1...12).map { number in
             let (player, token) = try players.createPlayer(displayName: "Lane \(number)", deviceLabel: "test", now: Date())

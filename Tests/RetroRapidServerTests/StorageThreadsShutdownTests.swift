@@ -41,7 +41,7 @@ struct StorageThreadsShutdownTests {
 
         // The starting player on the held thread; the other on the serial lane (with one
         // thread, the same).
-        let players = SQLitePlayerRepository(database: database)
+        let players = SQLPlayerRepository(executor: SQLiteExecutor(database: database))
         var starter: (id: Int64, token: String)?
         var other: (id: Int64, token: String)?
         while starter == nil || other == nil {

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import RetroRapidSupport
 import Testing
@@ -75,7 +76,7 @@ final class RunningGameServer {
     }
 
     func playerRowID(publicID: String) throws -> Int64 {
-        try SQLitePlayerRepository(database: database()).player(publicID: publicID).id
+        try SQLPlayerRepository(executor: SQLiteExecutor(database: database())).player(publicID: publicID).id
     }
 
     func count(_ table: String) throws -> Int {

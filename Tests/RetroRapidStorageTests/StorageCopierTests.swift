@@ -2,6 +2,7 @@ import Foundation
 import RetroRapidDomain
 import RetroRapidPostgreSQL
 import RetroRapidRules
+import RetroRapidSQL
 import RetroRapidSQLite
 import RetroRapidStorage
 import RetroRapidStorageFixtures
@@ -107,7 +108,7 @@ struct StorageCopierTests {
             let before = try sqliteRows(sqlite.database, "players")
             // Another connection to the file, as a running server has, writing while the copy runs.
             let writer = try Database(path: sqlite.database.path)
-            let otherPlayers = SQLitePlayerRepository(database: writer)
+            let otherPlayers = SQLPlayerRepository(executor: SQLiteExecutor(database: writer))
             try withTarget { target, _ in
                 var written = 0
                 var seen: [StorageCopier.Progress] = []

@@ -23,6 +23,12 @@ extension PostgresConnection: SQLExecutor {
     public func readTransaction<T>(_ body: () throws -> T) throws -> T {
         try transaction(.repeatableRead) { _ in try body() }
     }
+
+    public func constraint(violatedBy error: any Error) -> SQLConstraint? {
+        guard let error = error as? PostgresError else { return nil }
+        if error.isUniqueViolation { return .unique }
+        return error.isForeignKeyViolation ? .foreignKey : nil
+    }
 }
 
 extension SQLValue {

@@ -31,7 +31,7 @@ public final class PostgresStorage: StorageConnection {
             games: PostgresGameRepository(connection: connection),
             runningGames: PostgresRunningGameRepository(connection: connection, dailyFreePlays: settings.dailyFreePlays),
             leaderboards: PostgresLeaderboardRepository(connection: connection),
-            cluster: PostgresClusterRepository(connection: connection),
+            cluster: SQLClusterRepository(executor: connection),
             dailyRoads: PostgresDailyRoadRepository(connection: connection),
             races: SQLRaceRepository(executor: connection),
             roomPlaces: SQLRoomPlaceRepository(executor: connection),

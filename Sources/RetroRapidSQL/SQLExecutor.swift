@@ -23,6 +23,17 @@ public protocol SQLExecutor: AnyObject {
     /// Runs `body` in one transaction that only reads, so its statements see one snapshot.
     /// SQLite: DEFERRED. PostgreSQL: REPEATABLE READ. Inside a group commit it is a savepoint.
     func readTransaction<T>(_ body: () throws -> T) throws -> T
+
+    /// The constraint `error` (thrown by this executor) says a statement broke, if it says one:
+    /// how a repository tells "someone else got there first" from a real failure, whichever
+    /// backend's error it is.
+    func constraint(violatedBy error: any Error) -> SQLConstraint?
+}
+
+/// A kind of constraint a statement can break.
+public enum SQLConstraint: Sendable, Equatable {
+    case unique
+    case foreignKey
 }
 
 extension SQLExecutor {

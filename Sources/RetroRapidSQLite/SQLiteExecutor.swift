@@ -43,6 +43,12 @@ public final class SQLiteExecutor: SQLExecutor, StatementPreparing {
         try database.transaction(.deferred) { _ in try body() }
     }
 
+    public func constraint(violatedBy error: any Error) -> SQLConstraint? {
+        guard let error = error as? DatabaseError else { return nil }
+        if error.isUniqueViolation { return .unique }
+        return error.isForeignKeyViolation ? .foreignKey : nil
+    }
+
     /// A compiled statement and its column names, looked up once.
     private struct CachedStatement {
         let statement: Statement

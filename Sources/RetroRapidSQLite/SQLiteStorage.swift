@@ -32,7 +32,7 @@ public final class SQLiteStorage: StorageConnection {
             games: SQLiteGameRepository(database: database, statements: executor),
             runningGames: SQLiteRunningGameRepository(database: database, dailyFreePlays: settings.dailyFreePlays, statements: executor),
             leaderboards: SQLiteLeaderboardRepository(database: database, statements: executor),
-            cluster: SQLiteClusterRepository(database: database, statements: executor),
+            cluster: SQLClusterRepository(executor: executor),
             dailyRoads: SQLiteDailyRoadRepository(database: database, statements: executor),
             races: SQLRaceRepository(executor: executor),
             roomPlaces: SQLRoomPlaceRepository(executor: executor),

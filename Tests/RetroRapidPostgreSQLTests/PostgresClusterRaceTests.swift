@@ -1,10 +1,11 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidPostgreSQL
+import RetroRapidSQL
 import RetroRapidStorageFixtures
 import Testing
 
-/// `PostgresClusterRepository`'s rules under real concurrency: many connections (one per
+/// `SQLClusterRepository`'s rules on PostgreSQL under real concurrency: many connections (one per
 /// thread, as many nodes would have) racing for one game, one player's games, one node id.
 @Suite(.enabled(if: TestPostgres.isAvailable, "needs RETRORAPID_TEST_POSTGRES_URL (scripts/with-test-postgres.sh)"))
 struct PostgresClusterRaceTests {
@@ -29,15 +30,15 @@ struct PostgresClusterRaceTests {
 
     /// Runs `body(i)` on `racers` threads at once, each with its own connection (connected
     /// before the start line, so the race is the claims, not the connects); their answers.
-    private func race<T: Sendable>(_ url: String, _ body: @escaping @Sendable (Int, PostgresClusterRepository) throws -> T) throws -> [T] {
-        try raceOnThreads(racers, open: { PostgresClusterRepository(connection: try PostgresConnection(conninfo: url)) }, body)
+    private func race<T: Sendable>(_ url: String, _ body: @escaping @Sendable (Int, SQLClusterRepository) throws -> T) throws -> [T] {
+        try raceOnThreads(racers, open: { SQLClusterRepository(executor: try PostgresConnection(conninfo: url)) }, body)
             .map { try $0.get() }
     }
 
     @Test func manyNodesClaimingOneGameLeaveExactlyOneHolder() throws {
         try TestPostgres.withDatabase { url in
             _ = try prepared(url, games: ["00000000000000aa"])
-            let setup = PostgresClusterRepository(connection: try PostgresConnection(conninfo: url))
+            let setup = SQLClusterRepository(executor: try PostgresConnection(conninfo: url))
             for index in 0..<racers { try setup.join(nodeID: "n\(index)", instance: "i\(index)", now: now, lease: ClusterLease.lease) }
             let claims = try race(url) { index, cluster in
                 try cluster.claim(gameID: "00000000000000aa", nodeID: "n\(index)", now: now, lease: ClusterLease.lease)

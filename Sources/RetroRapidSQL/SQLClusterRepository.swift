@@ -2,9 +2,12 @@ import Foundation
 import RetroRapidDomain
 
 /// The nodes of a cluster and the holder of each running game (`cluster_nodes`,
-/// `game_holders`) on the database every node shares.
+/// `game_holders`), on the database every node shares: PostgreSQL in a real cluster, SQLite
+/// for two in-process nodes on one file in the tests.
 ///
-/// How each rule stays exact with many nodes at READ COMMITTED:
+/// How each rule stays exact with many nodes at once (on SQLite the one write lock serialises
+/// every write, so the check and the write it guards see no other writer between them; on
+/// PostgreSQL, at READ COMMITTED, the following do):
 /// - A claim is one `INSERT … ON CONFLICT (game_id) DO UPDATE … WHERE <claimable>`. Two nodes
 ///   claiming at once: the second waits for the first's row lock, and PostgreSQL re-checks
 ///   the WHERE on the row the first committed (now held by a live node), so it changes nothing
@@ -18,53 +21,54 @@ import RetroRapidDomain
 ///   the row lock the same way, so two processes starting with one node id cannot both win.
 /// - Release, heartbeat and leave are single-row UPDATEs/DELETEs guarded by the node id (and
 ///   the process's instance).
-public struct PostgresClusterRepository: ClusterRepository {
-    public let connection: PostgresConnection
+public struct SQLClusterRepository: ClusterRepository {
+    public let executor: any SQLExecutor
 
-    public init(connection: PostgresConnection) {
-        self.connection = connection
+    public init(executor: any SQLExecutor) {
+        self.executor = executor
     }
 
     public func join(nodeID: String, instance: String, now: Date, lease: TimeInterval) throws {
         let at = UTCCivilTime.text(now)
-        try connection.transaction { db in
+        try executor.writeTransaction {
             // The row as it was, locked: the upsert below re-checks it under the same lock.
-            let before = try db.execute("SELECT instance FROM cluster_nodes WHERE node_id = $1 FOR UPDATE", [nodeID]).first?.string(at: 0)
-            let joined = try db.execute("""
+            let before = try executor.query("SELECT instance FROM cluster_nodes WHERE node_id = $1\(executor.dialect.lockingRead)",
+                                            [nodeID]).first?.string("instance")
+            let joined = try executor.query("""
                 INSERT INTO cluster_nodes (node_id, instance, started_at, seen_at) VALUES ($1, $2, $3, $3)
                 ON CONFLICT (node_id) DO UPDATE SET instance = excluded.instance, started_at = excluded.started_at,
                     seen_at = excluded.seen_at
                 WHERE cluster_nodes.instance = excluded.instance OR cluster_nodes.seen_at < $4
                 """, [nodeID, instance, at, Self.staleBefore(now, lease)])
             guard joined.affectedRows == 1 else {
-                let seen = try db.execute("SELECT seen_at FROM cluster_nodes WHERE node_id = $1", [nodeID]).first?.string(at: 0)
+                let seen = try executor.query("SELECT seen_at FROM cluster_nodes WHERE node_id = $1", [nodeID]).first?.string("seen_at")
                 throw ClusterNodeInUseError(nodeID: nodeID, seenAt: seen.flatMap(UTCCivilTime.parse) ?? now)
             }
             // A new process under the id holds none of the rooms an earlier one placed.
             if before != instance {
-                try db.execute("DELETE FROM room_places WHERE node_id = $1", [nodeID])
+                try executor.query("DELETE FROM room_places WHERE node_id = $1", [nodeID])
             }
         }
     }
 
     public func heartbeat(nodeID: String, instance: String, now: Date) throws -> Bool {
-        try connection.execute("UPDATE cluster_nodes SET seen_at = $1 WHERE node_id = $2 AND instance = $3",
-                               [UTCCivilTime.text(now), nodeID, instance]).affectedRows == 1
+        try executor.query("UPDATE cluster_nodes SET seen_at = $1 WHERE node_id = $2 AND instance = $3",
+                           [UTCCivilTime.text(now), nodeID, instance]).affectedRows == 1
     }
 
     public func leave(nodeID: String, instance: String) throws {
-        try connection.transaction { db in
+        try executor.writeTransaction {
             // Its rooms close with it.
-            if try db.execute("DELETE FROM cluster_nodes WHERE node_id = $1 AND instance = $2", [nodeID, instance]).affectedRows == 1 {
-                try db.execute("DELETE FROM room_places WHERE node_id = $1", [nodeID])
+            if try executor.query("DELETE FROM cluster_nodes WHERE node_id = $1 AND instance = $2", [nodeID, instance]).affectedRows == 1 {
+                try executor.query("DELETE FROM room_places WHERE node_id = $1", [nodeID])
             }
         }
     }
 
     @discardableResult
     public func releaseAll(nodeID: String, now: Date) throws -> Int {
-        try connection.execute("UPDATE game_holders SET released = true, since = $1 WHERE node_id = $2 AND NOT released",
-                               [UTCCivilTime.text(now), nodeID]).affectedRows
+        try executor.query("UPDATE game_holders SET released = TRUE, since = $1 WHERE node_id = $2 AND NOT released",
+                           [UTCCivilTime.text(now), nodeID]).affectedRows
     }
 
     public func claim(gameID: String, nodeID: String, now: Date, lease: TimeInterval) throws -> GameClaim {
@@ -74,16 +78,16 @@ public struct PostgresClusterRepository: ClusterRepository {
         for attempt in 1...3 {
             do {
                 return try claimOnce(gameID: gameID, nodeID: nodeID, now: now, lease: lease)
-            } catch let error as PostgresError where error.isUniqueViolation && attempt < 3 {
+            } catch where executor.constraint(violatedBy: error) == .unique && attempt < 3 {
                 continue
-            } catch let error as PostgresError where error.isUniqueViolation {
+            } catch where executor.constraint(violatedBy: error) == .unique {
                 // Another game of the player was claimed at the same moment (player_id UNIQUE).
-                let other = try connection.execute("""
-                    SELECT h.game_id FROM game_holders h JOIN running_games r ON r.player_id = h.player_id
+                let other = try executor.query("""
+                    SELECT h.game_id AS game_id FROM game_holders h JOIN running_games r ON r.player_id = h.player_id
                     WHERE r.public_id = $1 AND h.game_id <> $1
-                    """, [gameID]).first?.string(at: 0)
+                    """, [gameID]).first?.string("game_id")
                 return other.map { .playerHasAnotherGame(gameID: $0) } ?? .notRunning
-            } catch let error as PostgresError where error.isForeignKeyViolation {
+            } catch where executor.constraint(violatedBy: error) == .foreignKey {
                 return .notRunning  // the game was stored (its row deleted) between the read and the insert
             }
         }
@@ -91,45 +95,45 @@ public struct PostgresClusterRepository: ClusterRepository {
     }
 
     private func claimOnce(gameID: String, nodeID: String, now: Date, lease: TimeInterval) throws -> GameClaim {
-        try connection.transaction { db in
-            guard let player = try db.execute("SELECT player_id FROM running_games WHERE public_id = $1", [gameID]).first else {
+        try executor.writeTransaction {
+            guard let player = try executor.query("SELECT player_id FROM running_games WHERE public_id = $1", [gameID]).first else {
                 return .notRunning
             }
-            let playerID = player.int64(at: 0)
-            if let other = try db.execute("SELECT game_id FROM game_holders WHERE player_id = $1 AND game_id <> $2",
-                                          [playerID, gameID]).first {
-                return .playerHasAnotherGame(gameID: other.string(at: 0))
+            let playerID = try player.int64("player_id")
+            if let other = try executor.query("SELECT game_id FROM game_holders WHERE player_id = $1 AND game_id <> $2",
+                                              [playerID, gameID]).first {
+                return .playerHasAnotherGame(gameID: try other.string("game_id"))
             }
-            let claimed = try db.execute("""
-                INSERT INTO game_holders (game_id, player_id, node_id, released, since) VALUES ($1, $2, $3, false, $4)
-                ON CONFLICT (game_id) DO UPDATE SET node_id = excluded.node_id, released = false, since = excluded.since
+            let claimed = try executor.query("""
+                INSERT INTO game_holders (game_id, player_id, node_id, released, since) VALUES ($1, $2, $3, FALSE, $4)
+                ON CONFLICT (game_id) DO UPDATE SET node_id = excluded.node_id, released = FALSE, since = excluded.since
                 WHERE game_holders.node_id = excluded.node_id OR game_holders.released
                    OR NOT EXISTS (SELECT 1 FROM cluster_nodes n WHERE n.node_id = game_holders.node_id AND n.seen_at >= $5)
                 """, [gameID, playerID, nodeID, UTCCivilTime.text(now), Self.staleBefore(now, lease)])
             if claimed.affectedRows == 1 { return .claimed }
-            guard let holder = try Self.holder(gameID, now: now, lease: lease, in: db) else { return .notRunning }
+            guard let holder = try Self.holder(gameID, now: now, lease: lease, in: executor) else { return .notRunning }
             return .held(holder)
         }
     }
 
     @discardableResult
     public func release(gameID: String, nodeID: String, now: Date) throws -> Bool {
-        try connection.execute("UPDATE game_holders SET released = true, since = $1 WHERE game_id = $2 AND node_id = $3",
-                               [UTCCivilTime.text(now), gameID, nodeID]).affectedRows == 1
+        try executor.query("UPDATE game_holders SET released = TRUE, since = $1 WHERE game_id = $2 AND node_id = $3",
+                           [UTCCivilTime.text(now), gameID, nodeID]).affectedRows == 1
     }
 
     public func heldGames(nodeID: String) throws -> Set<String> {
-        Set(try connection.execute("SELECT game_id FROM game_holders WHERE node_id = $1 AND NOT released", [nodeID])
-            .map { $0.string(at: 0) })
+        Set(try executor.query("SELECT game_id FROM game_holders WHERE node_id = $1 AND NOT released", [nodeID])
+            .rows.map { try $0.string("game_id") })
     }
 
     public func holder(gameID: String, now: Date, lease: TimeInterval) throws -> GameHolder? {
-        try Self.holder(gameID, now: now, lease: lease, in: connection)
+        try Self.holder(gameID, now: now, lease: lease, in: executor)
     }
 
     public func orphans(now: Date, lease: TimeInterval, grace: TimeInterval) throws -> [(gameID: String, playerID: Int64)] {
-        try connection.execute("""
-            SELECT r.public_id, r.player_id FROM running_games r
+        try executor.query("""
+            SELECT r.public_id AS game_id, r.player_id AS player_id FROM running_games r
             LEFT JOIN game_holders h ON h.game_id = r.public_id
             LEFT JOIN cluster_nodes n ON n.node_id = h.node_id
             WHERE (h.game_id IS NULL AND r.started_at < $2)
@@ -137,25 +141,26 @@ public struct PostgresClusterRepository: ClusterRepository {
                OR (NOT h.released AND (n.node_id IS NULL OR n.seen_at < $2))
             ORDER BY r.started_at, r.public_id
             """, [UTCCivilTime.text(now.addingTimeInterval(-grace)), Self.staleBefore(now, lease + grace)])
-            .map { (gameID: $0.string(at: 0), playerID: $0.int64(at: 1)) }
+            .rows.map { (gameID: try $0.string("game_id"), playerID: try $0.int64("player_id")) }
     }
 
     // MARK: - Private
 
+    /// A heartbeat older than this (to the second, as stored) is a dead node's.
     static func staleBefore(_ now: Date, _ lease: TimeInterval) -> String {
         UTCCivilTime.text(now.addingTimeInterval(-lease))
     }
 
-    private static func holder(_ gameID: String, now: Date, lease: TimeInterval, in db: PostgresConnection) throws -> GameHolder? {
+    private static func holder(_ gameID: String, now: Date, lease: TimeInterval, in db: any SQLExecutor) throws -> GameHolder? {
         let stale = staleBefore(now, lease)
-        return try db.execute("""
-            SELECT h.game_id, h.player_id, h.node_id, h.released, n.seen_at FROM game_holders h
-            LEFT JOIN cluster_nodes n ON n.node_id = h.node_id WHERE h.game_id = $1
-            """, [gameID]).first.map { row in
-            let seen = row.optionalString(at: 4)
-            return GameHolder(gameID: row.string(at: 0), playerID: row.int64(at: 1), nodeID: row.string(at: 2),
-                              released: row.bool(at: 3), nodeSeenAt: seen.flatMap(UTCCivilTime.parse),
-                              nodeAlive: seen.map { $0 >= stale } ?? false)
-        }
+        guard let row = try db.query("""
+            SELECT h.game_id AS game_id, h.player_id AS player_id, h.node_id AS node_id, h.released AS released,
+                   n.seen_at AS seen_at
+            FROM game_holders h LEFT JOIN cluster_nodes n ON n.node_id = h.node_id WHERE h.game_id = $1
+            """, [gameID]).first else { return nil }
+        let seen = try row.optionalString("seen_at")
+        return GameHolder(gameID: try row.string("game_id"), playerID: try row.int64("player_id"), nodeID: try row.string("node_id"),
+                          released: try row.bool("released"), nodeSeenAt: seen.flatMap(UTCCivilTime.parse),
+                          nodeAlive: seen.map { $0 >= stale } ?? false)
     }
 }

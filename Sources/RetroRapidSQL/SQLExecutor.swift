@@ -35,8 +35,3 @@ public enum SQLConstraint: Sendable, Equatable {
     case unique
     case foreignKey
 }
-
-extension SQLExecutor {
-    @discardableResult
-    public func query(_ sql: String) throws -> SQLResult { try query(sql, []) }
-}

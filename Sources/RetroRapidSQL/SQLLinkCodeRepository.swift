@@ -42,11 +42,11 @@ public struct SQLLinkCodeRepository: LinkCodeRepository {
     public func createCode(for device: AuthenticatedDevice, now: Date) throws -> IssuedLinkCode {
         let playerID = device.player.id
         return try executor.writeTransaction {
-            try lockPlayer(playerID)
+            try SQLPlayerLookup.lockPlayer(playerID, in: executor)
             guard try !executor.query("SELECT 1 AS found FROM devices WHERE id = $1 AND player_id = $2 AND revoked_at IS NULL",
                                       [device.deviceID, playerID]).isEmpty
             else { throw LinkCodePolicy.signedOutCreator }
-            if let wait = try retryAfterInTransaction(playerID: playerID, now: now) {
+            if let wait = try retryAfter(playerID: playerID, now: now) {
                 throw policy.tooManyCodes(retryAfter: wait)
             }
             try executor.query("DELETE FROM link_codes WHERE player_id = $1 AND expires_at < $2",
@@ -69,11 +69,6 @@ public struct SQLLinkCodeRepository: LinkCodeRepository {
         }
     }
 
-    /// Seconds until the player may create another code (at least 1), or nil when they may now.
-    public func retryAfter(playerID: Int64, now: Date) throws -> TimeInterval? {
-        try retryAfterInTransaction(playerID: playerID, now: now)
-    }
-
     /// Joins a new device to the player who created `code`, and returns that device's token:
     /// the only time it exists outside the client.
     ///
@@ -88,7 +83,7 @@ public struct SQLLinkCodeRepository: LinkCodeRepository {
             guard let owner = try executor.query("SELECT player_id FROM link_codes WHERE code_hash = $1", [code.hash]).first
             else { throw LinkCodePolicy.unknownCode }
             let playerID = try owner.int64("player_id")
-            try lockPlayer(playerID)
+            try SQLPlayerLookup.lockPlayer(playerID, in: executor)
             // Read again under the lock: what a claim or revoke that committed meanwhile left.
             guard let found = try executor.query("""
                 SELECT link_codes.id AS id, link_codes.expires_at AS expires_at, link_codes.claimed_at IS NOT NULL AS claimed,
@@ -110,19 +105,16 @@ public struct SQLLinkCodeRepository: LinkCodeRepository {
         }
     }
 
-    // MARK: - Inside a transaction
+    // MARK: - The creation limit
 
-    /// The player's creations within the window ending at `now` decide (``LinkCodePolicy``).
-    private func retryAfterInTransaction(playerID: Int64, now: Date) throws -> TimeInterval? {
+    /// Seconds until the player may create another code (at least 1), or nil when they may now:
+    /// the player's creations within the window ending at `now` decide (``LinkCodePolicy``).
+    public func retryAfter(playerID: Int64, now: Date) throws -> TimeInterval? {
         let recent = try executor.query("""
             SELECT created_at FROM link_codes WHERE player_id = $1 AND created_at > $2
             ORDER BY created_at DESC LIMIT $3
             """, [playerID, UTCCivilTime.text(now.addingTimeInterval(-policy.window)), policy.maximumPerWindow])
             .rows.map { try UTCCivilTime.storedDate($0.string("created_at"), column: "link_codes.created_at") }
         return policy.retryAfter(recent: recent, now: now)
-    }
-
-    private func lockPlayer(_ playerID: Int64) throws {
-        try executor.query("SELECT 1 AS found FROM players WHERE id = $1\(executor.dialect.lockingRead)", [playerID])
     }
 }

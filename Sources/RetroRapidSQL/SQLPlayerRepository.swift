@@ -147,7 +147,7 @@ public struct SQLPlayerRepository: PlayerRepository {
         try executor.writeTransaction {
             // The player's row first: the count of active devices below stays true until commit.
             // (No refusal here: an unknown player has no such device, and is told so below.)
-            try executor.query("SELECT 1 AS found FROM players WHERE id = $1\(executor.dialect.lockingRead)", [playerID])
+            try SQLPlayerLookup.lockPlayer(playerID, in: executor)
             guard let device = try executor.query("SELECT revoked_at IS NOT NULL AS revoked FROM devices WHERE id = $1 AND player_id = $2",
                                                   [deviceID, playerID]).first
             else { throw Device.unknownDevice }

@@ -62,7 +62,7 @@ public struct SQLSettingsRepository: SettingsRepository {
     private func store(playerID: Int64, basedOnVersion: Int, now: Date,
                        _ change: (VersionedSettings) throws -> PlayerSettings) throws -> SettingsWriteResult {
         try executor.writeTransaction {
-            guard try !executor.query("SELECT 1 AS found FROM players WHERE id = $1\(executor.dialect.lockingRead)", [playerID]).isEmpty else {
+            guard try SQLPlayerLookup.lockPlayer(playerID, in: executor) else {
                 throw VersionedSettings.unknownPlayer(playerID)
             }
             let current = try read(playerID: playerID)

@@ -8,7 +8,7 @@ import RetroRapidSQL
 /// connection alive: a connection holding its own statements would never close.
 ///
 /// Threading rule: as its ``Database``, one thread at a time (the storage thread).
-public final class SQLiteExecutor: SQLExecutor, StatementPreparing {
+public final class SQLiteExecutor: SQLExecutor {
     public let database: Database
     private var cache: [String: CachedStatement] = [:]
 

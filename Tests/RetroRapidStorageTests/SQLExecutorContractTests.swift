@@ -82,6 +82,26 @@ import Testing
         }
     }
 
+    @Test(arguments: StorageBackends.all) func aBrokenConstraintIsNamedWhicheverBackendThrewIt(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let db = executor(store)
+            _ = try store.addPlayer("p-1")
+            let duplicate = #expect(throws: (any Error).self) {
+                try db.query("INSERT INTO players (public_id, display_name, created_at) VALUES ($1, $2, $3)",
+                             ["p-1", "Again", "2026-01-01T00:00:00Z"])
+            }
+            #expect(duplicate.flatMap(db.constraint(violatedBy:)) == .unique)
+            let orphan = #expect(throws: (any Error).self) {
+                try db.query("INSERT INTO devices (player_id, token_hash, label, created_at) VALUES ($1, $2, $3, $4)",
+                             [Int64(999_999), [UInt8](repeating: 7, count: 32), "phone", "2026-01-01T00:00:00Z"])
+            }
+            #expect(orphan.flatMap(db.constraint(violatedBy:)) == .foreignKey)
+            let syntax = #expect(throws: (any Error).self) { try db.query("SELEC nothing", []) }
+            #expect(syntax != nil && syntax.flatMap(db.constraint(violatedBy:)) == nil)
+            #expect(db.constraint(violatedBy: StoreError.unreadable("not the database's")) == nil)
+        }
+    }
+
     @Test(arguments: StorageBackends.all) func aWriteTransactionThatThrowsLeavesNothing(_ backend: BackendUnderTest) throws {
         try withStore(backend) { store in
             let db = executor(store)

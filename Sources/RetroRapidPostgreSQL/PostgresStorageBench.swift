@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidRules
 
 /// `retrorapid bench-storage --postgres-url URL`'s measurements on PostgreSQL, beside
@@ -55,7 +56,7 @@ public enum PostgresStorageBench {
         let bytes = try db.execute("SELECT pg_database_size(current_database())").first?.int(at: 0) ?? 0
         report("fill scores=\(scores) seconds=\(String(format: "%.1f", fillSeconds)) rows_per_second=\(Int(Double(scores) / fillSeconds)) database_mb=\(bytes / 1_000_000)")
 
-        let boards = PostgresLeaderboardRepository(connection: db)
+        let boards = SQLLeaderboardRepository(executor: db)
         _ = try boards.top(level: .fast, period: .allTime, limit: 20, now: boardNow)
         var top: [UInt64] = []
         for _ in 0..<queries {
@@ -104,7 +105,7 @@ public enum PostgresStorageBench {
 
     static func recordGames(_ db: PostgresConnection, count: Int, players: [Int64], pool: [PlayedGame],
                             random: inout SystemRandomNumberGenerator, level: SpeedLevel? = nil) throws -> String {
-        let repository = PostgresGameRepository(connection: db)
+        let repository = SQLGameRepository(executor: db)
         var latencies: [UInt64] = []
         latencies.reserveCapacity(count)
         let start = now()
@@ -163,7 +164,7 @@ public enum PostgresStorageBench {
     /// What keeping `games` running games recoverable costs (`CheckpointBenchmark`), for players
     /// with unlimited play made here.
     static func checkpoints(_ db: PostgresConnection, games: Int, pool: [PlayedGame]) throws -> [String] {
-        let repository = PostgresRunningGameRepository(connection: db, dailyFreePlays: 5)
+        let repository = SQLRunningGameRepository(postgres: db, dailyFreePlays: 5)
         let players = try addPlayers(db, count: 1000, prefix: "c")
         try db.execute("""
             INSERT INTO unlimited_entitlements (player_id, source, reference, granted_at)

@@ -37,6 +37,17 @@ public enum SQLDialect: Sendable {
         }
     }
 
+    /// An inner join that keeps the table on its left the outer loop: SQLite's `CROSS JOIN`,
+    /// which its planner never reorders (so a ranking query walks its index and looks players
+    /// up by id); PostgreSQL's plain `JOIN`, whose planner picks that plan itself and refuses
+    /// `ON` after `CROSS JOIN`.
+    public var joinKeepingOrder: String {
+        switch self {
+        case .sqlite: return "CROSS JOIN"
+        case .postgresql: return "JOIN"
+        }
+    }
+
     /// The larger of two values: SQLite's two-argument `max`, PostgreSQL's `GREATEST`.
     public func greatest(_ first: String, _ second: String) -> String {
         switch self {
@@ -58,14 +69,21 @@ public enum SQLDialect: Sendable {
     /// `values` as the one parameter ``isOneOf(_:textListAt:)`` reads: a JSON array for SQLite,
     /// an array literal for PostgreSQL (each value quoted, its `\\` and `"` escaped).
     public func textList(_ values: [String]) -> SQLValue {
-        func quoted(_ value: String, escaping: (String) -> String) -> String { "\"" + escaping(value) + "\"" }
         switch self {
         case .sqlite:
-            return .text("[" + values.map { quoted($0, escaping: Self.jsonEscaped) }.joined(separator: ",") + "]")
+            return .text("[" + values.map { "\"" + Self.jsonEscaped($0) + "\"" }.joined(separator: ",") + "]")
         case .postgresql:
-            return .text("{" + values.map { quoted($0) { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") } }
-                .joined(separator: ",") + "}")
+            return .text(Self.postgresArray(values))
         }
+    }
+
+    /// A PostgreSQL array literal of `values` (`{"a","b"}`), bound as one text parameter and
+    /// cast in the SQL (`$1::text[]`, `$1::bigint[]`). Each element is quoted, with `"` and `\`
+    /// escaped, so any text (a move list holds commas) stays one element.
+    public static func postgresArray(_ values: [String]) -> String {
+        "{" + values.map { value in
+            "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }.joined(separator: ",") + "}"
     }
 
     /// A JSON string's content: `\\`, `"` and the control characters escaped (RFC 8259).

@@ -1,4 +1,4 @@
-/// The INSERTs that append checkpoint rows (`SQLiteRunningGameRepository.checkpoint`), one per
+/// The INSERTs that append checkpoint rows (`SQLiteCheckpointTable.append`), one per
 /// number of rows from 1 to ``rowsPerInsert``, each compiled the first time a batch needs it
 /// and found again by its row count: looking a statement up by its text hashes the whole
 /// text, and these are long. Bound to one connection and used from its thread, like it.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import RetroRapidRules
 import RetroRapidDomain
+import RetroRapidSQL
 
 /// `bench-storage`'s checkpoint figures on SQLite (`CheckpointBenchmark` plays the workload):
 /// a fresh file at `synchronous=FULL`, as the server runs, with 1,000 players of unlimited play.
@@ -15,7 +16,7 @@ enum SQLiteCheckpointBench {
     static func run(folder: URL, migrations: URL, games: Int, pool: [Game]) throws -> [String] {
         let db = try Database(path: folder.appendingPathComponent("checkpoints.sqlite").path, synchronous: .full)
         try Migrator(database: db, directory: migrations).migrate()
-        let repository = SQLiteRunningGameRepository(database: db)
+        let repository = SQLRunningGameRepository(sqlite: SQLiteExecutor(database: db))
         // Players with unlimited play, so the starts consume no free play and the recovery
         // still offers every score to the leaderboards.
         var players: [Int64] = []

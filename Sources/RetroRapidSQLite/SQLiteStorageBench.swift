@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidRules
 
 /// `retrorapid bench-storage`'s measurements on SQLite, on real database files in a temporary
@@ -53,7 +54,7 @@ public enum SQLiteStorageBench {
         let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         report("fill scores=\(scores) seconds=\(String(format: "%.1f", fillSeconds)) rows_per_second=\(Int(Double(scores) / fillSeconds)) database_mb=\(bytes / 1_000_000)")
 
-        let boards = SQLiteLeaderboardRepository(database: db)
+        let boards = SQLLeaderboardRepository(executor: SQLiteExecutor(database: db))
         let now = Self.boardNow
         // Warm the cache as a running server's would be.
         _ = try boards.top(level: .fast, period: .allTime, limit: 20, now: now)
@@ -151,7 +152,7 @@ public enum SQLiteStorageBench {
         _ db: Database, count: Int, players: [Int64], pool: [PlayedGame],
         random: inout SystemRandomNumberGenerator, level: SpeedLevel? = nil
     ) throws -> String {
-        let repository = SQLiteGameRepository(database: db)
+        let repository = SQLGameRepository(executor: SQLiteExecutor(database: db))
         var latencies: [UInt64] = []
         latencies.reserveCapacity(count)
         let start = now()

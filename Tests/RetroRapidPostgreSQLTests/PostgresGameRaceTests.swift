@@ -2,9 +2,10 @@ import Foundation
 import RetroRapidDomain
 import RetroRapidPostgreSQL
 import RetroRapidStorageFixtures
+import RetroRapidSQL
 import Testing
 
-/// Recording games under real concurrency (PostgresGameRepository): one player's games and
+/// Recording games under real concurrency (SQLGameRepository on PostgreSQL): one player's games and
 /// other players' games on the same boards, recorded at once over many connections. The rules
 /// are in Tests/RetroRapidStorageTests/GameRepositoryContractTests.swift.
 @Suite(.serialized, .enabled(if: TestPostgres.isAvailable, "needs RETRORAPID_TEST_POSTGRES_URL (scripts/with-test-postgres.sh)"))
@@ -20,7 +21,7 @@ struct PostgresGameRaceTests {
             // and one of another player's, whose scores repeat so that many share a count row.
             let scores = Array(1...100).shuffled()
             let outcomes = raceOnConnections(100, url: url) { index, db in
-                let games = PostgresGameRepository(connection: db)
+                let games = SQLGameRepository(executor: db)
                 let mine = try games.record(scoredGame(player: racer, score: scores[index], endedAt: noon.addingTimeInterval(Double(index))))
                 try games.record(scoredGame(player: others[index % 20], score: (index * 7) % 30, endedAt: noon.addingTimeInterval(Double(index))))
                 return mine.standings.map(\.isNewBest)
@@ -65,7 +66,7 @@ struct PostgresGameRaceTests {
                 """).map { [$0.string(at: 0), $0.string(at: 1), $0.string(at: 2)] }
             #expect(totals == ["all", "day", "week"].map { [$0, "21", "21"] })
             // And the leaderboard reads it: the racer first, 21 players on the board.
-            let page = try PostgresLeaderboardRepository(connection: connection).top(level: .fast, period: .today, limit: 5, now: noon)
+            let page = try SQLLeaderboardRepository(executor: connection).top(level: .fast, period: .today, limit: 5, now: noon)
             #expect(page.total == 21 && page.entries.first?.playerPublicID == "racer" && page.entries.first?.score == 100)
         }
     }

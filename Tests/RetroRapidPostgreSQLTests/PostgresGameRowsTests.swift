@@ -2,6 +2,7 @@ import Foundation
 import RetroRapidDomain
 import RetroRapidPostgreSQL
 import RetroRapidStorageFixtures
+import RetroRapidSQL
 import Testing
 
 /// Finished games where only SQL can check (which game a best points at, a write that fails
@@ -14,7 +15,7 @@ struct PostgresGameRowsTests {
     @Test func aBestPointsAtTheGameThatSetIt() throws {
         try withRaceDatabase { _, connection in
             let ann = try addRacePlayer(connection, "ann")
-            let repository = PostgresGameRepository(connection: connection)
+            let repository = SQLGameRepository(executor: connection)
             let best = try repository.record(scoredGame(player: ann, score: 50, endedAt: start))
             try repository.record(scoredGame(player: ann, score: 30, endedAt: start.addingTimeInterval(60)))
             try repository.record(scoredGame(player: ann, score: 50, endedAt: start.addingTimeInterval(120)))
@@ -29,7 +30,7 @@ struct PostgresGameRowsTests {
     @Test func aGameIsNeverHalfWritten() throws {
         try withRaceDatabase { _, connection in
             let ann = try addRacePlayer(connection, "ann")
-            try beginRunningGame(PostgresRunningGameRepository(connection: connection), "00000000000000aa", player: ann, at: start)
+            try beginRunningGame(SQLRunningGameRepository(postgres: connection), "00000000000000aa", player: ann, at: start)
             // Fails the all-time board's write, after the game and two boards are written.
             try connection.executeScript("""
                 CREATE FUNCTION refuse_all_time() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -39,7 +40,7 @@ struct PostgresGameRowsTests {
             let before = try dump(connection)
             var game = scoredGame(player: ann, score: 10, endedAt: start.addingTimeInterval(30))
             game.publicID = "00000000000000aa"
-            let error = #expect(throws: PostgresError.self) { try PostgresGameRepository(connection: connection).record(game) }
+            let error = #expect(throws: PostgresError.self) { try SQLGameRepository(executor: connection).record(game) }
             #expect(error?.message.contains("disk on fire") == true)
             #expect(!connection.isInTransaction)
             #expect(try dump(connection) == before)

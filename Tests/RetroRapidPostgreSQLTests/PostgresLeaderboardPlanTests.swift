@@ -1,9 +1,10 @@
 import Foundation
 @testable import RetroRapidPostgreSQL
 import RetroRapidStorageFixtures
+@testable import RetroRapidSQL
 import Testing
 
-/// PostgreSQL's plans for the leaderboard's own SQL (PostgresLeaderboardRepository): ranks and
+/// PostgreSQL's plans for the leaderboard's own SQL (SQLLeaderboardRepository in the PostgreSQL dialect): ranks and
 /// pages come from `best_scores_ranking` and `score_counts`, a seek and a short walk, never a
 /// scan of a table or a sort. The rules are in
 /// Tests/RetroRapidStorageTests/LeaderboardRepositoryContractTests.swift.
@@ -11,11 +12,11 @@ import Testing
 struct PostgresLeaderboardPlanTests {
     /// Each query with the parameters it gets: a board, a position in its middle, a limit.
     static let queries: [(name: String, sql: String, parameters: String)] = [
-        ("rank", PostgresLeaderboardRepository.rankSQL, "'fast', 'all', 'all', 500, '2026-01-15T12:00:00Z', 2500"),
-        ("total", PostgresLeaderboardRepository.totalSQL, "'fast', 'all', 'all'"),
-        ("first page", PostgresLeaderboardRepository.firstPageSQL, "'fast', 'all', 'all', 21"),
-        ("page after", PostgresLeaderboardRepository.pageAfterSQL, "'fast', 'all', 'all', 500, '2026-01-15T12:00:00Z', 2500, 21"),
-        ("page before", PostgresLeaderboardRepository.pageBeforeSQL, "'fast', 'all', 'all', 500, '2026-01-15T12:00:00Z', 2500, 5"),
+        ("rank", SQLLeaderboardRepository.rankSQL, "'fast', 'all', 'all', 500, '2026-01-15T12:00:00Z', 2500"),
+        ("total", SQLLeaderboardRepository.totalSQL, "'fast', 'all', 'all'"),
+        ("first page", SQLLeaderboardRepository.firstPageSQL(.postgresql), "'fast', 'all', 'all', 21"),
+        ("page after", SQLLeaderboardRepository.pageAfterSQL(.postgresql), "'fast', 'all', 'all', 500, '2026-01-15T12:00:00Z', 2500, 21"),
+        ("page before", SQLLeaderboardRepository.pageBeforeSQL(.postgresql), "'fast', 'all', 'all', 500, '2026-01-15T12:00:00Z', 2500, 5"),
     ]
 
     @Test func rankingQueriesUseTheirIndexesInCustomAndGenericPlans() throws {

@@ -6,7 +6,7 @@ import RetroRapidStorageFixtures
 import Testing
 import RetroRapidSQL
 
-/// Running games under real concurrency (PostgresRunningGameRepository): starts racing for
+/// Running games under real concurrency (SQLRunningGameRepository on PostgreSQL): starts racing for
 /// the last play, cancels racing to give one back, and a checkpoint of many games in one
 /// statement. The rules are in Tests/RetroRapidStorageTests/RunningGameRepositoryContractTests.swift.
 @Suite(.serialized, .enabled(if: TestPostgres.isAvailable, "needs RETRORAPID_TEST_POSTGRES_URL (scripts/with-test-postgres.sh)"))
@@ -22,7 +22,7 @@ struct PostgresRunningGameRaceTests {
             try SQLQuotaRepository(executor: connection, dailyFreePlays: 3).consumePlay(playerID: player, now: start)
             let start = self.start
             let outcomes = raceOnConnections(100, url: url) { index, db in
-                try PostgresRunningGameRepository(connection: db, dailyFreePlays: 3).begin(RunningGameStart(
+                try SQLRunningGameRepository(postgres: db, dailyFreePlays: 3).begin(RunningGameStart(
                     publicID: Self.gameID(index), playerID: player, level: .fast, seed: UInt64(index), practice: false, startedAt: start))
             }
             let (won, refused, other) = tally(outcomes, refusedWith: QuotaExhaustedError.self)
@@ -30,7 +30,7 @@ struct PostgresRunningGameRaceTests {
             #expect(won == 1 && refused == 99)
             let winner = try #require(outcomes.firstIndex { (try? $0.get()) != nil })
             // One game runs, and it holds the one play it took: the refused left nothing behind.
-            let running = PostgresRunningGameRepository(connection: connection, dailyFreePlays: 3)
+            let running = SQLRunningGameRepository(postgres: connection, dailyFreePlays: 3)
             #expect(try running.running().map(\.publicID) == [Self.gameID(winner)])
             #expect(try running.running().first?.freePlay == true)
             #expect(try connection.execute("SELECT count(*) FROM plays WHERE player_id = $1", [player]).first?.int(at: 0) == 3)
@@ -41,13 +41,13 @@ struct PostgresRunningGameRaceTests {
     @Test func aHundredCancelsOfOneGameGiveItsPlayBackOnce() throws {
         try withRaceDatabase { url, connection in
             let player = try addRacePlayer(connection, "p-1")
-            let repository = PostgresRunningGameRepository(connection: connection, dailyFreePlays: 5)
+            let repository = SQLRunningGameRepository(postgres: connection, dailyFreePlays: 5)
             for index in 0..<2 {
                 try repository.begin(RunningGameStart(publicID: Self.gameID(index), playerID: player, level: .fast, seed: 1,
                                                       practice: false, startedAt: start))
             }
             let outcomes = raceOnConnections(100, url: url) { _, db in
-                try PostgresRunningGameRepository(connection: db, dailyFreePlays: 5).cancel(publicID: Self.gameID(0))
+                try SQLRunningGameRepository(postgres: db, dailyFreePlays: 5).cancel(publicID: Self.gameID(0))
             }
             #expect(outcomes.filter { (try? $0.get()) == true }.count == 1)
             #expect(outcomes.filter { (try? $0.get()) == false }.count == 99)
@@ -62,14 +62,14 @@ struct PostgresRunningGameRaceTests {
         for round in 0..<10 {
             try withRaceDatabase { url, connection in
                 let player = try addRacePlayer(connection, "p-1")
-                let repository = PostgresRunningGameRepository(connection: connection, dailyFreePlays: 5)
+                let repository = SQLRunningGameRepository(postgres: connection, dailyFreePlays: 5)
                 for index in 0..<2 {
                     try repository.begin(RunningGameStart(publicID: Self.gameID(index), playerID: player, level: .fast, seed: 7,
                                                           practice: false, startedAt: start.addingTimeInterval(Double(index))))
                 }
                 let now = start.addingTimeInterval(60)
                 let outcomes = raceOnConnections(2, url: url) { index, db in
-                    try PostgresRunningGameRepository(connection: db, dailyFreePlays: 5).recover(publicID: Self.gameID(index), now: now)
+                    try SQLRunningGameRepository(postgres: db, dailyFreePlays: 5).recover(publicID: Self.gameID(index), now: now)
                 }
                 let refunds = outcomes.compactMap { try? $0.get()?.recorded.game.playRefunded }
                 #expect(refunds.count == 2 && refunds.filter { $0 }.count == 1, "round \(round): \(outcomes)")
@@ -81,7 +81,7 @@ struct PostgresRunningGameRaceTests {
     @Test func aCheckpointOfThousandsOfGamesIsOneBatchAndCompacts() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")
-            let repository = PostgresRunningGameRepository(connection: connection)
+            let repository = SQLRunningGameRepository(postgres: connection)
             let count = 3000
             for index in 0..<count {
                 try repository.begin(RunningGameStart(publicID: Self.gameID(index), playerID: player, level: .fast, seed: UInt64(index),

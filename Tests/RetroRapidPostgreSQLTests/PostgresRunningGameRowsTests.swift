@@ -3,6 +3,7 @@ import RetroRapidDomain
 import RetroRapidPostgreSQL
 import RetroRapidRules
 import RetroRapidStorageFixtures
+import RetroRapidSQL
 import Testing
 
 /// Running games where only SQL can check (the game_checkpoints rows, PostgreSQL's unique
@@ -15,11 +16,11 @@ struct PostgresRunningGameRowsTests {
     @Test func aSecondRecordOfOnePublicIDIsAUniqueViolation() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")
-            try beginRunningGame(PostgresRunningGameRepository(connection: connection), "00000000000000aa", player: player, at: start)
+            try beginRunningGame(SQLRunningGameRepository(postgres: connection), "00000000000000aa", player: player, at: start)
             var game = scoredGame(player: player, score: 12, endedAt: start.addingTimeInterval(40))
             game.publicID = "00000000000000aa"
-            try PostgresGameRepository(connection: connection).record(game)
-            let again = #expect(throws: PostgresError.self) { try PostgresGameRepository(connection: connection).record(game) }
+            try SQLGameRepository(executor: connection).record(game)
+            let again = #expect(throws: PostgresError.self) { try SQLGameRepository(executor: connection).record(game) }
             #expect(again?.isUniqueViolation == true)
             #expect(!connection.isInTransaction)
             #expect(try connection.execute("SELECT count(*) FROM games").first?.int(at: 0) == 1)
@@ -29,7 +30,7 @@ struct PostgresRunningGameRowsTests {
     @Test func checkpointsAppendOnlyWhatChanged() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")
-            let repository = PostgresRunningGameRepository(connection: connection)
+            let repository = SQLRunningGameRepository(postgres: connection)
             for id in ["00000000000000a1", "00000000000000a2"] { try beginRunningGame(repository, id, player: player, practice: true, at: start) }
             try repository.checkpoint([
                 GameCheckpoint(publicID: "00000000000000a1", steps: 4, movesBefore: 0, moves: [.init(afterStep: 3, direction: .left)],
@@ -56,8 +57,8 @@ struct PostgresRunningGameRowsTests {
     @Test func aCompactingCheckpointLeavesOnlyTheLatestFullLogsAndWhatItDidNotCover() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")
-            try checkpointThreeGamesThenCompact(runningGames: PostgresRunningGameRepository(connection: connection),
-                                                games: PostgresGameRepository(connection: connection), player: player, start: start)
+            try checkpointThreeGamesThenCompact(runningGames: SQLRunningGameRepository(postgres: connection),
+                                                games: SQLGameRepository(executor: connection), player: player, start: start)
             let left = try connection.execute("SELECT public_id, moves_before, moves FROM game_checkpoints ORDER BY id")
                 .map { $0.cells.map { $0 ?? "NULL" } }
             #expect(left == [["00000000000000a2", "0", ""], ["00000000000000a1", "0", "1L,4R"]])
@@ -67,8 +68,8 @@ struct PostgresRunningGameRowsTests {
     @Test func aRoundCompactedInSlicesLeavesTheFullLogsAndWhatItDidNotCover() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")
-            try checkpointThreeGamesThenCompactInSlices(runningGames: PostgresRunningGameRepository(connection: connection),
-                                                        games: PostgresGameRepository(connection: connection), player: player,
+            try checkpointThreeGamesThenCompactInSlices(runningGames: SQLRunningGameRepository(postgres: connection),
+                                                        games: SQLGameRepository(executor: connection), player: player,
                                                         start: start)
             let left = try connection.execute("SELECT public_id, steps, moves FROM game_checkpoints ORDER BY id")
                 .map { $0.cells.map { $0 ?? "NULL" } }
@@ -80,7 +81,7 @@ struct PostgresRunningGameRowsTests {
     @Test func anEmptyCompactingCheckpointKeepsEveryRunningGamesRowsAndDropsTheRest() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")
-            let repository = PostgresRunningGameRepository(connection: connection)
+            let repository = SQLRunningGameRepository(postgres: connection)
             try beginRunningGame(repository, "00000000000000a1", player: player, practice: true, at: start)
             try repository.checkpoint([
                 GameCheckpoint(publicID: "00000000000000a1", steps: 2, movesBefore: 0, moves: [], durationMilliseconds: 1),
@@ -94,7 +95,7 @@ struct PostgresRunningGameRowsTests {
     @Test func recoveryLeavesNoCheckpointRows() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")
-            let repository = PostgresRunningGameRepository(connection: connection)
+            let repository = SQLRunningGameRepository(postgres: connection)
             try beginRunningGame(repository, "00000000000000aa", player: player, seed: 12345, level: .rapid, at: start)
             let (early, _) = RunningPlay.dodge(seed: 12345, level: .rapid, steps: 20)
             try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: early, durationMilliseconds: 9000),

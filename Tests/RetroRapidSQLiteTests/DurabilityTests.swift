@@ -67,7 +67,7 @@ import Testing
         try withTemporaryDirectory { folder in
             let db = try migratedDatabase(in: folder, named: "check.sqlite")
             let player = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: "Ann", deviceLabel: "", now: Date()).player
-            let games = SQLiteGameRepository(database: db)
+            let games = SQLGameRepository(executor: SQLiteExecutor(database: db))
             var ids: [Int64] = []
             for score in [10, 30, 20, 5] {
                 let now = Date()

@@ -188,7 +188,7 @@ import RetroRapidSQL
             let now = Date()
             let player = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(displayName: "Ann Racer", deviceLabel: "Firefox on Linux", now: now).player
             try SQLQuotaRepository(executor: SQLiteExecutor(database: db)).consumePlay(playerID: player.id, now: now)
-            try SQLiteGameRepository(database: db).record(NewGame(
+            try SQLGameRepository(executor: SQLiteExecutor(database: db)).record(NewGame(
                 playerID: player.id, level: .fast, seed: 7, inputLog: InputLog(steps: 40, moves: []), score: 12, steps: 40,
                 endReason: .crash, startedAt: now.addingTimeInterval(-20), endedAt: now, durationMilliseconds: 20_000))
             let order = try SQLOrderRepository(executor: SQLiteExecutor(database: db)).createOrder(playerID: player.id, now: now)
@@ -259,7 +259,7 @@ import RetroRapidSQL
             }
 
             // An existing file is kept unless --force says otherwise.
-            try SQLiteGameRepository(database: db).record(NewGame(
+            try SQLGameRepository(executor: SQLiteExecutor(database: db)).record(NewGame(
                 playerID: 1, level: .cruise, seed: 1, inputLog: InputLog(steps: 10, moves: []), score: 0, steps: 10,
                 endReason: .abandoned, startedAt: Date(), endedAt: Date(), durationMilliseconds: 0))
             let bytes = try Data(contentsOf: URL(fileURLWithPath: copyPath))

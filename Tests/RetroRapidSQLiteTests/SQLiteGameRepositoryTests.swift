@@ -3,6 +3,7 @@ import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
+import RetroRapidSQL
 import Testing
 
 /// Finished games where only SQL can check (stored columns, a forced fault, tampered rows); the
@@ -22,10 +23,10 @@ import Testing
             let game = NewGame(
                 playerID: player, level: .rapid, seed: seed, inputLog: log, score: state.score, steps: state.step,
                 endReason: .crash, startedAt: start, endedAt: start.addingTimeInterval(42.9), durationMilliseconds: 41_250)
-            let recorded = try SQLiteGameRepository(database: db).record(game)
+            let recorded = try SQLGameRepository(executor: SQLiteExecutor(database: db)).record(game)
 
             let reopened = try Database(path: db.path)
-            #expect(try SQLiteGameRepository(database: reopened).game(id: recorded.game.id) == recorded.game)
+            #expect(try SQLGameRepository(executor: SQLiteExecutor(database: reopened)).game(id: recorded.game.id) == recorded.game)
             let row = try reopened.prepare("""
                 SELECT level, seed, rules_version, input_log, score, steps, end_reason, practice,
                        started_at, ended_at, duration_ms FROM games
@@ -42,7 +43,7 @@ import Testing
     @Test func aBestPointsAtTheGameThatSetIt() throws {
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db)
-            let repository = SQLiteGameRepository(database: db)
+            let repository = SQLGameRepository(executor: SQLiteExecutor(database: db))
             let best = try repository.record(scoredGame(player: ann, score: 50, endedAt: start))
             try repository.record(scoredGame(player: ann, score: 30, endedAt: start.addingTimeInterval(60)))
             try repository.record(scoredGame(player: ann, score: 50, endedAt: start.addingTimeInterval(120)))
@@ -66,7 +67,7 @@ import Testing
                 BEGIN SELECT RAISE(ABORT, 'disk on fire'); END
                 """)
             let error = #expect(throws: DatabaseError.self) {
-                try SQLiteGameRepository(database: db).record(scoredGame(player: ann, score: 10, endedAt: start))
+                try SQLGameRepository(executor: SQLiteExecutor(database: db)).record(scoredGame(player: ann, score: 10, endedAt: start))
             }
             #expect(error?.message.contains("disk on fire") == true)
             #expect(!db.isInTransaction)
@@ -82,7 +83,7 @@ import Testing
     @Test func verifyFindsTamperedGames() throws {
         try withMigratedDatabase(named: "games.sqlite") { db in
             let ann = try insertPlayer(db)
-            let repository = SQLiteGameRepository(database: db)
+            let repository = SQLGameRepository(executor: SQLiteExecutor(database: db))
             var ids: [Int64] = []
             for (index, level) in SpeedLevel.allCases.enumerated() {
                 let seed = UInt64(2026 + index)

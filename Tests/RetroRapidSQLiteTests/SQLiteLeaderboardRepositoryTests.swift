@@ -3,6 +3,7 @@ import RetroRapidRules
 @testable import RetroRapidDomain
 @testable import RetroRapidSQLite
 import RetroRapidStorageFixtures
+@testable import RetroRapidSQL
 import Testing
 
 /// Leaderboards where only SQL can check (query plans, the score counts, a deleted player); the
@@ -13,8 +14,8 @@ import Testing
     /// sum over one board's score counts, a count over one score's entries), never a scan and
     /// sort. Asks SQLite for the plans of the repository's own queries.
     @Test(arguments: [
-        SQLiteLeaderboardRepository.rankSQL, SQLiteLeaderboardRepository.totalSQL, SQLiteLeaderboardRepository.firstPageSQL,
-        SQLiteLeaderboardRepository.pageAfterSQL, SQLiteLeaderboardRepository.pageBeforeSQL,
+        SQLLeaderboardRepository.rankSQL, SQLLeaderboardRepository.totalSQL, SQLLeaderboardRepository.firstPageSQL(.sqlite),
+        SQLLeaderboardRepository.pageAfterSQL(.sqlite), SQLLeaderboardRepository.pageBeforeSQL(.sqlite),
     ])
     func rankingQueriesUseTheirIndexes(sql: String) throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
@@ -36,8 +37,8 @@ import Testing
     /// bests, scores that replace others, and a player deleted with all their scores.
     @Test func ranksMatchASortOfTheBoardThroughReplacementsAndDeletions() throws {
         try withMigratedDatabase(named: "boards.sqlite") { db in
-            let games = SQLiteGameRepository(database: db)
-            let boards = SQLiteLeaderboardRepository(database: db)
+            let games = SQLGameRepository(executor: SQLiteExecutor(database: db))
+            let boards = SQLLeaderboardRepository(executor: SQLiteExecutor(database: db))
             var random = SystemRandomNumberGenerator()
             let start = utc("2026-01-17T20:00:00Z")  // a Saturday evening
             var ids: [Int64] = []

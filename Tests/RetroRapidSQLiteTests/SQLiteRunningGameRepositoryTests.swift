@@ -3,6 +3,7 @@ import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
+import RetroRapidSQL
 import Testing
 
 /// Games while they run where only SQL can check (checkpoint rows, SQLite's constraint, a
@@ -21,11 +22,11 @@ import Testing
     @Test func aSecondRecordOfOnePublicIDIsAUniqueViolation() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            try begin(SQLiteRunningGameRepository(database: db), "00000000000000aa", player: player)
+            try begin(SQLRunningGameRepository(sqlite: SQLiteExecutor(database: db)), "00000000000000aa", player: player)
             var game = scoredGame(player: player, score: 12, endedAt: start.addingTimeInterval(40))
             game.publicID = "00000000000000aa"
-            try SQLiteGameRepository(database: db).record(game)
-            let again = #expect(throws: DatabaseError.self) { try SQLiteGameRepository(database: db).record(game) }
+            try SQLGameRepository(executor: SQLiteExecutor(database: db)).record(game)
+            let again = #expect(throws: DatabaseError.self) { try SQLGameRepository(executor: SQLiteExecutor(database: db)).record(game) }
             #expect(again?.isUniqueViolation == true)
             #expect(try db.scalar("SELECT count(*) FROM games") == .integer(1))
         }
@@ -35,7 +36,7 @@ import Testing
     @Test func checkpointsAppendOnlyWhatChanged() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SQLiteRunningGameRepository(database: db)
+            let repository = SQLRunningGameRepository(sqlite: SQLiteExecutor(database: db))
             for id in ["00000000000000a1", "00000000000000a2"] { try begin(repository, id, player: player, practice: true) }
             try repository.checkpoint([
                 GameCheckpoint(publicID: "00000000000000a1", steps: 4, movesBefore: 0, moves: [.init(afterStep: 3, direction: .left)],
@@ -56,11 +57,11 @@ import Testing
     // Stays here: a batch goes in INSERTs of several rows, texts bound in place; every row of
     // batches on both sides of a statement's size must land whole, in the batch's order, with
     // its own values (not a neighbour's, not a stale buffer's), an empty log as '' not NULL.
-    @Test(arguments: [1, SQLiteRunningGameRepository.rowsPerInsert - 1, SQLiteRunningGameRepository.rowsPerInsert,
-                      SQLiteRunningGameRepository.rowsPerInsert + 1, 2 * SQLiteRunningGameRepository.rowsPerInsert + 5])
+    @Test(arguments: [1, SQLiteCheckpointTable.rowsPerInsert - 1, SQLiteCheckpointTable.rowsPerInsert,
+                      SQLiteCheckpointTable.rowsPerInsert + 1, 2 * SQLiteCheckpointTable.rowsPerInsert + 5])
     func aBatchOfAnySizeWritesEveryRowWithItsOwnValuesInOrder(_ count: Int) throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
-            let repository = SQLiteRunningGameRepository(database: db)
+            let repository = SQLRunningGameRepository(sqlite: SQLiteExecutor(database: db))
             func batch(_ round: Int) -> [GameCheckpoint] {
                 (0..<count).map { index in
                     // Ids and logs of different lengths, so a text bound at a wrong offset shows.
@@ -88,8 +89,8 @@ import Testing
     @Test func aCompactingCheckpointLeavesOnlyTheLatestFullLogsAndWhatItDidNotCover() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SQLiteRunningGameRepository(database: db)
-            try checkpointThreeGamesThenCompact(runningGames: repository, games: SQLiteGameRepository(database: db),
+            let repository = SQLRunningGameRepository(sqlite: SQLiteExecutor(database: db))
+            try checkpointThreeGamesThenCompact(runningGames: repository, games: SQLGameRepository(executor: SQLiteExecutor(database: db)),
                                                 player: player, start: start)
 
             let left = try db.prepare("SELECT public_id, moves_before, moves FROM game_checkpoints ORDER BY id")
@@ -103,8 +104,8 @@ import Testing
     @Test func aRoundCompactedInSlicesLeavesTheFullLogsAndWhatItDidNotCover() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            try checkpointThreeGamesThenCompactInSlices(runningGames: SQLiteRunningGameRepository(database: db),
-                                                        games: SQLiteGameRepository(database: db), player: player, start: start)
+            try checkpointThreeGamesThenCompactInSlices(runningGames: SQLRunningGameRepository(sqlite: SQLiteExecutor(database: db)),
+                                                        games: SQLGameRepository(executor: SQLiteExecutor(database: db)), player: player, start: start)
 
             let left = try db.prepare("SELECT public_id, steps, moves FROM game_checkpoints ORDER BY id")
                 .query { [$0.value(at: 0), $0.value(at: 1), $0.value(at: 2)] }
@@ -119,7 +120,7 @@ import Testing
     @Test func recoveryLeavesNoCheckpointRows() throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
-            let repository = SQLiteRunningGameRepository(database: db)
+            let repository = SQLRunningGameRepository(sqlite: SQLiteExecutor(database: db))
             try begin(repository, "00000000000000aa", player: player, seed: 12345, level: .rapid)
             let (early, _) = RunningPlay.dodge(seed: 12345, level: .rapid, steps: 20)
             try repository.checkpoint([GameCheckpoint(publicID: "00000000000000aa", log: early, durationMilliseconds: 9000)],
@@ -156,7 +157,7 @@ import Testing
             let applied = try Migrator(database: db, directory: productMigrations).migrate()
             #expect(applied.map(\.identifier).contains("0005_game_ids_running_games"))
             #expect(try db.scalar("SELECT count(*) FROM best_scores") == .integer(1))
-            let old = try #require(try SQLiteGameRepository(database: db).game(id: 1))
+            let old = try #require(try SQLGameRepository(executor: SQLiteExecutor(database: db)).game(id: 1))
             #expect(old.publicID == nil && old.displayID == "#1" && old.score == 4)
             // The rebuilt table still cascades to the boards, and accepts the new end.
             try db.prepare("DELETE FROM games WHERE id = 1").execute()
@@ -167,7 +168,7 @@ import Testing
                     == [.text("games_one_scored_daily"), .text("games_by_player")])
             var crashed = scoredGame(player: player, score: 3, endedAt: start)
             crashed.endReason = .serverCrash
-            #expect(try SQLiteGameRepository(database: db).record(crashed).game.endReason == .serverCrash)
+            #expect(try SQLGameRepository(executor: SQLiteExecutor(database: db)).record(crashed).game.endReason == .serverCrash)
         }
     }
 }

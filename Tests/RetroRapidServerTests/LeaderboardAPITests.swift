@@ -2,6 +2,7 @@ import Foundation
 import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSQLite
+import RetroRapidSQL
 import Testing
 @testable import RetroRapidServer
 
@@ -11,7 +12,7 @@ struct LeaderboardAPITests {
     static func record(_ server: RunningGameServer, publicID: String, score: Int, level: SpeedLevel = .fast) throws {
         let steps = score + 6
         let now = Date()
-        try SQLiteGameRepository(database: server.database()).record(NewGame(
+        try SQLGameRepository(executor: SQLiteExecutor(database: server.database())).record(NewGame(
             playerID: try server.playerRowID(publicID: publicID), level: level, seed: 1,
             inputLog: InputLog(steps: steps, moves: []), score: score, steps: steps, endReason: .crash,
             startedAt: now.addingTimeInterval(-30), endedAt: now, durationMilliseconds: 30_000))

@@ -18,16 +18,16 @@ struct PlayTogetherAPITests {
     @discardableResult
     func playDaily(_ server: RunningGameServer, _ player: String, id: String, score: Int, practice: Bool = false) throws -> NewGame {
         let database = try server.database()
-        let seed = try SQLiteDailyRoadRepository(database: database).seed(level: .fast, day: today, now: now)
+        let seed = try SQLDailyRoadRepository(executor: SQLiteExecutor(database: database)).seed(level: .fast, day: today, now: now)
         let playerID = try server.playerRowID(publicID: player)
         let startedAt = max(today.start, now.addingTimeInterval(-30))
-        try SQLiteRunningGameRepository(database: database).begin(RunningGameStart(
+        try SQLRunningGameRepository(sqlite: SQLiteExecutor(database: database)).begin(RunningGameStart(
             publicID: id, playerID: playerID, level: .fast, seed: seed, practice: practice, startedAt: startedAt, road: .daily(today)))
         let steps = score + 6
         let game = NewGame(publicID: id, playerID: playerID, level: .fast, seed: seed, inputLog: InputLog(steps: steps, moves: []),
                            score: score, steps: steps, endReason: .crash, practice: practice, startedAt: startedAt, endedAt: now,
                            durationMilliseconds: 0, road: .daily(today))
-        try SQLiteGameRepository(database: database).record(game)
+        try SQLGameRepository(executor: SQLiteExecutor(database: database)).record(game)
         return game
     }
 
@@ -37,7 +37,7 @@ struct PlayTogetherAPITests {
         let game = NewGame(publicID: id, playerID: try server.playerRowID(publicID: player), level: .fast, seed: 9,
                            inputLog: InputLog(steps: steps, moves: []), score: score, steps: steps, endReason: .abandoned,
                            startedAt: now.addingTimeInterval(-30), endedAt: now, durationMilliseconds: 30_000)
-        try SQLiteGameRepository(database: try server.database()).record(game)
+        try SQLGameRepository(executor: SQLiteExecutor(database: try server.database())).record(game)
         return game
     }
 

@@ -3,6 +3,7 @@ import RetroRapidBots
 import RetroRapidDomain
 import RetroRapidRules
 import RetroRapidSQLite
+import RetroRapidSQL
 import Testing
 @testable import RetroRapidServer
 
@@ -26,7 +27,7 @@ struct ReplayHostTests {
         var bot = RandomBot(seed: seed)
         let (result, game) = Simulation.play(seed: seed, level: .rapid, maxSteps: 200, bot: &bot)
         let publicID = String(format: "%016llx", seed &* 0x9E37_79B9)
-        try SQLiteGameRepository(database: server.database()).record(NewGame(
+        try SQLGameRepository(executor: SQLiteExecutor(database: server.database())).record(NewGame(
             publicID: publicID, playerID: try server.playerRowID(publicID: player), level: .rapid, seed: seed,
             inputLog: game.log, score: result.score, steps: result.steps, endReason: result.survived ? .abandoned : .crash,
             practice: practice, startedAt: startedAt, endedAt: startedAt.addingTimeInterval(30), durationMilliseconds: 20_000,

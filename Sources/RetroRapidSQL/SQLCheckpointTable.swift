@@ -1,0 +1,46 @@
+import RetroRapidDomain
+
+/// What each backend does its own way with `game_checkpoints`, the hot table of running games
+/// (one row per running game per interval): how a batch is appended, how a compacting round
+/// deletes what it made redundant, and how a game's rows are read back. The rules around them
+/// (``SQLRunningGameRepository``) are written once.
+///
+/// Threading rule: as its connection, one thread at a time (a storage thread); every method
+/// runs inside the caller's transaction.
+public protocol SQLCheckpointTable {
+    /// An id above every row committed so far and at or below every row appended after this
+    /// call: where a compacting round starts (SQLite: the table's largest rowid + 1;
+    /// PostgreSQL: the identity's largest value + 1, handed out in rising order).
+    func nextRowID() throws -> Int64
+
+    /// Appends `batch` (never empty) as rows written at `at`.
+    func append(_ batch: [GameCheckpoint], at: String) throws
+
+    /// Deletes the rows below `first` that a compacting round made redundant: those of a game
+    /// in `covered` (its full log is at or above `first`) and those of games no longer running.
+    /// A running game left out of `covered` keeps every row.
+    func deleteCompacted(before first: Int64, covered: Set<String>) throws
+
+    /// Calls `body` with every row of the games `publicIDs`, each game's in id order (other
+    /// games' rows may come between).
+    func forEachRow(ofGames publicIDs: [String], _ body: (CheckpointRow) throws -> Void) throws
+}
+
+/// One `game_checkpoints` row as read back.
+public struct CheckpointRow {
+    public var publicID: String
+    public var steps: Int
+    public var movesBefore: Int
+    public var moves: String
+    public var durationMilliseconds: Int
+    public var at: String
+
+    public init(publicID: String, steps: Int, movesBefore: Int, moves: String, durationMilliseconds: Int, at: String) {
+        self.publicID = publicID
+        self.steps = steps
+        self.movesBefore = movesBefore
+        self.moves = moves
+        self.durationMilliseconds = durationMilliseconds
+        self.at = at
+    }
+}

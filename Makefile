@@ -49,7 +49,7 @@ POSTGRES_E2E_TESTS = \
 	Tests/python/test_ws_shutdown.py \
 	Tests/python/test_ws_server_crash.py
 
-.PHONY: all deps build run test test-postgres-e2e test-sanitizers fuzz fuzz-merge bench bench-capacity bench-cost sim clean python-test-deps
+.PHONY: all deps build run test test-postgres-e2e test-sanitizers fuzz fuzz-merge bench bench-capacity bench-cost sim clean python-test-deps charts
 
 all: build
 
@@ -136,3 +136,8 @@ sim: build
 
 clean:
 	rm -rf .build
+
+# docs/BENCHMARKS.md's two charts (docs/figures/*.svg), redrawn from the figures' CSVs beside
+# them; scripts/draw-benchmark-charts.py says how to draw them from a new benchmark run.
+charts:
+	python3 scripts/draw-benchmark-charts.py

@@ -1,5 +1,5 @@
 """`retrorapid bench-storage` runs to the end on both backends at a tiny size: every figure the
-benchmark reports (docs/BENCHMARKS.md, "Storage" and "Scale out") is printed, and the
+benchmark reports (docs/BENCHMARKS.md, "Storage" and "Checkpoints of running games") is printed, and the
 PostgreSQL run drops the database it made for itself. Figures are not checked: speed is for
 the benchmark, never for a test."""
 

@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "RetroRapidPostgreSQL", dependencies: ["CLibPQ", "RetroRapidSQL", "RetroRapidDomain", "RetroRapidRules"]),
         // Opens storage from the configuration (StorageFactory): the one place that picks a
         // backend. A new backend is a target beside RetroRapidSQLite, chosen here.
-        .target(name: "RetroRapidStorage", dependencies: ["RetroRapidDomain", "RetroRapidSQLite", "RetroRapidPostgreSQL", "RetroRapidSupport", "RetroRapidRules"]),
+        .target(name: "RetroRapidStorage", dependencies: ["RetroRapidDomain", "RetroRapidSQL", "RetroRapidSQLite", "RetroRapidPostgreSQL", "RetroRapidSupport", "RetroRapidRules"]),
         // libwebsockets in one place, the only importer of CLibWebSockets and CLibEV: the context
         // and its C memory, the service thread, the callback trampolines, the connection
         // handle, the one-timer tick scheduler, the monotonic clock, libwebsockets' log lines.

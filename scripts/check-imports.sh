@@ -10,8 +10,9 @@
 #   - Sources/RetroRapidDomain imports only Foundation and RetroRapidRules;
 #   - CLibFuzzer: only Sources/RetroRapidFuzz;
 #   - Sources/RetroRapidRules imports nothing at all (pure Swift, not even Foundation);
-#   - RetroRapidSQL (the one SQL layer): only the two backends and the tests, and it imports
-#     only Foundation, the domain and the rules itself.
+#   - RetroRapidSQL (the one SQL layer): only the two backends, Sources/RetroRapidStorage (the
+#     copier moves rows from one backend to the other as its values) and the tests, and it
+#     imports only Foundation, the domain and the rules itself.
 # Every Swift file under Sources/ and Tests/ is checked, whatever form the import takes
 # (`@testable import`, `import struct M.T`, `public import`, `@_implementationOnly import`).
 # Usage: scripts/check-imports.sh   (from anywhere inside the repository)
@@ -53,7 +54,7 @@ only CLibPQ Sources/RetroRapidPostgreSQL
 only RetroRapidSQLite Sources/RetroRapidStorage Tests
 only RetroRapidPostgreSQL Sources/RetroRapidStorage Tests
 only CLibFuzzer Sources/RetroRapidFuzz
-only RetroRapidSQL Sources/RetroRapidSQLite Sources/RetroRapidPostgreSQL Tests
+only RetroRapidSQL Sources/RetroRapidSQLite Sources/RetroRapidPostgreSQL Sources/RetroRapidStorage Tests
 
 rules=$(imports Sources/RetroRapidRules)
 if [ -n "$rules" ]; then

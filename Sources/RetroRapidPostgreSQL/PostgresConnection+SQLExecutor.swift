@@ -8,7 +8,7 @@ extension PostgresConnection: SQLExecutor {
 
     @discardableResult
     public func query(_ sql: String, _ binds: [any SQLBindable]) throws -> SQLResult {
-        let result = try execute(sql, binds.map { $0.sqlValue.postgresValue })
+        let result = try execute(sql, binds)
         let columns = SQLColumns(result.columnNames)
         let rows = result.rows.map { cells in
             SQLRow(columns: columns, values: cells.map { $0.map(SQLValue.text) ?? .null })
@@ -28,20 +28,5 @@ extension PostgresConnection: SQLExecutor {
         guard let error = error as? PostgresError else { return nil }
         if error.isUniqueViolation { return .unique }
         return error.isForeignKeyViolation ? .foreignKey : nil
-    }
-}
-
-extension SQLValue {
-    /// The value as it goes over the wire; a real number as its text (the server reads it
-    /// into the column's type).
-    var postgresValue: PostgresValue {
-        switch self {
-        case .null: return .null
-        case .integer(let integer): return .integer(integer)
-        case .real(let real): return .text(String(real))
-        case .text(let text): return .text(text)
-        case .boolean(let bool): return .boolean(bool)
-        case .bytes(let bytes): return .bytes(bytes)
-        }
     }
 }

@@ -67,9 +67,9 @@ public final class PostgresConnection {
 
     /// Runs one statement with parameters and returns its rows.
     @discardableResult
-    public func execute(_ sql: String, _ parameters: [any PostgresBindable] = []) throws -> PostgresResult {
+    public func execute(_ sql: String, _ parameters: [any SQLBindable] = []) throws -> PostgresResult {
         try reconnectIfLost()
-        let values = parameters.map(\.postgresValue)
+        let values = parameters.map(\.sqlValue)
         let name = try statementName(for: sql, values)
         let result = withParameters(values) { pointers, lengths, formats in
             PQexecPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 0)
@@ -165,10 +165,10 @@ public final class PostgresConnection {
         }
     }
 
-    private func statementName(for sql: String, _ values: [PostgresValue]) throws -> String {
+    private func statementName(for sql: String, _ values: [SQLValue]) throws -> String {
         if let name = prepared[sql] { return name }
         let name = "rr\(prepared.count + 1)"
-        var types = values.map(\.typeOID)
+        var types = values.map(\.postgresTypeOID)
         let result = PQprepare(handle, name, sql, Int32(types.count), &types)
         _ = try consume(result, sql: sql)
         prepared[sql] = name
@@ -226,7 +226,7 @@ public struct PostgresNotification: Sendable, Equatable {
 
 /// Calls `body` with the values as libpq wants them: C strings for text, raw bytes (binary
 /// format) for `bytea`, a null pointer for NULL. The buffers live until `body` returns.
-private func withParameters<R>(_ values: [PostgresValue],
+private func withParameters<R>(_ values: [SQLValue],
                                _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R) -> R {
     var buffers: [UnsafeMutablePointer<CChar>?] = []
     var lengths: [Int32] = []
@@ -239,6 +239,8 @@ private func withParameters<R>(_ values: [PostgresValue],
         case .null: bytes = nil
         case .text(let text): bytes = Array(text.utf8)
         case .integer(let number): bytes = Array(String(number).utf8)
+        // A real number as its text: the server reads it into the column's type.
+        case .real(let number): bytes = Array(String(number).utf8)
         case .boolean(let flag): bytes = Array((flag ? "t" : "f").utf8)
         case .bytes(let raw): bytes = raw; binary = true
         }

@@ -1,6 +1,8 @@
 import Foundation
+import RetroRapidSQL
 
-/// One SQLite value, with SQLite's five storage classes.
+/// One SQLite value as read back, with SQLite's five storage classes. What is bound is any
+/// `SQLBindable` (`Statement.bind`).
 public enum DatabaseValue: Sendable, Hashable {
     case null
     case integer(Int64)
@@ -9,48 +11,15 @@ public enum DatabaseValue: Sendable, Hashable {
     case blob([UInt8])
 }
 
-/// A Swift value that can be bound to a statement parameter.
-///
-/// Only the types the storage code needs conform. `Int32` and friends do not, on purpose:
-/// every integer goes through `Int64` so nothing is truncated.
-public protocol DatabaseValueConvertible {
-    var databaseValue: DatabaseValue { get }
-}
-
-extension DatabaseValue: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { self }
-}
-
-extension Int: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
-}
-
-extension Int64: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(self) }
-}
-
-extension Double: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .real(self) }
-}
-
-extension String: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .text(self) }
-}
-
-/// SQLite has no boolean: 0 and 1, as its own `TRUE`/`FALSE` keywords are.
-extension Bool: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
-}
-
-extension Array: DatabaseValueConvertible where Element == UInt8 {
-    public var databaseValue: DatabaseValue { .blob(self) }
-}
-
-extension Data: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .blob([UInt8](self)) }
-}
-
-/// `nil` binds NULL, so optional columns (`last_seen_at`) bind without a special case.
-extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+extension DatabaseValue: SQLBindable {
+    /// A value read from SQLite, bound again as it was (a blob as bytes).
+    public var sqlValue: SQLValue {
+        switch self {
+        case .null: return .null
+        case .integer(let integer): return .integer(integer)
+        case .real(let real): return .real(real)
+        case .text(let text): return .text(text)
+        case .blob(let bytes): return .bytes(bytes)
+        }
+    }
 }

@@ -28,7 +28,7 @@ public final class SQLiteExecutor: SQLExecutor {
     public func query(_ sql: String, _ binds: [any SQLBindable]) throws -> SQLResult {
         let entry = try cached(sql)
         let statement = entry.statement
-        try statement.bind(binds.map { $0.sqlValue.databaseValue })
+        try statement.bind(binds)
         let rows = try statement.query { row in
             SQLRow(columns: entry.columns, values: (0..<entry.columns.names.count).map { row.value(at: $0).sqlValue })
         }
@@ -64,31 +64,5 @@ public final class SQLiteExecutor: SQLExecutor {
                                     columns: SQLColumns((0..<statement.columnCount).map(statement.columnName(at:))))
         cache[sql] = entry
         return entry
-    }
-}
-
-extension SQLValue {
-    /// The value as SQLite stores it: a boolean as 0 or 1, as SQLite's own TRUE and FALSE are.
-    var databaseValue: DatabaseValue {
-        switch self {
-        case .null: return .null
-        case .integer(let integer): return .integer(integer)
-        case .real(let real): return .real(real)
-        case .text(let text): return .text(text)
-        case .boolean(let bool): return .integer(bool ? 1 : 0)
-        case .bytes(let bytes): return .blob(bytes)
-        }
-    }
-}
-
-extension DatabaseValue {
-    var sqlValue: SQLValue {
-        switch self {
-        case .null: return .null
-        case .integer(let integer): return .integer(integer)
-        case .real(let real): return .real(real)
-        case .text(let text): return .text(text)
-        case .blob(let bytes): return .bytes(bytes)
-        }
     }
 }

@@ -1,4 +1,5 @@
 import CSQLite3
+import RetroRapidSQL
 
 /// One compiled SQL statement, finalized when the last reference goes.
 ///
@@ -37,10 +38,10 @@ public final class Statement {
     // MARK: - Binding
 
     /// Binds `value` to the parameter at `index` (1-based).
-    public func bind(_ value: any DatabaseValueConvertible, at index: Int) throws {
+    public func bind(_ value: any SQLBindable, at index: Int) throws {
         let position = Int32(index)
         let result: Int32
-        switch value.databaseValue {
+        switch value.sqlValue {
         case .null:
             result = sqlite3_bind_null(handle, position)
         case .integer(let integer):
@@ -51,7 +52,11 @@ public final class Statement {
         case .text(let text):
             try bindText(text, at: index)
             return
-        case .blob(let bytes):
+        case .boolean(let bool):
+            // SQLite has no boolean: 0 and 1, as its own TRUE and FALSE are.
+            try bindInteger(bool ? 1 : 0, at: index)
+            return
+        case .bytes(let bytes):
             result = bytes.withUnsafeBytes { buffer in
                 // A NULL pointer would bind NULL, not the empty blob.
                 guard let start = buffer.baseAddress, !buffer.isEmpty else {
@@ -66,7 +71,7 @@ public final class Statement {
     }
 
     /// Binds an integer to the parameter at `index` (1-based): `bind(_:at:)` without the
-    /// existential and the `DatabaseValue` in between, for a statement run once a row.
+    /// existential and the `SQLValue` in between, for a statement run once a row.
     public func bindInteger(_ value: Int64, at index: Int) throws {
         let result = sqlite3_bind_int64(handle, Int32(index), value)
         guard result == SQLITE_OK else { throw DatabaseError(connection: database.handle, code: result, sql: sql) }
@@ -106,7 +111,7 @@ public final class Statement {
     }
 
     /// Binds `value` to the parameter written `name` in the SQL, prefix included (`:id`).
-    public func bind(_ value: any DatabaseValueConvertible, named name: String) throws {
+    public func bind(_ value: any SQLBindable, named name: String) throws {
         let index = sqlite3_bind_parameter_index(handle, name)
         guard index > 0 else {
             throw DatabaseError(extendedCode: .range, message: "no parameter named \(name)", sql: sql)
@@ -116,7 +121,7 @@ public final class Statement {
 
     /// Replaces every binding with `values`, in order. Their count must match the statement's
     /// parameters: a missing value would otherwise silently be NULL.
-    public func bind(_ values: [any DatabaseValueConvertible]) throws {
+    public func bind(_ values: [any SQLBindable]) throws {
         guard values.count == parameterCount else {
             throw DatabaseError(
                 extendedCode: .range,
@@ -132,7 +137,7 @@ public final class Statement {
     }
 
     /// Replaces every binding with `values`, keyed by parameter name with its prefix (`:id`).
-    public func bind(named values: [String: any DatabaseValueConvertible]) throws {
+    public func bind(named values: [String: any SQLBindable]) throws {
         clearBindings()
         for (name, value) in values {
             try bind(value, named: name)
@@ -171,7 +176,7 @@ public final class Statement {
     }
 
     /// Binds `values`, then runs like ``execute()``.
-    public func execute(_ values: [any DatabaseValueConvertible]) throws {
+    public func execute(_ values: [any SQLBindable]) throws {
         try bind(values)
         try execute()
     }
@@ -188,7 +193,7 @@ public final class Statement {
     }
 
     /// Binds `values`, then runs like ``query(_:)``.
-    public func query<Row>(_ values: [any DatabaseValueConvertible], _ row: (Statement) throws -> Row) throws -> [Row] {
+    public func query<Row>(_ values: [any SQLBindable], _ row: (Statement) throws -> Row) throws -> [Row] {
         try bind(values)
         return try query(row)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidDomain
 import RetroRapidPostgreSQL
+import RetroRapidSQL
 import RetroRapidSQLite
 
 /// Copies every row of a SQLite store into an empty PostgreSQL database: how an installation
@@ -320,7 +321,7 @@ public struct StorageCopier {
         let columnList = table.columns.map { quoted($0.name) }.joined(separator: ", ")
         let perBatch = max(1, min(batchRows, 65_535 / max(1, table.columns.count)))
         var digest = RowDigest()
-        var batch: [PostgresValue] = []
+        var batch: [SQLValue] = []
         var batchCount = 0
         var firstRow = 1
 
@@ -373,7 +374,7 @@ public struct StorageCopier {
     }
 
     /// SQLite's value as its PostgreSQL column takes it.
-    private func converted(_ value: DatabaseValue, to column: Column, in table: String) throws -> PostgresValue {
+    private func converted(_ value: DatabaseValue, to column: Column, in table: String) throws -> SQLValue {
         switch (value, column.kind) {
         case (.null, _): return .null
         case (.integer(let number), .integer): return .integer(number)

@@ -1,6 +1,7 @@
 import RetroRapidDomain
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
+import RetroRapidSQL
 import Testing
 
 @Suite struct DatabaseErrorTests {
@@ -42,7 +43,7 @@ import Testing
                 INSERT INTO children VALUES (1, 1, 'a', 3);
                 """)
             let insert = try db.prepare("INSERT INTO children (parent_id, code, age) VALUES (?, ?, ?)")
-            func failure(_ values: [any DatabaseValueConvertible]) -> DatabaseError? {
+            func failure(_ values: [any SQLBindable]) -> DatabaseError? {
                 #expect(throws: DatabaseError.self) { try insert.execute(values) }
             }
 

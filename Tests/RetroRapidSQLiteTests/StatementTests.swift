@@ -50,7 +50,7 @@ import Testing
             let bytes: [UInt8] = [0, 0, 7, 0, 255, 0]
             let insert = try db.prepare("INSERT INTO blobs (bytes) VALUES (?)")
             try insert.execute([bytes])
-            try insert.execute([Data(bytes)])
+            try insert.execute([DatabaseValue.blob(bytes)])
             try insert.execute([[UInt8]()])
 
             let read = try db.prepare("SELECT bytes FROM blobs ORDER BY id").query { $0.blob(at: 0) }

@@ -1,6 +1,7 @@
 import Foundation
 import RetroRapidRules
 import RetroRapidDomain
+import RetroRapidSQL
 import RetroRapidSQLite
 import RetroRapidStorageFixtures
 
@@ -68,12 +69,12 @@ func bytes(_ haystack: [UInt8], contain needle: [UInt8]) -> Bool {
 
 extension Database {
     /// The first column of every row of `sql`.
-    func column(_ sql: String, _ values: [any DatabaseValueConvertible] = []) throws -> [DatabaseValue] {
+    func column(_ sql: String, _ values: [any SQLBindable] = []) throws -> [DatabaseValue] {
         try prepare(sql).query(values) { $0.value(at: 0) }
     }
 
     /// The first column of the first row of `sql`.
-    func scalar(_ sql: String, _ values: [any DatabaseValueConvertible] = []) throws -> DatabaseValue {
+    func scalar(_ sql: String, _ values: [any SQLBindable] = []) throws -> DatabaseValue {
         try column(sql, values).first ?? .null
     }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The storage benchmark behind docs/BENCHMARKS.md ("Storage (issue 3)"): finished games
+# The storage benchmark behind docs/BENCHMARKS.md ("Storage"): finished games
 # stored per second (synchronous=FULL as the server runs, NORMAL for comparison), then
 # leaderboard top-20 and around-me latency (median, p99) with a million best scores.
 # Usage: scripts/bench-storage.sh [retrorapid bench-storage options, e.g. --scores 100000]

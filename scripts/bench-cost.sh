@@ -2,7 +2,7 @@
 # The cost per frame behind docs/BENCHMARKS.md ("Cost per frame"): instructions and heap
 # allocations the server process executes per step frame sent and per move answered, counted by
 # valgrind's callgrind on a fixed, bounded workload, so that a change is judged by a number this
-# shared machine's noise does not move (issue 17).
+# shared machine's noise does not move.
 #
 #   scripts/bench-cost.sh                                  RetroRapid and the direct C broadcaster
 #   scripts/bench-cost.sh --runs 3                         the figures in docs/BENCHMARKS.md

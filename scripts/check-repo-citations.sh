@@ -6,7 +6,9 @@
 #   - `docs/NAME.md` / `docs/NAME.json` named anywhere that does not exist;
 #   - relative links in README.md and docs/*.md whose target does not exist;
 #   - a source file named by its path (`Sources/…/X.swift`, `Tests/…/X.swift`) that does not
-#     exist (a file moved without its mentions).
+#     exist (a file moved without its mentions);
+#   - "issue N", "session N" or "ACCESSIBILITY #N": the tracker, work sessions and checklist
+#     they name are not in the repository, so a comment or document says the reason itself.
 # Tracked and new (untracked, not ignored) files are checked; the work tree, not the index.
 # Usage: scripts/check-repo-citations.sh   (from anywhere inside the repository)
 set -euo pipefail
@@ -62,7 +64,22 @@ while IFS= read -r hit; do
     fi
 done < <(git grep --untracked -nIoE '(Sources|Tests)/[A-Za-z0-9_/.-]+\.swift' -- . ":!$self" "${frozen[@]}" || true)
 
+# 5. Issue, session and checklist numbers ("issue 17", "Issues 3", "session 8", "ACCESSIBILITY
+#    #27") in the code, the docs, the build and the migrations. Released migrations that cite an
+#    issue keep it (frozen, as above); a new migration is checked.
+frozen_numbered=("${frozen[@]}" ":!Migrations/0005_game_ids_running_games.sql"
+                 ":!Migrations/0006_order_checkout.sql" ":!Migrations/0007_cluster_nodes.sql"
+                 ":!Migrations/0008_play_together.sql" ":!Migrations/postgresql/0003_play_together.sql")
+numbered=$(git grep --untracked -nIiE '\bissues? #?[0-9]+|\bsession #?[0-9]+|ACCESSIBILITY #[0-9]+' \
+               -- Sources Tests Web scripts Deploy docs README.md Makefile .ci Migrations \
+                  ":!$self" "${frozen_numbered[@]}" || true)
+if [ -n "$numbered" ]; then
+    echo "Issue, session or checklist numbers (say the reason instead; the tracker is not in the repository):" >&2
+    echo "$numbered" >&2
+    failed=1
+fi
+
 if [ "$failed" -ne 0 ]; then
     exit 1
 fi
-echo "check-repo-citations: every cited document is in the repository"
+echo "check-repo-citations: every cited document is in the repository, and no issue, session or checklist numbers"

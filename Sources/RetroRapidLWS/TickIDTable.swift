@@ -3,7 +3,7 @@
 ///
 /// Instead of `[Int: Int32]` because every step of every game looks its id up here: the ids are
 /// match ids counting up from 1 (and a few negative ones), which a multiply-and-shift spreads
-/// evenly, where `Dictionary` hashes each with SipHash (issue 17). Kept at most half full;
+/// evenly, where `Dictionary` hashes each with SipHash. Kept at most half full;
 /// removal shifts the entries behind back, so there are no tombstones.
 struct TickIDTable {
     private struct Slot {

@@ -6,7 +6,7 @@
 /// due at its end, so nothing is ever taken before its deadline; buckets are taken earliest
 /// first, and each id once. Pure: the caller says what time it is.
 ///
-/// Every step of every game passes here (issue 17), so no dictionary and no allocation once
+/// Every step of every game passes here, so no dictionary and no allocation once
 /// warm: each id's entry is found through `TickIDTable`; the buckets from `base` on, as far as
 /// `wheelSlots` of them, are a timing wheel (a list per bucket, a bitmap of the buckets in use);
 /// a deadline beyond the wheel (a checkpoint, a player's grace to reconnect) waits in the `far`

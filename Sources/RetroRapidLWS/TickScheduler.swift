@@ -26,7 +26,7 @@ public enum MonotonicClock {
 public final class TickScheduler {
     // Its state is unchecked for exclusivity: every frame passes here several times, and no
     // access overlaps another (`fire` takes the due ids before it calls `onDue`, which may
-    // schedule again), so swift_beginAccess per access would only cost (issue 17).
+    // schedule again), so swift_beginAccess per access would only cost.
     /// Called for each id whose deadline has come, with the time it was taken at.
     @exclusivity(unchecked) public var onDue: (_ id: Int, _ now: Int64) -> Void = { _, _ in }
     /// Called once after each batch of `onDue` calls (to flush counters once, not per game).

@@ -93,7 +93,7 @@ public enum StorageFactory {
     }
 
     /// The PostgreSQL backend's one entry point: `server.conninfo` is what libpq connects with;
-    /// messages and `location` use `server.redacted`. Not built into this binary yet.
+    /// messages and `location` use `server.redacted`.
     private static func openPostgreSQL(_ server: DatabaseURL.PostgreSQL, migrationsPath: String, ifMissing: Missing,
                                        durability: Durability) throws -> any StorageConnection {
         let connection: PostgresConnection

@@ -1,8 +1,8 @@
 """The race fits the screen: during a game the road, the C/E/G strip under it, the score and the
 lane are all inside the viewport at once, none overlapping another, without scrolling after
 Start, at phone portrait (390×844), phone landscape (844×390) and 1280×800, at 100 % and 200 %
-text (issue 12: below the road in portrait, cut off in landscape and at 1280×800, a wrapped
-4-digit score). Screenshots go to the test's tmp folder."""
+text (the ways it can fail: the strip pushed below the road in portrait, the road cut off in
+landscape or at 1280×800, a 4-digit score wrapped). Screenshots go to the test's tmp folder."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The rough edges of issue 12, each seen in a real headless Chromium against the real server:
+"""Rough edges of the client, each seen in a real headless Chromium against the real server:
 words and numbers never break inside on a phone or at 200 % text, radios do not touch, the
 current page is marked unlike the focus ring, the retro font keeps its word spaces, a paused
 road says so, the game-over panel names the level, at 0 plays Start and Play again are off with

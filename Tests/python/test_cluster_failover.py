@@ -1,4 +1,4 @@
-"""A node of a cluster that dies loses nothing acknowledged, and its games live on (issue 15):
+"""A node of a cluster that dies loses nothing acknowledged, and its games live on:
 two real `retrorapid serve` nodes on one PostgreSQL database, many real clients playing
 through node A, A killed with SIGKILL mid-play. Every score a client saw acknowledged
 (`gameOver` with `saved: true`) is in the database; each player whose game was running gets it

@@ -1,4 +1,4 @@
-"""Group commit loses nothing it acknowledged (issue 17): many players start and quit games at
+"""Group commit loses nothing it acknowledged: many players start and quit games at
 the same moment, so their starts and records wait together on the storage thread and are
 committed in shared transactions; the server is killed with SIGKILL the moment the last
 `gameOver` arrives. Every game a player was told was started and saved must be in the store

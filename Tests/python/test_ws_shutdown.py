@@ -1,5 +1,5 @@
 """Graceful shutdown: on SIGTERM every running game ends as "shutdown" with its score saved,
-the player hears so, and the server exits 0 (issue 4, item 1)."""
+the player hears so, and the server exits 0."""
 
 import asyncio
 import signal

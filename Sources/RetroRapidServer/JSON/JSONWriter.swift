@@ -1,7 +1,7 @@
 /// Writes JSON straight into the bytes that go to `lws_write`.
 ///
 /// Why not `JSONEncoder`: a step message goes to every running game several times a second
-/// (issue 6 aims at 20,000 games on one core), and the encoder's boxing and dictionaries cost
+/// (the aim is many thousands of games on one core), and the encoder's boxing and dictionaries cost
 /// far more than the message is worth. This writes into one array that starts with
 /// libwebsockets' `LWS_PRE` headroom, so the message is sent without another copy. Commas are
 /// tracked per nesting level in a bit mask, so writing allocates nothing but the array.

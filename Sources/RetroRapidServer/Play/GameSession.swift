@@ -26,7 +26,8 @@ final class GameSession {
     var race: RoomCode?
     private(set) var game: Game
     // Two Bools here, in the tail of `game` (its size is not a multiple of 8), and the
-    // optional `runningSince` last: no padding after each (one session per game; issue 17).
+    // optional `runningSince` last: no padding after each (one session per running game, so
+    // padding counts as many times as games).
     let practice: Bool
     /// Whether the client was sent messages for the current step. A late move that revises a
     /// step the client never saw (its crash was held) needs no `stepRevised`.

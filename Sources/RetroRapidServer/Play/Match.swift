@@ -54,7 +54,7 @@ final class Match {
 
     /// The three callbacks above, made when the first is set: only races and ghost races
     /// set any, so a solo game's match (one per game) holds one nil pointer instead of three
-    /// optional closures (48 bytes; issue 17's memory goal).
+    /// optional closures (48 bytes, paid by every running game).
     private var hooks: Hooks?
     /// The last stored field: a one-byte one anywhere before would be padded to eight.
     let kind: Kind

@@ -13,33 +13,51 @@ import RetroRapidSupport
 /// Threading rule: a `StorageContext` lives and dies on one of the `DatabaseWorker`'s threads,
 /// which made it; each thread has its own. It is deliberately not `Sendable` (nor is a
 /// `StorageConnection`), so the compiler keeps it from leaking into another thread's closure;
-/// `DatabaseWorker.perform` hands it only to work running on its thread, and every accessor
-/// checks that it is.
+/// `DatabaseWorker.perform` hands it only to work running on its thread, and every access
+/// (`connection`, `repositories`, `webhook`, `now` and each `storage.players`-style member)
+/// checks that it is. The check is a thread-id compare; it runs on the storage threads, never
+/// on the service thread's per-frame path.
 @dynamicMemberLookup
 public final class StorageContext {
-    public let connection: any StorageConnection
+    public var connection: any StorageConnection {
+        assertOnStorageThread()
+        return ownConnection
+    }
     /// A repository for each concept; read as `storage.players`, `storage.quota`, ….
-    public let repositories: StorageRepositories
-    public let webhook: PaymentWebhook
+    public var repositories: StorageRepositories {
+        assertOnStorageThread()
+        return ownRepositories
+    }
+    public var webhook: PaymentWebhook {
+        assertOnStorageThread()
+        return ownWebhook
+    }
 
+    private let ownConnection: any StorageConnection
+    private let ownRepositories: StorageRepositories
+    private let ownWebhook: PaymentWebhook
     /// The time the work should act at; tests move it.
     private let clock: @Sendable () -> Date
     private let thread: pthread_t
+    /// What an access off the thread does: trap. Tests put a recorder here to see the check
+    /// fire without ending the test process.
+    var offThreadAccess: () -> Void = { preconditionFailure("StorageContext used off the storage thread") }
 
     /// Builds the repositories from the configuration. On the storage thread.
     init(connection: any StorageConnection, configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date) {
-        self.connection = connection
+        ownConnection = connection
         self.clock = clock
         self.thread = pthread_self()
-        repositories = connection.repositories(RepositorySettings(
+        ownRepositories = connection.repositories(RepositorySettings(
             dailyFreePlays: configuration.dailyFreePlays,
             basePrice: Money(minorUnits: Int64(configuration.unlimitedPriceMinorUnits), currency: configuration.currency)))
-        webhook = PaymentWebhook(events: repositories.paymentEvents, secret: configuration.webhookSecret ?? "")
+        ownWebhook = PaymentWebhook(events: ownRepositories.paymentEvents, secret: configuration.webhookSecret ?? "")
     }
 
     /// `storage.players` and the like: the repository of that name.
     public subscript<Repository>(dynamicMember keyPath: KeyPath<StorageRepositories, Repository>) -> Repository {
-        repositories[keyPath: keyPath]
+        assertOnStorageThread()
+        return ownRepositories[keyPath: keyPath]
     }
 
     /// Now, by the worker's clock. Work takes it once and passes it to every repository call,
@@ -53,7 +71,8 @@ public final class StorageContext {
     /// included): a `Database` used from two threads at once is
     /// undefined behaviour (SQLite's NOMUTEX mode, say), so this must fail loudly, not sometimes.
     public func assertOnStorageThread() {
-        precondition(pthread_equal(thread, pthread_self()) != 0,
-                     "StorageContext used off the storage thread")
+        if pthread_equal(thread, pthread_self()) == 0 {
+            offThreadAccess()
+        }
     }
 }

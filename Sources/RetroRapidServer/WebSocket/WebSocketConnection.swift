@@ -59,8 +59,8 @@ final class WebSocketConnection {
     var pongAt: Int64 = 0
 
     // The fields below are of odd sizes (an optional's tag, a Bool): kept together, in this
-    // order, so the padding Swift puts after each optional holds the Bools instead. One object
-    // per connection: 331 bytes before, 305 now (issue 17's memory goal).
+    // order, so the padding Swift puts after each optional holds the Bools instead. There is
+    // one object per connection, so every byte of padding counts as many times as players.
 
     /// The seat of a match this connection plays, if any.
     var seat: MatchSeat.Address?

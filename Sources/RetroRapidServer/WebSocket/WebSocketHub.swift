@@ -130,11 +130,12 @@ public final class WebSocketHub: @unchecked Sendable {
             // of at most this size; only control frames (at most 125 bytes) are gathered in it.
             // 256 holds every message this protocol reads, in ASCII with its fields at their
             // longest (a hello with a 128-character client is ~210 bytes): each still comes in
-            // one RECEIVE, and a longer one in several, counted to `maxMessageBytes` as before
-            // (issue 17's memory goal; docs/LIBWEBSOCKETS-4.1.6.md).
+            // one RECEIVE, and a longer one in several, counted to `maxMessageBytes` all the
+            // same. Every connection pays for this buffer, so it is no larger than that
+            // (docs/LIBWEBSOCKETS-4.1.6.md).
             rxBufferSize: 256,
-            // What one `lws_write` hands the socket at once defaults to `rxBufferSize`: kept at
-            // the 1,024 it was, so no message needs more writes than before.
+            // What one `lws_write` hands the socket at once defaults to `rxBufferSize`: 1,024
+            // instead, so a small read buffer does not split a message into more writes.
             txPacketSize: 1024,
             owner: self,
             // Not the vhost's default: libwebsockets would then bind every new connection,

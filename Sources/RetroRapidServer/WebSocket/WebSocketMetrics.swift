@@ -30,7 +30,7 @@ final class WebSocketMetrics {
     private let queuedTotal: Counter
     // The counts below are unchecked for exclusivity: each is one integer the service thread
     // adds to (per message, per step) and nothing reads or writes while another access to it is
-    // under way, so swift_beginAccess would cost more than the count itself (issue 17).
+    // under way, so swift_beginAccess would cost more than the count itself.
 
     /// Counted since the last hand-over.
     @exclusivity(unchecked) var sent = 0

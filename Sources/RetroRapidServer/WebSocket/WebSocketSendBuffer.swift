@@ -1,7 +1,8 @@
 import RetroRapidLWS
 
 /// The one buffer in which every message written straight away is encoded: a step goes out
-/// without allocating (issue 6: with malloc and free of a per-message array, libc was ~6 % of the server's samples).
+/// without allocating (a malloc and free of an array per message showed up as libc in a
+/// large share of the server's profile samples).
 ///
 /// Sharing one buffer between connections is safe because libwebsockets is done with it when
 /// `lws_write` returns: whatever the socket does not take at once, it copies to the

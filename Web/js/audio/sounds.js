@@ -1,6 +1,6 @@
 // What each game moment sounds like (docs/PROTOCOL.md): the safe-lane cue in its four modes, the
 // lane-change cue in its four styles, and short distinct effects. Every sound is also emitted
-// as a "sound" event so something on screen shows it (ACCESSIBILITY #27).
+// as a "sound" event so something on screen shows it: everything heard is also seen.
 import { Emitter } from "../app/emitter.js";
 import { LANE_FREQUENCIES, LANE_PANS } from "./notes.js";
 

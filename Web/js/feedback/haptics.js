@@ -17,7 +17,7 @@ const RUMBLE = {
 export class Haptics {
   settings = { enabled: true, crash: true, step: true, move: true };
   rumble = true;
-  held = false;  // paused: no vibration (ACCESSIBILITY #13)
+  held = false;  // paused: no vibration, so a pause is a real rest
 
   play(kind) {
     const toggle = kind === "bump" ? "move" : kind;

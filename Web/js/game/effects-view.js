@@ -1,7 +1,7 @@
-// Everything heard, also seen (ACCESSIBILITY #27): the safe lanes under the road (note name,
-// tick or cross: shape and words, not colour), a caption of the last sound, a banner for bump,
-// crash and speed-ups, and the one-switch highlight. Banners change at most a few times a
-// second and never flash the whole screen (WCAG 2.3.1).
+// Everything heard, also seen, so a player who cannot hear misses nothing: the safe lanes
+// under the road (note name, tick or cross: shape and words, not colour), a caption of the last
+// sound, a banner for bump, crash and speed-ups, and the one-switch highlight. Banners change at
+// most a few times a second and never flash the whole screen (WCAG 2.3.1).
 import { t } from "../app/i18n.js";
 import { LANE_LETTERS } from "../audio/notes.js";
 import { laneName, laneList } from "./describe.js";

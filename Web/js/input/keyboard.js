@@ -1,8 +1,8 @@
 // Keys → semantic events: "move" {direction}, "pause", "repeatCue", "status", "help",
 // "select" (the one switch) and "confirm" (Enter/Space on the road: start or resume).
-// One press, one event: auto-repeat is ignored (ACCESSIBILITY #11). Keys typed into a form
-// control belong to that control. The switch keys also say when they go down and up
-// ("switchDown", "switchUp"), so a hold can pause (Web/js/input/switch-hold.js).
+// One press, one event: auto-repeat is ignored, so a key held down is one move, not many. Keys
+// typed into a form control belong to that control. The switch keys also say when they go down
+// and up ("switchDown", "switchUp"), so a hold can pause (Web/js/input/switch-hold.js).
 import { Emitter } from "../app/emitter.js";
 
 const FORM_FIELD = "input, select, textarea, [contenteditable='true']";

@@ -1,6 +1,7 @@
-// One-switch play (ACCESSIBILITY #9): a highlight steps through left, stay and right at the
-// player's scan interval; the one switch ("select") acts on what is highlighted. After each
-// choice the scan starts again from "stay", the choice that changes nothing.
+// One-switch play, for players who can press only one switch: a highlight steps through left,
+// stay and right at the player's scan interval; the one switch ("select") acts on what is
+// highlighted. After each choice the scan starts again from "stay", the choice that changes
+// nothing.
 import { Emitter } from "../app/emitter.js";
 
 export const SCAN_OPTIONS = ["left", "stay", "right"];

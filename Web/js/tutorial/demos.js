@@ -1,6 +1,6 @@
 // The tutorial's sound examples: each button plays one cue through the game's own SoundBoard
 // (the same notes, pans and timings as in a race), and the example's caption shows what was
-// played, so every sound is also seen (ACCESSIBILITY #27). The audio starts on the press
+// played, so every sound is also seen, as in a race. The audio starts on the press
 // itself, a user gesture, never before.
 import { captionFor } from "../game/effects-view.js";
 

@@ -12,6 +12,6 @@ swift build -c release --product retrorapid >/dev/null
 binary=.build/release/retrorapid
 
 echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-# The defaults are the figures: --scores 1000000 --games 20000 --queries 2000.
+# The defaults: --scores 1000000 --games 20000 --queries 2000 (a board the size a popular game reaches).
 echo "== $binary bench-storage $*"
 "$binary" bench-storage "$@"

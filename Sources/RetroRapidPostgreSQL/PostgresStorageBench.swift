@@ -21,9 +21,9 @@ import RetroRapidRules
 /// One connection, from this process, over the URL given: over loopback on one machine that
 /// is the round trip a node next to its database pays.
 public enum PostgresStorageBench {
-    public typealias PlayedGame = (seed: UInt64, level: SpeedLevel, log: InputLog, score: Int, steps: Int)
+    public typealias PlayedGame = RecordBenchmark.PlayedGame
 
-    static let boardNow = Date(timeIntervalSince1970: 1_768_478_400)  // 2026-01-15T12:00:00Z
+    static var boardNow: Date { RecordBenchmark.boardNow }
 
     public static func run(adminURL: String, scores: Int, games: Int, queries: Int, runningGames: Int, migrations: URL,
                            pool: [PlayedGame], report: (String) -> Void) throws {
@@ -45,14 +45,14 @@ public enum PostgresStorageBench {
         let players = try addPlayers(db, count: 1000, prefix: "g")
         for synchronous in ["on", "off"] {
             try db.execute("SELECT set_config('synchronous_commit', $1, false)", [synchronous])
-            let result = try recordGames(db, count: games, players: players, pool: pool, random: &random)
+            let result = try RecordBenchmark.run(SQLGameRepository(executor: db), count: games, players: players, pool: pool, random: &random)
             report("record synchronous_commit=\(synchronous) \(result)")
         }
         try db.execute("SELECT set_config('synchronous_commit', 'on', false)")
 
-        let fillStart = now()
+        let fillStart = StorageBenchmarkTiming.now()
         let boardPlayers = try fillBoard(db, scores: scores)
-        let fillSeconds = seconds(since: fillStart)
+        let fillSeconds = StorageBenchmarkTiming.seconds(since: fillStart)
         let bytes = try db.execute("SELECT pg_database_size(current_database())").first?.int(at: 0) ?? 0
         report("fill scores=\(scores) seconds=\(String(format: "%.1f", fillSeconds)) rows_per_second=\(Int(Double(scores) / fillSeconds)) database_mb=\(bytes / 1_000_000)")
 
@@ -60,34 +60,34 @@ public enum PostgresStorageBench {
         _ = try boards.top(level: .fast, period: .allTime, limit: 20, now: boardNow)
         var top: [UInt64] = []
         for _ in 0..<queries {
-            let start = now()
+            let start = StorageBenchmarkTiming.now()
             let page = try boards.top(level: .fast, period: .allTime, limit: 20, now: boardNow)
-            top.append(now() - start)
+            top.append(StorageBenchmarkTiming.now() - start)
             precondition(page.entries.count == 20)
         }
-        report("top20_first_page \(latency(top))")
+        report("top20_first_page \(StorageBenchmarkTiming.latency(top))")
 
         var around: [UInt64] = []
         var deep: [UInt64] = []
         var ranks: [Int] = []
         for _ in 0..<queries {
             let player = boardPlayers.randomElement(using: &random)!
-            var start = now()
+            var start = StorageBenchmarkTiming.now()
             let mine = try boards.aroundMe(playerID: player, level: .fast, period: .allTime, neighbours: 5, now: boardNow)
-            around.append(now() - start)
+            around.append(StorageBenchmarkTiming.now() - start)
             guard let mine else { preconditionFailure("player \(player) has no score on the filled board") }
             ranks.append(mine.me.rank)
             guard let cursor = mine.nextCursor else { continue }
-            start = now()
+            start = StorageBenchmarkTiming.now()
             let page = try boards.top(level: .fast, period: .allTime, limit: 20, after: cursor, now: boardNow)
-            deep.append(now() - start)
+            deep.append(StorageBenchmarkTiming.now() - start)
             precondition(!page.entries.isEmpty)
         }
         ranks.sort()
-        report("around_me_5 \(latency(around)) rank_median=\(ranks[ranks.count / 2])")
-        report("top20_page_at_random_depth \(latency(deep))")
+        report("around_me_5 \(StorageBenchmarkTiming.latency(around)) rank_median=\(ranks[ranks.count / 2])")
+        report("top20_page_at_random_depth \(StorageBenchmarkTiming.latency(deep))")
 
-        let onBoard = try recordGames(db, count: min(games, 2000), players: boardPlayers, pool: pool, random: &random, level: .fast)
+        let onBoard = try RecordBenchmark.run(SQLGameRepository(executor: db), count: min(games, 2000), players: boardPlayers, pool: pool, random: &random, level: .fast)
         report("record_on_full_board synchronous_commit=on \(onBoard)")
 
         if runningGames > 0 {
@@ -101,27 +101,6 @@ public enum PostgresStorageBench {
             SELECT $1 || g, 'Racer ' || g, '2026-01-01T00:00:00Z' FROM generate_series(1, $2::bigint) g
             RETURNING id
             """, [prefix, count]).map { $0.int64(at: 0) }
-    }
-
-    static func recordGames(_ db: PostgresConnection, count: Int, players: [Int64], pool: [PlayedGame],
-                            random: inout SystemRandomNumberGenerator, level: SpeedLevel? = nil) throws -> String {
-        let repository = SQLGameRepository(executor: db)
-        var latencies: [UInt64] = []
-        latencies.reserveCapacity(count)
-        let start = now()
-        for index in 0..<count {
-            let played = pool.randomElement(using: &random)!
-            let ended = boardNow.addingTimeInterval(Double(index % 3600))
-            let game = NewGame(
-                playerID: players.randomElement(using: &random)!, level: level ?? played.level, seed: played.seed,
-                inputLog: played.log, score: played.score, steps: played.steps, endReason: .crash,
-                startedAt: ended.addingTimeInterval(-60), endedAt: ended, durationMilliseconds: 60_000)
-            let before = now()
-            try repository.record(game)
-            latencies.append(now() - before)
-        }
-        let total = seconds(since: start)
-        return "games=\(count) seconds=\(String(format: "%.2f", total)) games_per_second=\(Int(Double(count) / total)) \(latency(latencies))"
     }
 
     /// Players and one best score each on the Fast all-time board with the games they point at,
@@ -173,17 +152,5 @@ public enum PostgresStorageBench {
         return try CheckpointBenchmark.run(
             repository, players: players, games: games, pool: pool.map { ($0.seed, $0.level, $0.log) },
             checkpointRows: { try db.execute("SELECT count(*) FROM game_checkpoints").first?.int(at: 0) ?? 0 })
-    }
-
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-    static func seconds(since start: UInt64) -> Double { Double(now() - start) / 1e9 }
-
-    static func latency(_ nanoseconds: [UInt64]) -> String {
-        guard !nanoseconds.isEmpty else { return "queries=0" }
-        let sorted = nanoseconds.sorted()
-        func ms(_ value: UInt64) -> String { String(format: "%.3f", Double(value) / 1e6) }
-        let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
-        return "n=\(sorted.count) median_ms=\(ms(sorted[sorted.count / 2])) p99_ms=\(ms(p99)) max_ms=\(ms(sorted.last!))"
     }
 }

@@ -34,12 +34,12 @@ public enum SQLiteStorageBench {
             let db = try Database(path: path, synchronous: synchronous)
             try Migrator(database: db, directory: migrations).migrate()
             let players = try Self.addPlayers(db, count: 1000, prefix: "g")
-            let result = try Self.recordGames(db, count: games, players: players, pool: pool, random: &random)
+            let result = try RecordBenchmark.run(SQLGameRepository(executor: SQLiteExecutor(database: db)), count: games, players: players, pool: pool, random: &random)
             report("record synchronous=\(synchronous.rawValue) \(result)")
         }
 
         let path = folder.appendingPathComponent("board.sqlite").path
-        let fillStart = Self.now()
+        let fillStart = StorageBenchmarkTiming.now()
         let players: [Int64]
         do {
             // The fill gets a connection of its own with a big page cache (it is setup, not a
@@ -49,7 +49,7 @@ public enum SQLiteStorageBench {
             try filler.execute(sql: "PRAGMA cache_size = -524288")
             players = try Self.fillBoard(filler, scores: scores, random: &random)
         }
-        let fillSeconds = Self.seconds(since: fillStart)
+        let fillSeconds = StorageBenchmarkTiming.seconds(since: fillStart)
         let db = try Database(path: path, synchronous: .full)
         let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         report("fill scores=\(scores) seconds=\(String(format: "%.1f", fillSeconds)) rows_per_second=\(Int(Double(scores) / fillSeconds)) database_mb=\(bytes / 1_000_000)")
@@ -61,32 +61,32 @@ public enum SQLiteStorageBench {
 
         var top: [UInt64] = []
         for _ in 0..<queries {
-            let start = Self.now()
+            let start = StorageBenchmarkTiming.now()
             let page = try boards.top(level: .fast, period: .allTime, limit: 20, now: now)
-            top.append(Self.now() - start)
+            top.append(StorageBenchmarkTiming.now() - start)
             precondition(page.entries.count == 20)
         }
-        report("top20_first_page \(Self.latency(top, queries))")
+        report("top20_first_page \(StorageBenchmarkTiming.latency(top))")
 
         var around: [UInt64] = []
         var deep: [UInt64] = []
         var ranks: [Int] = []
         for _ in 0..<queries {
             let player = players.randomElement(using: &random)!
-            var start = Self.now()
+            var start = StorageBenchmarkTiming.now()
             let mine = try boards.aroundMe(playerID: player, level: .fast, period: .allTime, neighbours: 5, now: now)
-            around.append(Self.now() - start)
+            around.append(StorageBenchmarkTiming.now() - start)
             guard let mine else { preconditionFailure("player \(player) has no score on the filled board") }
             ranks.append(mine.me.rank)
             guard let cursor = mine.nextCursor else { continue }
-            start = Self.now()
+            start = StorageBenchmarkTiming.now()
             let page = try boards.top(level: .fast, period: .allTime, limit: 20, after: cursor, now: now)
-            deep.append(Self.now() - start)
+            deep.append(StorageBenchmarkTiming.now() - start)
             precondition(!page.entries.isEmpty)
         }
         ranks.sort()
-        report("around_me_5 \(Self.latency(around, queries)) rank_median=\(ranks[ranks.count / 2])")
-        report("top20_page_at_random_depth \(Self.latency(deep, deep.count))")
+        report("around_me_5 \(StorageBenchmarkTiming.latency(around)) rank_median=\(ranks[ranks.count / 2])")
+        report("top20_page_at_random_depth \(StorageBenchmarkTiming.latency(deep))")
 
         // For comparison: the rank as one COUNT of every entry ahead in best_scores_ranking,
         // the first design, whose cost grows with the rank.
@@ -100,14 +100,13 @@ public enum SQLiteStorageBench {
         for _ in 0..<min(queries, 200) {
             let player = players.randomElement(using: &random)!
             let (score, achievedAt) = try position.query([player]) { ($0.int(at: 0), $0.string(at: 1)) }[0]
-            let start = Self.now()
+            let start = StorageBenchmarkTiming.now()
             _ = try countAhead.query([score, achievedAt, player]) { $0.int(at: 0) }
-            counted.append(Self.now() - start)
+            counted.append(StorageBenchmarkTiming.now() - start)
         }
-        report("rank_by_count_of_entries_ahead_only \(Self.latency(counted, counted.count))")
+        report("rank_by_count_of_entries_ahead_only \(StorageBenchmarkTiming.latency(counted))")
 
-        let onBoard = try Self.recordGames(
-            db, count: min(games, 2000), players: players, pool: pool, random: &random, level: .fast)
+        let onBoard = try RecordBenchmark.run(SQLGameRepository(executor: SQLiteExecutor(database: db)), count: min(games, 2000), players: players, pool: pool, random: &random, level: .fast)
         report("record_on_full_board synchronous=FULL \(onBoard)")
 
         if runningGames > 0 {
@@ -118,16 +117,9 @@ public enum SQLiteStorageBench {
         }
     }
 
-    /// A finished game of the pool: played by the caller (the bots), stored here.
-    public typealias PlayedGame = (seed: UInt64, level: SpeedLevel, log: InputLog, score: Int, steps: Int)
+    public typealias PlayedGame = RecordBenchmark.PlayedGame
 
-    /// Every fill score and query uses this moment, so all scores sit on one all-time board
-    /// and the day/week boards of `record` stay small.
-    static let boardNow = Date(timeIntervalSince1970: 1_768_478_400)  // 2026-01-15T12:00:00Z
-
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-    static func seconds(since start: UInt64) -> Double { Double(now() - start) / 1e9 }
+    static var boardNow: Date { RecordBenchmark.boardNow }
 
     static func addPlayers(_ db: Database, count: Int, prefix: String) throws -> [Int64] {
         var ids: [Int64] = []
@@ -145,30 +137,6 @@ public enum SQLiteStorageBench {
             next = end
         }
         return ids
-    }
-
-    /// `count` calls of `record`, each its own transaction, for random players and games.
-    static func recordGames(
-        _ db: Database, count: Int, players: [Int64], pool: [PlayedGame],
-        random: inout SystemRandomNumberGenerator, level: SpeedLevel? = nil
-    ) throws -> String {
-        let repository = SQLGameRepository(executor: SQLiteExecutor(database: db))
-        var latencies: [UInt64] = []
-        latencies.reserveCapacity(count)
-        let start = now()
-        for index in 0..<count {
-            let played = pool.randomElement(using: &random)!
-            let ended = boardNow.addingTimeInterval(Double(index % 3600))
-            let game = NewGame(
-                playerID: players.randomElement(using: &random)!, level: level ?? played.level, seed: played.seed,
-                inputLog: played.log, score: played.score, steps: played.steps, endReason: .crash,
-                startedAt: ended.addingTimeInterval(-60), endedAt: ended, durationMilliseconds: 60_000)
-            let before = now()
-            try repository.record(game)
-            latencies.append(now() - before)
-        }
-        let total = seconds(since: start)
-        return "games=\(count) seconds=\(String(format: "%.2f", total)) games_per_second=\(Int(Double(count) / total)) \(latency(latencies, count))"
     }
 
     /// Players and one best score each on the Fast all-time board, with the games they point
@@ -210,13 +178,5 @@ public enum SQLiteStorageBench {
         gmtime_r(&time, &parts)
         return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
                       parts.tm_hour, parts.tm_min, parts.tm_sec)
-    }
-
-    static func latency(_ nanoseconds: [UInt64], _ count: Int) -> String {
-        guard !nanoseconds.isEmpty else { return "queries=0" }
-        let sorted = nanoseconds.sorted()
-        func ms(_ value: UInt64) -> String { String(format: "%.3f", Double(value) / 1e6) }
-        let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
-        return "n=\(count) median_ms=\(ms(sorted[sorted.count / 2])) p99_ms=\(ms(p99)) max_ms=\(ms(sorted.last!))"
     }
 }

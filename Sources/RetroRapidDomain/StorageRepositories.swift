@@ -24,13 +24,15 @@ public struct StorageRepositories {
     public let roomPlaces: any RoomPlaceRepository
     /// The counts behind the limits on guessing secrets and on new players.
     public let rateLimits: any RateLimitRepository
+    /// The accounts of the people who run the service.
+    public let operators: any OperatorRepository
 
     public init(players: any PlayerRepository, linkCodes: any LinkCodeRepository, quota: any QuotaRepository,
                 entitlements: any EntitlementRepository, codes: any CodeRepository, orders: any OrderRepository,
                 paymentEvents: any PaymentEventRepository, settings: any SettingsRepository, games: any GameRepository,
                 runningGames: any RunningGameRepository, leaderboards: any LeaderboardRepository,
                 cluster: any ClusterRepository, dailyRoads: any DailyRoadRepository, races: any RaceRepository,
-                roomPlaces: any RoomPlaceRepository, rateLimits: any RateLimitRepository) {
+                roomPlaces: any RoomPlaceRepository, rateLimits: any RateLimitRepository, operators: any OperatorRepository) {
         self.players = players
         self.linkCodes = linkCodes
         self.quota = quota
@@ -47,6 +49,7 @@ public struct StorageRepositories {
         self.races = races
         self.roomPlaces = roomPlaces
         self.rateLimits = rateLimits
+        self.operators = operators
     }
 }
 

@@ -35,7 +35,8 @@ public final class PostgresStorage: StorageConnection {
             dailyRoads: SQLDailyRoadRepository(executor: connection),
             races: SQLRaceRepository(executor: connection),
             roomPlaces: SQLRoomPlaceRepository(executor: connection),
-            rateLimits: SQLRateLimitRepository(executor: connection))
+            rateLimits: SQLRateLimitRepository(executor: connection),
+            operators: SQLOperatorRepository(executor: connection))
     }
 
     @discardableResult

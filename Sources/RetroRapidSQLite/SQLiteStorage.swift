@@ -36,7 +36,8 @@ public final class SQLiteStorage: StorageConnection {
             dailyRoads: SQLDailyRoadRepository(executor: executor),
             races: SQLRaceRepository(executor: executor),
             roomPlaces: SQLRoomPlaceRepository(executor: executor),
-            rateLimits: SQLRateLimitRepository(executor: executor))
+            rateLimits: SQLRateLimitRepository(executor: executor),
+            operators: SQLOperatorRepository(executor: executor))
     }
 
     @discardableResult

@@ -15,6 +15,7 @@ enum RetroRapidMain {
             PlayersCommand.self,
             OrdersCommand.self,
             GamesCommand.self,
+            OperatorsCommand.self,
             BackupCommand.self,
             CopyDatabaseCommand.self,
             VerifyCommand.self,

@@ -334,6 +334,56 @@ import RetroRapidSQL
             #expect(codes.status == 0 && codes.stdout.contains("retrorapid codes create ARCTICCONF --force --discount 0.99"))
         }
     }
+
+    /// An operator's account as the CLI makes it: the password printed once is the one the
+    /// stored hash matches, a reset replaces it, a disabled account stays disabled, and a
+    /// mistake is refused before anything is written.
+    @Test func operatorAccountsAreAddedResetAndDisabled() throws {
+        try withTemporaryDirectory { folder in
+            let db = try RetroRapidExecutable.migratedDatabase(in: folder)
+            let operators = SQLOperatorRepository(executor: SQLiteExecutor(database: db))
+            func run(_ arguments: [String]) throws -> CLIResult {
+                try RetroRapidExecutable.run(["operators"] + arguments + ["--database", db.path], in: folder, environment: Self.january)
+            }
+            func printedPassword(_ output: String) -> String? {
+                output.split(separator: "\n").last.map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+
+            let added = try run(["add", "Ada.L", "--role", "admin"])
+            #expect(added.status == 0, "\(added)")
+            #expect(added.stdout.hasPrefix("added operator ada.l (admin); their password, shown only now:\n"), "\(added)")
+            let first = try #require(printedPassword(added.stdout))
+            #expect(first.count == 23)
+            let stored = try operators.account(named: "ada.l")
+            #expect(stored.account.role == .admin && OperatorPassword.matches(first, stored: stored.passwordHash))
+            #expect(!stored.passwordHash.contains(first) && !stored.passwordHash.contains(first.replacingOccurrences(of: "-", with: "")))
+
+            let reset = try run(["reset", "ada.l"])
+            #expect(reset.status == 0, "\(reset)")
+            let second = try #require(printedPassword(reset.stdout))
+            let afterReset = try operators.account(named: "ada.l").passwordHash
+            #expect(OperatorPassword.matches(second, stored: afterReset) && !OperatorPassword.matches(first, stored: afterReset))
+
+            let listed = try run(["list"])
+            #expect(listed.status == 0, "\(listed)")
+            #expect(listed.stdout.split(separator: "\n").first?.split(separator: " ") == ["NAME", "ROLE", "ADDED", "PASSWORD", "SET", "DISABLED"])
+            #expect(listed.stdout.contains("ada.l") && listed.stdout.contains("admin") && !listed.stdout.contains(second))
+
+            #expect(try run(["disable", "ada.l"]).status == 0)
+            let again = try run(["reset", "ada.l"])
+            #expect(again.status == 1 && again.stderr.contains("disabled"), "\(again)")
+            #expect(try operators.account(named: "ada.l").passwordHash == afterReset)
+
+            // Mistakes: refused before the database is written, with the usage's pointer or the reason.
+            let taken = try run(["add", "ADA.L"])
+            #expect(taken.status == 1 && taken.stderr.contains("already an operator named ada.l"), "\(taken)")
+            let badRole = try run(["add", "bob", "--role", "owner"])
+            #expect(badRole.status == 64 && badRole.stderr.contains("--role expects viewer or admin"), "\(badRole)")
+            let badName = try run(["add", "bob smith"])
+            #expect(badName.status == 64, "\(badName)")
+            #expect(try operators.list().map(\.name) == ["ada.l"])
+        }
+    }
 }
 
 // MARK: - The binary under test

@@ -26,7 +26,7 @@ struct StorageCopierTests {
                 let tables = try sqliteTables(sqlite.database)
                 var inserted = 0
                 #expect(Set(report.tables.map(\.name)) == Set(tables))
-                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together", "0004_rate_limits"])
+                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together", "0004_rate_limits", "0005_operators"])
                 for table in tables {
                     let expected = try sqliteRows(sqlite.database, table)
                     // The fixture reaches every table, so a table added later fails here until it does.
@@ -84,7 +84,7 @@ struct StorageCopierTests {
                     SELECT table_name, column_name FROM information_schema.columns
                     WHERE table_schema = current_schema() AND is_identity = 'YES' ORDER BY 1
                     """).map { ($0.string(at: 0), $0.string(at: 1)) }
-                #expect(identities.count == 11)
+                #expect(identities.count == 12)
                 for (table, column) in identities {
                     let largest = try sqlite.database.prepare("SELECT coalesce(max(\(column)), 0) FROM \(table)").query { $0.int64(at: 0) }.first ?? 0
                     #expect(largest > 0, "the fixture leaves \(table) empty")
@@ -211,7 +211,7 @@ struct StorageCopierTests {
                 // Not even migrated: the target has no table at all.
                 #expect(try postgresDump(target.connection) == [])
             }
-            #expect(try sqlite.pendingMigrations().count == 6)
+            #expect(try sqlite.pendingMigrations().count == 7)
         }
     }
 
@@ -420,6 +420,15 @@ struct StorageCopierTests {
             RateLimitKey(action: "code_redeem", scope: "address", key: "192.0.2.1", count: 30, window: .seconds(600)),
         ], now: t0.addingTimeInterval(780))
 
+        // Operator accounts (migration 0010): one disabled after a reset, so every column holds a value.
+        try repositories.operators.add(name: "ada.l", role: .admin, passwordHash: OperatorPassword.hash("first", iterations: 10),
+                                       now: t0.addingTimeInterval(790))
+        try repositories.operators.resetPassword(name: "ada.l", passwordHash: OperatorPassword.hash("second", iterations: 10),
+                                                 now: t0.addingTimeInterval(800))
+        try repositories.operators.disable(name: "ada.l", now: t0.addingTimeInterval(810))
+        try repositories.operators.add(name: "night-shift", role: .viewer, passwordHash: OperatorPassword.hash("third", iterations: 10),
+                                       now: t0.addingTimeInterval(820))
+
         // A game stored before games kept their public id (migration 0005): public_id NULL.
         try sqlite.database.prepare("""
             INSERT INTO games (player_id, level, seed, rules_version, input_log, score, steps, end_reason, practice,
@@ -514,7 +523,7 @@ struct StorageCopierTests {
             SELECT table_name FROM information_schema.tables
             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'
             """).map { $0.string(at: 0) }
-        #expect(tables.count == 24)
+        #expect(tables.count == 25)
         for table in tables {
             #expect(try pg.execute("SELECT count(*) FROM \(table)").first?.int(at: 0) == 0, "\(table) holds rows after a failed copy")
         }

@@ -26,13 +26,16 @@ public struct StorageRepositories {
     public let rateLimits: any RateLimitRepository
     /// The accounts of the people who run the service.
     public let operators: any OperatorRepository
+    /// Every change an operator made, newest first; never edited.
+    public let auditLog: any AuditLogRepository
 
     public init(players: any PlayerRepository, linkCodes: any LinkCodeRepository, quota: any QuotaRepository,
                 entitlements: any EntitlementRepository, codes: any CodeRepository, orders: any OrderRepository,
                 paymentEvents: any PaymentEventRepository, settings: any SettingsRepository, games: any GameRepository,
                 runningGames: any RunningGameRepository, leaderboards: any LeaderboardRepository,
                 cluster: any ClusterRepository, dailyRoads: any DailyRoadRepository, races: any RaceRepository,
-                roomPlaces: any RoomPlaceRepository, rateLimits: any RateLimitRepository, operators: any OperatorRepository) {
+                roomPlaces: any RoomPlaceRepository, rateLimits: any RateLimitRepository, operators: any OperatorRepository,
+                auditLog: any AuditLogRepository) {
         self.players = players
         self.linkCodes = linkCodes
         self.quota = quota
@@ -50,6 +53,7 @@ public struct StorageRepositories {
         self.roomPlaces = roomPlaces
         self.rateLimits = rateLimits
         self.operators = operators
+        self.auditLog = auditLog
     }
 }
 

@@ -36,7 +36,8 @@ public final class PostgresStorage: StorageConnection {
             races: SQLRaceRepository(executor: connection),
             roomPlaces: SQLRoomPlaceRepository(executor: connection),
             rateLimits: SQLRateLimitRepository(executor: connection),
-            operators: SQLOperatorRepository(executor: connection))
+            operators: SQLOperatorRepository(executor: connection),
+            auditLog: SQLAuditLogRepository(executor: connection))
     }
 
     @discardableResult

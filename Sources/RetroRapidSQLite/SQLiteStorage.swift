@@ -37,7 +37,8 @@ public final class SQLiteStorage: StorageConnection {
             races: SQLRaceRepository(executor: executor),
             roomPlaces: SQLRoomPlaceRepository(executor: executor),
             rateLimits: SQLRateLimitRepository(executor: executor),
-            operators: SQLOperatorRepository(executor: executor))
+            operators: SQLOperatorRepository(executor: executor),
+            auditLog: SQLAuditLogRepository(executor: executor))
     }
 
     @discardableResult

@@ -151,11 +151,15 @@ enum CodesCommand: Command {
         let now = try OperatorClock.now()
         // The repository checks the rest (code shape, price range, window, cap) before it
         // writes, so a refusal leaves the database as it was.
-        let storage = try operatorDatabase.open()
+        let (connection, storage) = try operatorDatabase.openForChange()
         let created = try OperatorDatabase.reportingRefusals {
-            try storage.codes.create(
-                code: request.code, kind: request.kind, startsAt: request.startsAt, expiresAt: request.expiresAt,
-                maxRedemptions: request.maxRedemptions, now: now)
+            try connection.audited(by: OperatorDatabase.actor, action: "codes.create", subject: (try? PromoCode.normalise(request.code)) ?? request.code, now: now,
+                                   repositories: storage) { () -> (value: PromoCode, before: String?, after: String?) in
+                let code = try storage.codes.create(
+                    code: request.code, kind: request.kind, startsAt: request.startsAt, expiresAt: request.expiresAt,
+                    maxRedemptions: request.maxRedemptions, now: now)
+                return (code, nil, "\(code.code): \(describe(code.kind)), \(window(code)), \(cap(code))")
+            }
         }
         print("created code \(created.code): \(describe(created.kind)), \(window(created)), \(cap(created))")
         if request.random {
@@ -208,12 +212,18 @@ enum CodesCommand: Command {
         guard let code = parsed.positionals.first else { throw UsageError("codes disable needs the CODE to disable") }
         guard parsed.positionals.count == 1 else { throw UsageError("unexpected argument '\(parsed.positionals[1])'") }
         _ = try OperatorDatabase.reportingRefusals { try PromoCode.normalise(code) }
-        let storage = try OperatorDatabase(parsed).open()
+        let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
         let repository = storage.codes
-        let disabled = try OperatorDatabase.reportingRefusals { () -> (before: PromoCode, after: PromoCode) in
-            let before = try repository.code(code)
-            return (before, try repository.disable(code: code, now: now))
+        let disabled = try OperatorDatabase.reportingRefusals {
+            try connection.audited(by: OperatorDatabase.actor, action: "codes.disable", subject: try PromoCode.normalise(code), now: now,
+                                   repositories: storage) { () -> (value: (before: PromoCode, after: PromoCode), before: String?, after: String?) in
+                let before = try repository.code(code)
+                let after = try repository.disable(code: code, now: now)
+                guard before.disabledAt == nil else { return ((before, after), nil, nil) }
+                return ((before, after), "\(status(before, now: now)), \(before.redemptions) redemptions",
+                        "disabled at \(after.disabledAt.map(OperatorTime.text) ?? OperatorTime.text(now))")
+            }
         }
         if let earlier = disabled.before.disabledAt {
             print("code \(disabled.after.code) was already disabled at \(OperatorTime.text(earlier)); nothing changed")

@@ -88,6 +88,30 @@ struct OperatorDatabase {
         return connection.repositories(settings)
     }
 
+    /// ``open(durability:)`` with its connection, for a change that appends its audit entry in
+    /// its own transaction (`StorageConnection.audited`).
+    func openForChange() throws -> (connection: any StorageConnection, repositories: StorageRepositories) {
+        guard migrations.found != nil else { throw OperatorFailure(migrations.missingMessage) }
+        let connection = try openWithoutMigrating()
+        for applied in try connection.migrate() {
+            OperatorOutput.note("applied migration \(applied.identifier) to \(location)")
+        }
+        return (connection, connection.repositories(settings))
+    }
+
+    /// Who the audit log names for a command's change: the system user running it (and, under
+    /// sudo, who ran sudo), as `cli:USER`.
+    static var actor: String {
+        var user = ProcessInfo.processInfo.environment["USER"] ?? ""
+        if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name {
+            user = String(cString: name)
+        }
+        if let sudo = ProcessInfo.processInfo.environment["SUDO_USER"], !sudo.isEmpty, sudo != user {
+            user += " (sudo from \(sudo))"
+        }
+        return "cli:" + (user.isEmpty ? "uid \(geteuid())" : user)
+    }
+
     /// Opens the database as it is, migrating nothing (a backup copies what is there), through
     /// the same `StorageFactory` as the server.
     func openWithoutMigrating(durability: StorageFactory.Durability = .everyCommit) throws -> any StorageConnection {

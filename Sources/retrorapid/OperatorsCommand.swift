@@ -65,11 +65,15 @@ enum OperatorsCommand: Command {
         guard let role = OperatorAccount.Role(rawValue: roleText) else {
             throw UsageError("--role expects viewer or admin, got '\(roleText)'")
         }
-        let storage = try OperatorDatabase(parsed).open()
+        let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
         let password = OperatorPassword.generate()
         let account = try OperatorDatabase.reportingRefusals {
-            try storage.operators.add(name: name, role: role, passwordHash: OperatorPassword.hash(password), now: now)
+            try connection.audited(by: OperatorDatabase.actor, action: "operators.add", subject: name, now: now,
+                                   repositories: storage) { () -> (value: OperatorAccount, before: String?, after: String?) in
+                let account = try storage.operators.add(name: name, role: role, passwordHash: OperatorPassword.hash(password), now: now)
+                return (account, nil, "\(account.role.rawValue), password set")
+            }
         }
         print("added operator \(account.name) (\(account.role.rawValue)); their password, shown only now:")
         print("  \(password)")
@@ -97,11 +101,16 @@ enum OperatorsCommand: Command {
 
     static func disable(_ arguments: [String]) throws -> Int32 {
         let (name, parsed) = try parseName(arguments, command: "disable")
-        let storage = try OperatorDatabase(parsed).open()
+        let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
-        let (before, after) = try OperatorDatabase.reportingRefusals { () -> (OperatorAccount, OperatorAccount) in
-            let before = try storage.operators.account(named: name).account
-            return (before, try storage.operators.disable(name: name, now: now))
+        let (before, after) = try OperatorDatabase.reportingRefusals {
+            try connection.audited(by: OperatorDatabase.actor, action: "operators.disable", subject: name, now: now,
+                                   repositories: storage) { () -> (value: (OperatorAccount, OperatorAccount), before: String?, after: String?) in
+                let before = try storage.operators.account(named: name).account
+                let after = try storage.operators.disable(name: name, now: now)
+                guard before.disabledAt == nil else { return ((before, after), nil, nil) }
+                return ((before, after), "\(before.role.rawValue), may sign in", "disabled at \(OperatorTime.text(now))")
+            }
         }
         if let earlier = before.disabledAt {
             print("operator \(after.name) was already disabled at \(OperatorTime.text(earlier)); nothing changed")
@@ -113,11 +122,18 @@ enum OperatorsCommand: Command {
 
     static func reset(_ arguments: [String]) throws -> Int32 {
         let (name, parsed) = try parseName(arguments, command: "reset")
-        let storage = try OperatorDatabase(parsed).open()
+        let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
         let password = OperatorPassword.generate()
         let account = try OperatorDatabase.reportingRefusals {
-            try storage.operators.resetPassword(name: name, passwordHash: OperatorPassword.hash(password), now: now)
+            try connection.audited(by: OperatorDatabase.actor, action: "operators.reset", subject: name, now: now,
+                                   repositories: storage) { () -> (value: OperatorAccount, before: String?, after: String?) in
+                let before = try storage.operators.account(named: name).account
+                let account = try storage.operators.resetPassword(name: name, passwordHash: OperatorPassword.hash(password), now: now)
+                // Never the password or its hash: only that it changed.
+                return (account, "password set at \(OperatorTime.text(before.passwordSetAt))",
+                        "password set at \(OperatorTime.text(account.passwordSetAt))")
+            }
         }
         print("new password for operator \(account.name), shown only now (the old one no longer works):")
         print("  \(password)")

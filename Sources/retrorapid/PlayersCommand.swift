@@ -150,13 +150,19 @@ enum PlayersCommand: Command {
         guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw UsageError("--reason needs some text saying why")
         }
-        let storage = try OperatorDatabase(parsed).open()
+        let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
         let player = try findPlayer(parsed.positionals[0], in: storage)
         let entitlements = storage.entitlements
-        let granted = try OperatorDatabase.reportingRefusals { () -> (before: UnlimitedEntitlement?, after: UnlimitedEntitlement) in
-            let before = try entitlements.unlimited(playerID: player.id)
-            return (before, try entitlements.grantUnlimited(playerID: player.id, source: .operator, reference: reason, now: now))
+        let granted = try OperatorDatabase.reportingRefusals {
+            try connection.audited(by: OperatorDatabase.actor, action: "players.grant-unlimited", subject: player.publicID, now: now,
+                                   repositories: storage) {
+                () -> (value: (before: UnlimitedEntitlement?, after: UnlimitedEntitlement), before: String?, after: String?) in
+                let before = try entitlements.unlimited(playerID: player.id)
+                let after = try entitlements.grantUnlimited(playerID: player.id, source: .operator, reference: reason, now: now)
+                guard before == nil else { return ((before, after), nil, nil) }
+                return ((before, after), "no unlimited play", "unlimited play (\(after.source.rawValue): \(after.reference))")
+            }
         }
         if let before = granted.before {
             print("player \(player.publicID) (\(player.displayName)) already has unlimited play since \(OperatorTime.text(before.grantedAt)) (\(before.source.rawValue): \(before.reference)); nothing changed")
@@ -173,7 +179,7 @@ enum PlayersCommand: Command {
         guard let deviceID = Int64(parsed.positionals[1]), deviceID > 0 else {
             throw UsageError("DEVICE_ID is the number in the ID column of 'retrorapid players show', got '\(parsed.positionals[1])'")
         }
-        let storage = try OperatorDatabase(parsed).open()
+        let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
         let player = try findPlayer(parsed.positionals[0], in: storage)
         let players = storage.players
@@ -185,9 +191,13 @@ enum PlayersCommand: Command {
             print("device \(deviceID)\(label) of player \(player.publicID) was already revoked at \(OperatorTime.text(revokedAt)); nothing changed")
             return 0
         }
-        let devices = try OperatorDatabase.reportingRefusals { () -> [Device] in
-            try players.revokeDevice(playerID: player.id, deviceID: deviceID, now: now, allowingLastDevice: true)
-            return try players.devices(playerID: player.id)
+        let devices = try OperatorDatabase.reportingRefusals {
+            try connection.audited(by: OperatorDatabase.actor, action: "players.revoke-device", subject: player.publicID, now: now,
+                                   repositories: storage) { () -> (value: [Device], before: String?, after: String?) in
+                try players.revokeDevice(playerID: player.id, deviceID: deviceID, now: now, allowingLastDevice: true)
+                return (try players.devices(playerID: player.id), "device \(deviceID)\(label) signed in",
+                        "device \(deviceID)\(label) revoked at \(OperatorTime.text(now))")
+            }
         }
         print("revoked device \(deviceID)\(label) of player \(player.publicID); its token no longer signs in")
         if !devices.contains(where: { !$0.isRevoked }) {
@@ -253,13 +263,18 @@ enum OrdersCommand: Command {
         guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, eventID.utf8.count <= 255 else {
             throw UsageError("--reason needs 1 to 240 characters saying why")
         }
-        let storage = try OperatorDatabase(parsed).open()
+        let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
         let orders = storage.orders
         let orderID = parsed.positionals[0]
-        let paid = try OperatorDatabase.reportingRefusals { () -> (before: Order, after: Order) in
-            let before = try orders.order(publicID: orderID)
-            return (before, try orders.markPaid(orderID: orderID, providerEventID: eventID, now: now))
+        let paid = try OperatorDatabase.reportingRefusals {
+            try connection.audited(by: OperatorDatabase.actor, action: "orders.mark-paid", subject: orderID, now: now,
+                                   repositories: storage) { () -> (value: (before: Order, after: Order), before: String?, after: String?) in
+                let before = try orders.order(publicID: orderID)
+                let after = try orders.markPaid(orderID: orderID, providerEventID: eventID, now: now)
+                guard before.status != .paid else { return ((before, after), nil, nil) }
+                return ((before, after), "\(before.status.rawValue), \(before.amount)", "paid (\(eventID)), \(after.amount)")
+            }
         }
         let player = try storage.players.player(id: paid.after.playerID)
         if paid.before.status == .paid {

@@ -16,6 +16,7 @@ enum RetroRapidMain {
             OrdersCommand.self,
             GamesCommand.self,
             OperatorsCommand.self,
+            AuditCommand.self,
             BackupCommand.self,
             CopyDatabaseCommand.self,
             VerifyCommand.self,

@@ -382,6 +382,21 @@ import RetroRapidSQL
             let badName = try run(["add", "bob smith"])
             #expect(badName.status == 64, "\(badName)")
             #expect(try operators.list().map(\.name) == ["ada.l"])
+
+            // The audit log holds the three changes, newest first, by the system user who ran
+            // them, and no password; the refused ones left nothing.
+            let entries = try SQLAuditLogRepository(executor: SQLiteExecutor(database: db)).entries(limit: 10, before: nil)
+            #expect(entries.map(\.action) == ["operators.disable", "operators.reset", "operators.add"])
+            #expect(entries.allSatisfy { $0.actor.hasPrefix("cli:") && $0.subject == "ada.l" })
+            #expect(entries.last?.after == "admin, password set")
+            let audit = try RetroRapidExecutable.run(["audit", "--database", db.path], in: folder, environment: Self.january)
+            #expect(audit.status == 0, "\(audit)")
+            #expect(audit.stdout.contains("operators.reset") && audit.stdout.contains("operators.add"))
+            for password in [first, second] {
+                #expect(!audit.stdout.contains(password) && !audit.stdout.contains(password.replacingOccurrences(of: "-", with: "")))
+            }
+            let badPage = try RetroRapidExecutable.run(["audit", "--before", "x", "--database", db.path], in: folder)
+            #expect(badPage.status == 64, "\(badPage)")
         }
     }
 }

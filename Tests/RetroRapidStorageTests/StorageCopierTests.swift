@@ -26,7 +26,7 @@ struct StorageCopierTests {
                 let tables = try sqliteTables(sqlite.database)
                 var inserted = 0
                 #expect(Set(report.tables.map(\.name)) == Set(tables))
-                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together", "0004_rate_limits", "0005_operators"])
+                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together", "0004_rate_limits", "0005_operators", "0006_audit_log"])
                 for table in tables {
                     let expected = try sqliteRows(sqlite.database, table)
                     // The fixture reaches every table, so a table added later fails here until it does.
@@ -84,7 +84,7 @@ struct StorageCopierTests {
                     SELECT table_name, column_name FROM information_schema.columns
                     WHERE table_schema = current_schema() AND is_identity = 'YES' ORDER BY 1
                     """).map { ($0.string(at: 0), $0.string(at: 1)) }
-                #expect(identities.count == 12)
+                #expect(identities.count == 13)
                 for (table, column) in identities {
                     let largest = try sqlite.database.prepare("SELECT coalesce(max(\(column)), 0) FROM \(table)").query { $0.int64(at: 0) }.first ?? 0
                     #expect(largest > 0, "the fixture leaves \(table) empty")
@@ -211,7 +211,7 @@ struct StorageCopierTests {
                 // Not even migrated: the target has no table at all.
                 #expect(try postgresDump(target.connection) == [])
             }
-            #expect(try sqlite.pendingMigrations().count == 7)
+            #expect(try sqlite.pendingMigrations().count == 8)
         }
     }
 
@@ -429,6 +429,12 @@ struct StorageCopierTests {
         try repositories.operators.add(name: "night-shift", role: .viewer, passwordHash: OperatorPassword.hash("third", iterations: 10),
                                        now: t0.addingTimeInterval(820))
 
+        // The audit log (migration 0011): a copy keeps every entry, in order.
+        try repositories.auditLog.append(actor: "cli:ada", action: "operators.add", subject: "ada.l", before: nil, after: "admin",
+                                         now: t0.addingTimeInterval(790))
+        try repositories.auditLog.append(actor: "cli:ada", action: "codes.disable", subject: "PRESS2026", before: "live", after: "disabled",
+                                         now: t0.addingTimeInterval(830))
+
         // A game stored before games kept their public id (migration 0005): public_id NULL.
         try sqlite.database.prepare("""
             INSERT INTO games (player_id, level, seed, rules_version, input_log, score, steps, end_reason, practice,
@@ -523,7 +529,7 @@ struct StorageCopierTests {
             SELECT table_name FROM information_schema.tables
             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'
             """).map { $0.string(at: 0) }
-        #expect(tables.count == 25)
+        #expect(tables.count == 26)
         for table in tables {
             #expect(try pg.execute("SELECT count(*) FROM \(table)").first?.int(at: 0) == 0, "\(table) holds rows after a failed copy")
         }

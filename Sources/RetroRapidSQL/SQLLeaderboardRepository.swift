@@ -107,7 +107,7 @@ public struct SQLLeaderboardRepository: LeaderboardRepository {
         func rank(of position: Position) throws -> Int {
             let ahead = try db.query(SQLLeaderboardRepository.rankSQL,
                                      board.values + [position.score, position.achievedAt, position.playerID])
-            return try (ahead.first?.int("ahead") ?? 0) + 1
+            return try Self.count(ahead.first, "ahead") + 1
         }
 
         func best(playerID: Int64) throws -> LeaderboardLine? {
@@ -153,8 +153,21 @@ public struct SQLLeaderboardRepository: LeaderboardRepository {
 
         /// How many players are on the board.
         func total() throws -> Int {
-            try db.query(SQLLeaderboardRepository.totalSQL, board.values).first?.int("players") ?? 0
+            try Self.count(db.query(SQLLeaderboardRepository.totalSQL, board.values).first, "players")
         }
+
+        /// A count of players read from the database (a sum over `score_counts`), checked before
+        /// ranks are made from it by adding: more than a trillion players is damage, not a board.
+        static func count(_ row: SQLRow?, _ column: String) throws -> Int {
+            guard let row else { return 0 }
+            let count = try row.int(column)
+            guard (0...maximumPlayers).contains(count) else {
+                throw StoreError.unreadable("a leaderboard count of \(count) players (column \(column)) is out of range")
+            }
+            return count
+        }
+
+        static let maximumPlayers = 1_000_000_000_000
 
         /// Keeps `score` as the player's best on the board unless the stored best is at least as
         /// high (an equal score keeps its earlier time). True when it became the best. Atomic on

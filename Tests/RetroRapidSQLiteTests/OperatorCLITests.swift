@@ -74,6 +74,11 @@ import RetroRapidSQL
             #expect(unknown.status == 1 && unknown.stderr.contains("There is no code NOSUCHCODE"), "\(unknown)")
             let list = try RetroRapidExecutable.run(["codes", "list", "--database", db.path], in: folder)
             #expect(list.stdout.contains("2026-01-15T12:00:00Z") && list.stdout.contains("disabled"), "\(list)")
+            // One audit entry for each change, by normalised code; none for the refusals or the
+            // second disable, which changed nothing.
+            let audit = try SQLAuditLogRepository(executor: SQLiteExecutor(database: db)).entries(limit: 10, before: nil)
+            #expect(audit.map(\.action) == ["codes.disable", "codes.create"] && audit.allSatisfy { $0.subject == "PRESS2026" })
+            #expect(audit.first?.before == "live, 0 redemptions" && audit.first?.after == "disabled at 2026-01-15T12:00:00Z")
         }
     }
 

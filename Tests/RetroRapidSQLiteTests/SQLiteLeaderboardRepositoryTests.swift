@@ -83,6 +83,31 @@ import Testing
             }
         }
     }
+
+    // Stays here: a count only SQL can damage.
+    /// A count of players read back from `score_counts` meets arithmetic (a rank is it + 1, a
+    /// neighbour's rank + 1 more): one out of range is `unreadable`, never an overflow trap.
+    @Test func aDamagedScoreCountIsUnreadableNotATrap() throws {
+        try withMigratedDatabase(named: "boards.sqlite") { db in
+            let games = SQLGameRepository(executor: SQLiteExecutor(database: db))
+            let boards = SQLLeaderboardRepository(executor: SQLiteExecutor(database: db))
+            let high = try LeaderboardFixture.addPlayer(db, "high")
+            let low = try LeaderboardFixture.addPlayer(db, "low")
+            let ended = utc("2026-01-17T20:00:00Z")
+            try games.record(scoredGame(player: high, level: .fast, score: 20, endedAt: ended))
+            try games.record(scoredGame(player: low, level: .fast, score: 10, endedAt: ended))
+            // The rank of the player below: Int64.max ahead, so + 1 would trap.
+            try db.prepare("UPDATE score_counts SET players = ? WHERE score = 20").execute([Int64.max])
+            let around = #expect(throws: StoreError.self) {
+                try boards.aroundMe(playerID: low, level: .fast, period: .allTime, neighbours: 5, now: ended)
+            }
+            #expect(around?.code == .unreadable)
+            // The board's total: beyond any real board.
+            try db.prepare("UPDATE score_counts SET players = ? WHERE score = 20").execute([2_000_000_000_000])
+            let page = #expect(throws: StoreError.self) { try boards.top(level: .fast, period: .allTime, limit: 20, now: ended) }
+            #expect(page?.code == .unreadable)
+        }
+    }
 }
 
 /// Helpers for this file.

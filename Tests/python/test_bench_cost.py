@@ -4,6 +4,7 @@ and allocations per step frame and per move answered, and the breakdown. Only th
 exist and are counted is checked, never their size: cost is for the benchmark, not a test."""
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -44,11 +45,19 @@ def test_the_cost_benchmark_reports_every_figure_for_the_server_and_the_broadcas
     # The server allocates when players sign in and start; callgrind sees it.
     assert all(r["allocations"] > 0 for r in runs if r["target"] == "retrorapid")
 
+    # Moves were sent and answered, so the per-move figure is solved from counted runs.
+    assert all(r["movesAnswered"] > 0 for r in runs if r["kind"] == "wander"), runs
+
     figures = json.loads((work / "figures.json").read_text())
     for target in ("retrorapid", "broadcaster-direct"):
-        assert figures[target]["instructionsPerStepFrame"] > 0, figures
-        assert figures[target]["instructionsPerMoveAnswered"] > 0, figures
+        # Solved from two runs of 2 games, a figure may come out below zero where the cost is
+        # small beside the runs' noise (the broadcaster answers a move in a few thousand
+        # instructions): only that each is a number is checked here.
+        for figure in ("instructionsPerStepFrame", "instructionsPerMoveAnswered"):
+            assert isinstance(figures[target][figure], float) and math.isfinite(figures[target][figure]), figures
         assert figures[target]["allocationsPerStepFrame"] is not None, figures
+    # The server's step frame (the engine's step and its encoding) dwarfs any noise.
+    assert figures["retrorapid"]["instructionsPerStepFrame"] > 0, figures
     assert figures["retrorapid"]["allocationsPerStepFrame"] > 0, figures
 
     report = (work / "results.md").read_text()

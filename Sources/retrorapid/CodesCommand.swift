@@ -153,15 +153,11 @@ enum CodesCommand: Command {
         // writes, so a refusal leaves the database as it was.
         let (connection, storage) = try operatorDatabase.openForChange()
         let created = try OperatorDatabase.reportingRefusals {
-            try connection.audited(by: OperatorDatabase.actor, action: "codes.create", subject: (try? PromoCode.normalise(request.code)) ?? request.code, now: now,
-                                   repositories: storage) { () -> (value: PromoCode, before: String?, after: String?) in
-                let code = try storage.codes.create(
-                    code: request.code, kind: request.kind, startsAt: request.startsAt, expiresAt: request.expiresAt,
-                    maxRedemptions: request.maxRedemptions, now: now)
-                return (code, nil, "\(code.code): \(describe(code.kind)), \(window(code)), \(cap(code))")
-            }
+            try OperatorDatabase.actions(connection, storage).createCode(
+                request.code, kind: request.kind, startsAt: request.startsAt, expiresAt: request.expiresAt,
+                maxRedemptions: request.maxRedemptions, now: now)
         }
-        print("created code \(created.code): \(describe(created.kind)), \(window(created)), \(cap(created))")
+        print("created code \(created.code): \(created.kindText), \(created.windowText), \(created.capText)")
         if request.random {
             print("give it out as \(CodeStrength.grouped(created.code)) (case, dashes and spaces do not matter)")
         }
@@ -196,8 +192,8 @@ enum CodesCommand: Command {
             case .unlock: (kind, price) = ("unlock", "-")
             }
             let redeemed = "\(code.redemptions)/" + (code.maxRedemptions.map(String.init) ?? "no cap")
-            table.append([code.code, kind, price, window(code), redeemed,
-                          code.disabledAt.map(OperatorTime.text) ?? "no", status(code, now: now)])
+            table.append([code.code, kind, price, code.windowText, redeemed,
+                          code.disabledAt.map(OperatorTime.text) ?? "no", code.status(at: now)])
         }
         print(table.render())
         return 0
@@ -214,16 +210,8 @@ enum CodesCommand: Command {
         _ = try OperatorDatabase.reportingRefusals { try PromoCode.normalise(code) }
         let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
-        let repository = storage.codes
         let disabled = try OperatorDatabase.reportingRefusals {
-            try connection.audited(by: OperatorDatabase.actor, action: "codes.disable", subject: try PromoCode.normalise(code), now: now,
-                                   repositories: storage) { () -> (value: (before: PromoCode, after: PromoCode), before: String?, after: String?) in
-                let before = try repository.code(code)
-                let after = try repository.disable(code: code, now: now)
-                guard before.disabledAt == nil else { return ((before, after), nil, nil) }
-                return ((before, after), "\(status(before, now: now)), \(before.redemptions) redemptions",
-                        "disabled at \(after.disabledAt.map(OperatorTime.text) ?? OperatorTime.text(now))")
-            }
+            try OperatorDatabase.actions(connection, storage).disableCode(code, now: now)
         }
         if let earlier = disabled.before.disabledAt {
             print("code \(disabled.after.code) was already disabled at \(OperatorTime.text(earlier)); nothing changed")
@@ -231,36 +219,5 @@ enum CodesCommand: Command {
             print("disabled code \(disabled.after.code) at \(disabled.after.disabledAt.map(OperatorTime.text) ?? OperatorTime.text(now)) (\(disabled.after.redemptions) redemptions)")
         }
         return 0
-    }
-
-    // MARK: - Describing a code
-
-    static func describe(_ kind: PromoCode.Kind) -> String {
-        switch kind {
-        case .discount(let price): return "discount to \(price)"
-        case .unlock: return "unlocks unlimited play"
-        }
-    }
-
-    static func window(_ code: PromoCode) -> String {
-        switch (code.startsAt, code.expiresAt) {
-        case (nil, nil): return "no expiry"
-        case (let start?, nil): return "from \(OperatorTime.text(start))"
-        case (nil, let end?): return "until \(OperatorTime.text(end))"
-        case (let start?, let end?): return "\(OperatorTime.text(start)) to \(OperatorTime.text(end))"
-        }
-    }
-
-    static func cap(_ code: PromoCode) -> String {
-        code.maxRedemptions.map { "at most \($0) redemptions" } ?? "no redemption cap"
-    }
-
-    /// Live, or why not, at `now`.
-    static func status(_ code: PromoCode, now: Date) -> String {
-        if code.disabled { return "disabled" }
-        if let start = code.startsAt, now < start { return "not started" }
-        if let end = code.expiresAt, Int64(now.timeIntervalSince1970.rounded(.down)) > Int64(end.timeIntervalSince1970) { return "expired" }
-        if let cap = code.maxRedemptions, code.redemptions >= cap { return "fully redeemed" }
-        return code.isLive(at: now) ? "live" : "not live"
     }
 }

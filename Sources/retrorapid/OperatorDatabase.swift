@@ -128,6 +128,11 @@ struct OperatorDatabase {
                            basePrice: Money(minorUnits: Int64(configuration.unlimitedPriceMinorUnits), currency: configuration.currency))
     }
 
+    /// The operator's changes, made by and audited as `actor` (this system user).
+    static func actions(_ connection: any StorageConnection, _ storage: StorageRepositories) -> OperatorActions {
+        OperatorActions(actor: actor, connection: connection, repositories: storage)
+    }
+
     /// Runs `body` and turns what the repositories refuse into what the operator reads:
     /// `.invalid` is a mistake in the command line (exit 64, with the usage), any other refusal
     /// (unknown player, code already exists, …) exits 1 with its message. Nothing changed in

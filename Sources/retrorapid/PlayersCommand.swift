@@ -147,27 +147,16 @@ enum PlayersCommand: Command {
     static func grantUnlimited(_ arguments: [String]) throws -> Int32 {
         let parsed = try parse(arguments, positionals: ["PUBLIC_ID"], valueOptions: ["reason"])
         let reason = parsed.value("reason") ?? "granted with the operator CLI"
-        guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-            throw UsageError("--reason needs some text saying why")
-        }
         let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
         let player = try findPlayer(parsed.positionals[0], in: storage)
-        let entitlements = storage.entitlements
         let granted = try OperatorDatabase.reportingRefusals {
-            try connection.audited(by: OperatorDatabase.actor, action: "players.grant-unlimited", subject: player.publicID, now: now,
-                                   repositories: storage) {
-                () -> (value: (before: UnlimitedEntitlement?, after: UnlimitedEntitlement), before: String?, after: String?) in
-                let before = try entitlements.unlimited(playerID: player.id)
-                let after = try entitlements.grantUnlimited(playerID: player.id, source: .operator, reference: reason, now: now)
-                guard before == nil else { return ((before, after), nil, nil) }
-                return ((before, after), "no unlimited play", "unlimited play (\(after.source.rawValue): \(after.reference))")
-            }
+            try OperatorDatabase.actions(connection, storage).grantUnlimited(player, reason: reason, now: now)
         }
         if let before = granted.before {
             print("player \(player.publicID) (\(player.displayName)) already has unlimited play since \(OperatorTime.text(before.grantedAt)) (\(before.source.rawValue): \(before.reference)); nothing changed")
-        } else {
-            print("granted unlimited play to player \(player.publicID) (\(player.displayName)): \(granted.after.reference)")
+        } else if let after = granted.after {
+            print("granted unlimited play to player \(player.publicID) (\(player.displayName)): \(after.reference)")
         }
         return 0
     }
@@ -182,25 +171,20 @@ enum PlayersCommand: Command {
         let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
         let player = try findPlayer(parsed.positionals[0], in: storage)
-        let players = storage.players
-        guard let device = try players.devices(playerID: player.id).first(where: { $0.id == deviceID }) else {
-            throw OperatorFailure("player \(player.publicID) has no device \(deviceID); 'retrorapid players show \(player.publicID)' lists their devices")
+        let revoked = try OperatorDatabase.reportingRefusals { () throws -> OperatorActions.Change<Device> in
+            do {
+                return try OperatorDatabase.actions(connection, storage).revokeDevice(player, deviceID: deviceID, now: now)
+            } catch let error as StoreError where error.code == .notFound && error.field == "deviceID" {
+                throw OperatorFailure("player \(player.publicID) has no device \(deviceID); 'retrorapid players show \(player.publicID)' lists their devices")
+            }
         }
-        let label = device.label.isEmpty ? "" : " (\(device.label))"
-        if let revokedAt = device.revokedAt {
+        let label = revoked.before.label.isEmpty ? "" : " (\(revoked.before.label))"
+        if let revokedAt = revoked.before.revokedAt {
             print("device \(deviceID)\(label) of player \(player.publicID) was already revoked at \(OperatorTime.text(revokedAt)); nothing changed")
             return 0
         }
-        let devices = try OperatorDatabase.reportingRefusals {
-            try connection.audited(by: OperatorDatabase.actor, action: "players.revoke-device", subject: player.publicID, now: now,
-                                   repositories: storage) { () -> (value: [Device], before: String?, after: String?) in
-                try players.revokeDevice(playerID: player.id, deviceID: deviceID, now: now, allowingLastDevice: true)
-                return (try players.devices(playerID: player.id), "device \(deviceID)\(label) signed in",
-                        "device \(deviceID)\(label) revoked at \(OperatorTime.text(now))")
-            }
-        }
         print("revoked device \(deviceID)\(label) of player \(player.publicID); its token no longer signs in")
-        if !devices.contains(where: { !$0.isRevoked }) {
+        if !(try storage.players.devices(playerID: player.id)).contains(where: { !$0.isRevoked }) {
             OperatorOutput.note("warning: player \(player.publicID) has no signed-in device left, so nobody can sign in as them again")
         }
         return 0
@@ -259,25 +243,14 @@ enum OrdersCommand: Command {
         guard subcommand == "mark-paid" else { throw UsageError("unknown orders command '\(subcommand)'; use mark-paid") }
         let parsed = try PlayersCommand.parse(Array(arguments.dropFirst()), positionals: ["ORDER_ID"], valueOptions: ["reason"])
         let reason = parsed.value("reason") ?? "marked paid with the CLI"
-        let eventID = "operator: " + reason
-        guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, eventID.utf8.count <= 255 else {
-            throw UsageError("--reason needs 1 to 240 characters saying why")
-        }
         let (connection, storage) = try OperatorDatabase(parsed).openForChange()
         let now = try OperatorClock.now()
-        let orders = storage.orders
         let orderID = parsed.positionals[0]
         let paid = try OperatorDatabase.reportingRefusals {
-            try connection.audited(by: OperatorDatabase.actor, action: "orders.mark-paid", subject: orderID, now: now,
-                                   repositories: storage) { () -> (value: (before: Order, after: Order), before: String?, after: String?) in
-                let before = try orders.order(publicID: orderID)
-                let after = try orders.markPaid(orderID: orderID, providerEventID: eventID, now: now)
-                guard before.status != .paid else { return ((before, after), nil, nil) }
-                return ((before, after), "\(before.status.rawValue), \(before.amount)", "paid (\(eventID)), \(after.amount)")
-            }
+            try OperatorDatabase.actions(connection, storage).markPaid(orderID: orderID, reason: reason, now: now)
         }
         let player = try storage.players.player(id: paid.after.playerID)
-        if paid.before.status == .paid {
+        if !paid.changed {
             print("order \(orderID) was already paid at \(paid.before.paidAt.map(OperatorTime.text) ?? "?") (\(paid.before.providerEventID ?? "?")); nothing changed")
         } else {
             print("order \(orderID) (\(paid.after.amount)) is paid; player \(player.publicID) (\(player.displayName)) has unlimited play")

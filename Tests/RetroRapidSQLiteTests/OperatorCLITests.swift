@@ -141,7 +141,7 @@ import RetroRapidSQL
                 (["codes", "list", "extra"], "unexpected argument 'extra'"),
                 (["codes", "disable"], "needs the CODE"),
                 (["players", "show"], "missing PUBLIC_ID"),
-                (["players", "grant-unlimited", player.publicID, "--reason", " "], "--reason needs some text"),
+                (["players", "grant-unlimited", player.publicID, "--reason", " "], "Say why in 1 to 240 characters"),
                 (["players", "revoke-device", player.publicID, "first"], "DEVICE_ID is the number"),
                 (["players", "revoke-device", player.publicID], "missing DEVICE_ID"),
                 (["players", "ban", player.publicID], "unknown players command 'ban'"),

@@ -32,6 +32,12 @@ public protocol PlayerRepository {
     /// - Throws: `StoreError(.notFound)`.
     func player(id: Int64) throws -> Player
 
+    /// The players an operator's search finds, at most `limit` (1 to 100), oldest first: the one
+    /// with this public id, those with this display name (any case), and the owner of the
+    /// device with this number.
+    /// - Throws: `StoreError(.invalid)` for a limit out of range.
+    func search(_ text: String, limit: Int) throws -> [Player]
+
     /// Changes a player's display name and returns the player as now stored.
     /// - Throws: `StoreError(.invalid, field: "displayName")`, `StoreError(.notFound)`.
     @discardableResult

@@ -28,6 +28,8 @@ public struct StorageRepositories {
     public let operators: any OperatorRepository
     /// Every change an operator made, newest first; never edited.
     public let auditLog: any AuditLogRepository
+    /// A day's counts across the tables, for the console's overview.
+    public let summaries: any ServiceSummaryRepository
 
     public init(players: any PlayerRepository, linkCodes: any LinkCodeRepository, quota: any QuotaRepository,
                 entitlements: any EntitlementRepository, codes: any CodeRepository, orders: any OrderRepository,
@@ -35,7 +37,7 @@ public struct StorageRepositories {
                 runningGames: any RunningGameRepository, leaderboards: any LeaderboardRepository,
                 cluster: any ClusterRepository, dailyRoads: any DailyRoadRepository, races: any RaceRepository,
                 roomPlaces: any RoomPlaceRepository, rateLimits: any RateLimitRepository, operators: any OperatorRepository,
-                auditLog: any AuditLogRepository) {
+                auditLog: any AuditLogRepository, summaries: any ServiceSummaryRepository) {
         self.players = players
         self.linkCodes = linkCodes
         self.quota = quota
@@ -54,6 +56,7 @@ public struct StorageRepositories {
         self.rateLimits = rateLimits
         self.operators = operators
         self.auditLog = auditLog
+        self.summaries = summaries
     }
 }
 

@@ -37,7 +37,8 @@ public final class PostgresStorage: StorageConnection {
             roomPlaces: SQLRoomPlaceRepository(executor: connection),
             rateLimits: SQLRateLimitRepository(executor: connection),
             operators: SQLOperatorRepository(executor: connection),
-            auditLog: SQLAuditLogRepository(executor: connection))
+            auditLog: SQLAuditLogRepository(executor: connection),
+            summaries: SQLServiceSummaryRepository(executor: connection))
     }
 
     @discardableResult

@@ -90,6 +90,22 @@ public struct SQLPlayerRepository: PlayerRepository {
         try Self.readPlayer(executor, id: id)
     }
 
+    /// The players an operator's search finds (``PlayerRepository/search(_:limit:)``). The
+    /// display name is compared without an index: a search an operator types, not a hot path.
+    public func search(_ text: String, limit: Int) throws -> [Player] {
+        guard (1...100).contains(limit) else { throw StoreError(.invalid, "A search returns 1 to 100 players.", field: "limit") }
+        let text = text.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty, text.utf8.count <= 200 else { return [] }
+        // A number that is not a device id matches nothing; one too large for a row id is not one.
+        let deviceID = Int64(text) ?? 0
+        return try executor.query("""
+            SELECT id, public_id, display_name, created_at FROM players
+            WHERE public_id = $1 OR lower(display_name) = lower($2)
+               OR id IN (SELECT player_id FROM devices WHERE id = $3)
+            ORDER BY id LIMIT $4
+            """, [text.uppercased(), text, deviceID, Int64(limit)]).rows.map(Self.player)
+    }
+
     /// Changes a player's display name and returns the player as now stored.
     ///
     /// (It takes no `now`: the players table keeps no time of the last change, and a

@@ -38,7 +38,8 @@ public final class SQLiteStorage: StorageConnection {
             roomPlaces: SQLRoomPlaceRepository(executor: executor),
             rateLimits: SQLRateLimitRepository(executor: executor),
             operators: SQLOperatorRepository(executor: executor),
-            auditLog: SQLAuditLogRepository(executor: executor))
+            auditLog: SQLAuditLogRepository(executor: executor),
+            summaries: SQLServiceSummaryRepository(executor: executor))
     }
 
     @discardableResult

@@ -67,6 +67,25 @@ public final class Metrics: Sendable {
         return text
     }
 
+    /// The sum of every series of a counter or gauge as a scrape would see it (the collectors
+    /// run first), keyed by name; a name not registered, or a histogram, is left out. For the
+    /// console's overview. Call it where /metrics is rendered: the game's service thread, which
+    /// the collectors of batched counts need.
+    public func totals(_ names: [String]) -> [String: Double] {
+        for collect in collectors.withLock({ $0 }) { collect() }
+        let all = families.withLock { $0 }
+        var totals: [String: Double] = [:]
+        for name in names {
+            switch all[name] {
+            case let counter as Counter: totals[name] = counter.total
+            case let gauge as Gauge: totals[name] = gauge.total
+            case let computed as ComputedGauge: totals[name] = computed.read()
+            default: continue
+            }
+        }
+        return totals
+    }
+
     private func register<M: MetricFamily>(_ name: String, make: () -> M) -> M {
         precondition(Self.isValidName(name), "not a Prometheus metric name: \(name)")
         return families.withLock { families in
@@ -149,6 +168,9 @@ public final class Counter: MetricFamily {
         values.withLock { $0[labels, default: 0] += amount }
     }
 
+    /// Every series together.
+    var total: Double { values.withLock { $0.values.reduce(0, +) } }
+
     /// The value of one series (0 when never incremented).
     public func value(_ labels: String...) -> Double {
         values.withLock { $0[labels] ?? 0 }
@@ -190,6 +212,9 @@ public final class Gauge: MetricFamily {
     public func value(_ labels: String...) -> Double {
         values.withLock { $0[labels] ?? 0 }
     }
+
+    /// Every series together.
+    var total: Double { values.withLock { $0.values.reduce(0, +) } }
 
     func samples() -> [String] {
         let snapshot = values.withLock { $0 }

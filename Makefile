@@ -34,6 +34,7 @@ WITH_POSTGRES = RETRORAPID_REQUIRE_POSTGRES=1 scripts/with-test-postgres.sh
 #   players, devices, tokens, signing out         test_ws_auth.py, test_client_devices.py
 #   waiting, abandoned and shutdown games         test_ws_pause_resume.py, test_ws_shutdown.py
 #   restart recovery after SIGKILL                test_ws_server_crash.py
+#   the console: sessions, limits, audited changes test_console.py
 POSTGRES_E2E_TESTS = \
 	Tests/python/test_ws_quota.py \
 	Tests/python/test_rate_limits.py \
@@ -47,7 +48,8 @@ POSTGRES_E2E_TESTS = \
 	Tests/python/test_client_devices.py \
 	Tests/python/test_ws_pause_resume.py \
 	Tests/python/test_ws_shutdown.py \
-	Tests/python/test_ws_server_crash.py
+	Tests/python/test_ws_server_crash.py \
+	Tests/python/test_console.py
 
 .PHONY: all deps build run test test-postgres-e2e test-sanitizers fuzz fuzz-merge bench bench-capacity bench-cost sim clean python-test-deps charts
 
@@ -61,8 +63,10 @@ build: deps
 	scripts/install-fonts.sh data/fonts
 	$(SWIFT) build -c release --product retrorapid
 
+# The operator console on this machine only (127.0.0.1:8081), unless RETRORAPID_CONSOLE_PORT
+# says otherwise (empty: none).
 run: build
-	.build/release/retrorapid serve
+	RETRORAPID_CONSOLE_PORT=$${RETRORAPID_CONSOLE_PORT-8081} .build/release/retrorapid serve
 
 test: deps
 	scripts/check-repo-citations.sh

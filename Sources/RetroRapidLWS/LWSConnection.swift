@@ -163,6 +163,7 @@ public struct LWSConnection: Hashable, @unchecked Sendable {
         public static let forwardedFor = Header(WSI_TOKEN_X_FORWARDED_FOR)
         public static let host = Header(WSI_TOKEN_HOST)
         public static let origin = Header(WSI_TOKEN_ORIGIN)
+        public static let cookie = Header(WSI_TOKEN_HTTP_COOKIE)
         /// Sec-WebSocket-Protocol.
         public static let webSocketProtocol = Header(WSI_TOKEN_PROTOCOL)
         /// The request line's path (a GET's); `uriArguments` holds the query.

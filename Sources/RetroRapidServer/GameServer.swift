@@ -47,6 +47,8 @@ public final class GameServer: Sendable {
     /// This node's end of the cluster bus (inert without one).
     public let cluster: ClusterRelay
     public let http: HTTPServer
+    /// The operator console's own listener; nil when no console port is set.
+    let console: ConsoleServer?
     /// Every route of the API, as the router has them (the OpenAPI test compares them).
     public let routes: [HTTPRouter.Route]
     private let components: [any ServerComponent]
@@ -132,6 +134,13 @@ public final class GameServer: Sendable {
             router: router, mailbox: mailbox, protocols: components.flatMap(\.protocols),
             clientAddresses: clientAddresses,
             onRefusal: Self.refusalObserver(metrics: metrics, logger: logger))
+        if let port = configuration.consolePort {
+            console = ConsoleServer(configuration: configuration, port: port, worker: worker, rateLimits: rateLimits,
+                                    clientAddresses: clientAddresses, events: events, gameMailbox: mailbox, metrics: metrics,
+                                    logger: logger)
+        } else {
+            console = nil
+        }
         registerGauges(mailbox: mailbox)
         // Last, once every part that handles a message exists: what the other nodes say from
         // now on waits in the mailbox until the service thread runs.
@@ -148,10 +157,22 @@ public final class GameServer: Sendable {
         http.boundPort
     }
 
-    /// Starts listening. On failure the database worker is shut down too.
+    /// The operator console's port (the kernel's choice when configured with 0); nil without
+    /// a console, before `start` and after `stop`.
+    public var consolePort: Int? {
+        console?.boundPort
+    }
+
+    /// Starts listening, the console too. On failure the database worker is shut down too.
     public func start() throws(HTTPServerError) {
-        do {
+        do throws(HTTPServerError) {
             try http.start()
+            do throws(HTTPServerError) {
+                try console?.start()
+            } catch {
+                http.stop()
+                throw error
+            }
         } catch {
             cluster.stop()
             worker.shutdown()
@@ -171,6 +192,8 @@ public final class GameServer: Sendable {
         }
         guard first else { return }
         stopping.set()
+        // The console first: its requests need the storage threads stopped below.
+        console?.stop()
         let listening = http.boundPort != nil
         http.stopAccepting()
         let deadline = ContinuousClock.now + options.shutdownTimeout

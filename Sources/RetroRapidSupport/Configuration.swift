@@ -102,6 +102,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxRooms = 5000
     public var metricsEnabled = true
     public var eventLoop = EventLoop.libev
+    // The operator console (docs/OPERATIONS.md, "The console"): its own listener, never the
+    // players' address. No port, no console.
+    public var consoleHost = "127.0.0.1"
+    public var consolePort: Int? = nil
+    public var consoleRoot = "Console"
+    /// Operator sign-ins from one client address, every attempt counted: a password is 100
+    /// random bits, so this bounds the work (each check is 100,000 rounds of a hash), not a
+    /// chance of guessing.
+    public var operatorSignInsPerAddress = RateLimit(10, per: .seconds(900))
 
     public init() {}
 }
@@ -692,6 +701,18 @@ extension ServerConfiguration {
         .integer("maxRooms", "max-rooms", \.maxRooms, range: 1...1_000_000,
                  help: "Race rooms open on this node at once; one more is refused (too_many_rooms)."),
         .boolean("metricsEnabled", "metrics-enabled", \.metricsEnabled, help: "Whether the server exposes its metrics."),
+        .text("consoleHost", "console-host", \.consoleHost, valueName: "ADDRESS",
+              help: "Address the operator console listens on. Keep it on loopback (reach it over an SSH tunnel) "
+                  + "or a private address behind a proxy with an allow list (docs/OPERATIONS.md, \"The console\").",
+              allowed: "an IP address without spaces", isValid: { !$0.isEmpty && !$0.contains(where: \.isWhitespace) }),
+        .optionalInteger("consolePort", "console-port", \.consolePort, range: 0...65535,
+                         help: "TCP port of the operator console, apart from the players' port; 0 picks a free one. "
+                             + "Not set: no console."),
+        .text("consoleRoot", "console-root", \.consoleRoot, valueName: "DIR",
+              help: "Directory of the operator console's pages, served only on the console's listener."),
+        .rate("operatorSignInsPerAddress", "operator-sign-ins-per-address", \.operatorSignInsPerAddress,
+              help: "Operator console sign-ins from one client address, every attempt counted; over it: 429 with "
+                  + "Retry-After. Counted in the database, so every node and restart share one budget."),
         .choice("eventLoop", "event-loop", \.eventLoop, valueName: "LOOP",
                 help: "libev (epoll, for many connections; needs Debian's libwebsockets-evlib-ev) or poll "
                     + "(libwebsockets' own loop, which scans every socket on each wakeup)."),
@@ -770,6 +791,25 @@ extension ServerConfiguration.Setting {
             return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".")
         }
         return false
+    }
+
+    /// A whole number in `range`, or empty to unset.
+    static func optionalInteger(_ property: String, _ key: String, _ keyPath: Property<Int?>, range: ClosedRange<Int>,
+                                help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "N", help: help,
+            allowed: "a whole number from \(range.lowerBound) to \(range.upperBound), or empty to unset",
+            apply: { configuration, text in
+                if text.isEmpty {
+                    configuration[keyPath: keyPath] = nil
+                    return true
+                }
+                guard let number = Int(text), range.contains(number) else { return false }
+                configuration[keyPath: keyPath] = number
+                return true
+            },
+            render: { $0[keyPath: keyPath].map(String.init) }
+        )
     }
 
     /// An empty value unsets the setting, so a later source can switch off what an earlier one set.

@@ -4,7 +4,7 @@ import Foundation
 /// no source sets it, `InstalledFileLocator` looks for it (docs/OPERATIONS.md, "Where the server
 /// finds its files").
 public enum InstalledFile: String, CaseIterable, Sendable {
-    case webRoot, migrations, fonts, openAPI
+    case webRoot, migrations, fonts, openAPI, consoleRoot
 
     /// The setting's key: `--web-root`, `RETRORAPID_WEB_ROOT`.
     public var settingKey: String {
@@ -13,6 +13,7 @@ public enum InstalledFile: String, CaseIterable, Sendable {
         case .migrations: "migrations-path"
         case .fonts: "fonts-path"
         case .openAPI: "openapi-path"
+        case .consoleRoot: "console-root"
         }
     }
 
@@ -23,6 +24,7 @@ public enum InstalledFile: String, CaseIterable, Sendable {
         case .migrations: \.migrationsPath
         case .fonts: \.fontsPath
         case .openAPI: \.openAPIPath
+        case .consoleRoot: \.consoleRoot
         }
     }
 
@@ -36,6 +38,7 @@ public enum InstalledFile: String, CaseIterable, Sendable {
         case .migrations: "migrations"
         case .fonts: "fonts"
         case .openAPI: "openapi.json"
+        case .consoleRoot: "console"
         }
     }
 
@@ -43,7 +46,8 @@ public enum InstalledFile: String, CaseIterable, Sendable {
 
     /// Without the Web client there is nothing to serve and without the migrations no database
     /// to open, so both stop a start; without fonts browsers use their fallbacks, and without
-    /// the OpenAPI document only /api/v1/openapi.json answers 404.
+    /// the OpenAPI document only /api/v1/openapi.json answers 404; the console's folder is
+    /// needed only when a console port is set, and `serve` says so then.
     public var isRequired: Bool { self == .webRoot || self == .migrations }
 
     /// How messages name it.
@@ -53,6 +57,7 @@ public enum InstalledFile: String, CaseIterable, Sendable {
         case .migrations: "the migrations folder"
         case .fonts: "the fonts folder"
         case .openAPI: "the OpenAPI document"
+        case .consoleRoot: "the operator console folder"
         }
     }
 }

@@ -85,6 +85,11 @@ enum ServeCommand: Command {
         logger.notice("RetroRapid serving \(scheme)://\(host):\(server.boundPort ?? configuration.port)",
                       metadata: database.merging(["web.root": webRoot, "cluster.node": configuration.resolvedNodeID,
                                                   "cluster.bus": server.cluster.bus == nil ? "none" : "listening"]) { $1 })
+        if let consolePort = server.consolePort {
+            let consoleHost = configuration.consoleHost.contains(":") ? "[\(configuration.consoleHost)]" : configuration.consoleHost
+            logger.notice("Operator console on http://\(consoleHost):\(consolePort)",
+                          metadata: ["console.root": URL(fileURLWithPath: configuration.consoleRoot).standardizedFileURL.path])
+        }
 
         stopRequested.wait()
         logger.notice("RetroRapid stopping: refusing new connections, ending games, saving")

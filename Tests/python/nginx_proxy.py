@@ -62,6 +62,7 @@ def site_for_test(upstream_port, http_port: int, https_port: int, cert: Path, ke
         (r"^(\s*)root \S+;", rf"\1root {REPO / 'Web'};"),
         (r"^(\s*)alias \S+;", rf"\1alias {REPO / 'data/fonts'}/;"),
         (r"^(\s*)include \S+;", rf"\1include {REPO / 'Deploy/nginx/retrorapid-headers.conf'};"),
+        (r"^(\s*)allow \S+;", r"\1allow 127.0.0.2;"),  # the test's client address
     ]
     lines = []
     for line in site.read_text().splitlines():

@@ -591,3 +591,30 @@ def test_a_rotation_step_by_step_drops_no_message(cluster_database_url, tmp_path
         finally:
             for started in clusters:
                 started.stop()
+
+
+def test_a_device_revoked_from_the_console_on_node_a_loses_its_connection_on_node_b(cluster_factory):
+    from test_console import Console
+    cluster = cluster_factory("--console-port", "0", "--console-root", str(REPO / "Console"))
+    a, b = cluster.nodes["a"], cluster.nodes["b"]
+    console_port = int(re.search(r"Operator console on http://127\.0\.0\.1:(\d+)", a.log())[1])
+    added = subprocess.run([node_binary(), "operators", "add", "ada", "--role", "admin", "--database-url", cluster.database_url],
+                           capture_output=True, text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    console = Console(console_port)
+    assert console.sign_in("ada", added.stdout.strip().splitlines()[-1].strip())[0] == 200
+    token = create_player(a, "Stolen Phone")
+    player = a.request("GET", "/api/v1/me", token=token).json()["player"]["id"]
+
+    async def scenario():
+        thief = await GameClient.signed_in(b, token)
+        device = (await asyncio.to_thread(console.json, "GET", f"/api/players/{player}"))[1]["devices"][0]["id"]
+        status, answer = await asyncio.to_thread(console.json, "POST", f"/api/players/{player}/devices/{device}/revoke")
+        assert status == 200 and answer["changed"] is True, answer
+        error = await thief.expect_error("unauthorized")
+        assert "signed out" in error["message"]
+        code, _ = await thief.closed()
+        assert code == 4401
+
+    run(scenario())
+    assert metric_value(b, "retrorapid_cluster_messages_received_total", kind="revoked") == 1

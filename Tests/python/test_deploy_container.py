@@ -360,7 +360,7 @@ def test_the_containerfile_has_the_shape_the_issue_asks_for():
     assert "/healthz" in " ".join(runtime.healthcheck)
     destinations = {destination for _, destination in runtime.copies}
     assert {"/usr/local/bin/retrorapid", env["RETRORAPID_WEB_ROOT"], env["RETRORAPID_MIGRATIONS_PATH"],
-            env["RETRORAPID_FONTS_PATH"], env["RETRORAPID_OPENAPI_PATH"]} == destinations
+            env["RETRORAPID_FONTS_PATH"], env["RETRORAPID_OPENAPI_PATH"], env["RETRORAPID_CONSOLE_ROOT"]} == destinations
     ignored = {line.strip() for line in IGNORE_FILE.read_text().splitlines() if line.strip() and not line.startswith("#")}
     assert {".build", "data", "test-artifacts", ".git"} <= ignored
 

@@ -4,7 +4,9 @@ the API over HTTPS and HTTP/2, the client's own address seen by the server, a fo
 X-Forwarded-For ignored, compression and caching of the static client. The client connects
 from 127.0.0.2 and nginx from 127.0.0.1, so the two addresses can be told apart."""
 
+import dataclasses
 import gzip
+import os
 import re
 import shutil
 import socket
@@ -12,6 +14,7 @@ import subprocess
 
 import pytest
 
+from conftest import REPO, free_port
 from nginx_proxy import start_nginx
 from ws_client import create_player, play_to_score
 
@@ -163,3 +166,34 @@ def test_the_node_never_serves_metrics_to_a_request_a_proxy_passed_on(proxied):
     assert b"retrorapid_" in server.request("GET", "/metrics").body
     forwarded = server.request("GET", "/metrics", headers={"X-Forwarded-For": "203.0.113.9"})
     assert forwarded.status == 404 and b"retrorapid_" not in forwarded.body
+
+
+def test_the_console_behind_nginx_reaches_only_the_allow_list_and_its_cookie_is_secure(server_factory, tmp_path):
+    """Deploy/nginx/retrorapid-console.conf as shipped: the allowed address signs in over TLS
+    (the session cookie Secure, the sign-in counted against the operator's address, not
+    nginx's); any other address gets 403 from nginx before the console sees it."""
+    console_port = free_port()
+    server = server_factory("--trusted-proxies", "127.0.0.1", "--console-port", str(console_port),
+                            "--console-root", str(REPO / "Console"))
+    added = subprocess.run([os.environ.get("RETRORAPID_BINARY", str(REPO / ".build/debug/retrorapid")), "operators", "add",
+                            "ada", *server.database_args], capture_output=True, text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    password = added.stdout.strip().splitlines()[-1].strip()
+    proxy = start_nginx(tmp_path / "console-nginx", console_port, source_address=CLIENT,
+                        site=REPO / "Deploy/nginx/retrorapid-console.conf")
+    try:
+        assert proxy.request("GET", "/sign-in.html").status == 200
+        reply = proxy.request("POST", "/api/session", {"name": "ada", "password": password})
+        assert reply.status == 200, reply.body
+        assert re.fullmatch(r"rr_console=[A-Za-z0-9_-]{43}; Path=/; HttpOnly; SameSite=Strict; Secure",
+                            reply.headers["Set-Cookie"]), reply.headers["Set-Cookie"]
+        assert re.search(rf"operator signed in .*client\.address={re.escape(CLIENT)}\b", server.log()), server.log()[-2000:]
+        # Another address: refused by nginx, whatever it asks for.
+        outsider = dataclasses.replace(proxy, source_address="127.0.0.3")
+        for path in ("/sign-in.html", "/api/session", "/healthz"):
+            assert outsider.request("GET", path).status == 403, path
+        # The players' address has no console behind it.
+        assert server.request("GET", "/api/session").status == 404
+    finally:
+        proxy.stop()
+

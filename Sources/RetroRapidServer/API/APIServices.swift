@@ -54,6 +54,11 @@ public struct APILimits: Sendable, Equatable {
         get { configuration.checkoutSessionsPerPlayer }
         set { configuration.checkoutSessionsPerPlayer = newValue }
     }
+    /// Operator console sign-ins per client address, every attempt counted.
+    public var operatorSignIns: RateLimit {
+        get { configuration.operatorSignInsPerAddress }
+        set { configuration.operatorSignInsPerAddress = newValue }
+    }
     /// Addresses of reverse proxies in front of the server (`--trusted-proxies`). A request or
     /// game connection from one of them is limited by the client address in
     /// `X-Forwarded-For` (`ClientAddressResolver`); from anyone else that header is ignored

@@ -33,6 +33,8 @@ final class RateLimits: Sendable {
         case codeRedeem = "code_redeem"
         case signIn = "sign_in"
         case checkoutOpen = "checkout_open"
+        /// An operator console sign-in, every attempt counted.
+        case operatorSignIn = "operator_sign_in"
     }
 
     /// Who it is counted for: the `scope` label.
@@ -50,6 +52,7 @@ final class RateLimits: Sendable {
     private let codeFailuresPerAddress: RateLimiter
     private let signInFailures: RateLimiter
     private let checkoutSessions: RateLimiter
+    private let operatorSignIns: RateLimiter
     private let refusals: Counter
     /// What the limiter's clock reads; tests move it.
     let clock: @Sendable () -> ContinuousClock.Instant
@@ -68,8 +71,10 @@ final class RateLimits: Sendable {
         codeFailuresPerAddress = RateLimiter(limits.codeFailuresPerAddress)
         signInFailures = RateLimiter(limits.signInFailures)
         checkoutSessions = RateLimiter(limits.checkoutSessions)
+        operatorSignIns = RateLimiter(limits.operatorSignIns)
         longestStoredWindow = [limits.playerCreation, limits.serverPlayerCreation, limits.linkCodeClaimFailures,
-                               limits.codeFailuresPerPlayer, limits.codeFailuresPerAddress, limits.signInFailures]
+                               limits.codeFailuresPerPlayer, limits.codeFailuresPerAddress, limits.signInFailures,
+                               limits.operatorSignIns]
             .map { $0.window.seconds }.max() ?? 0
         refusals = metrics.counter("retrorapid_rate_limited_total",
                                    help: "Requests and hellos refused by a rate limit, by what was limited and for whom "
@@ -84,7 +89,7 @@ final class RateLimits: Sendable {
     /// player creation for the whole server too.
     static let pairs: [(Action, Scope)] = [
         (.playerCreate, .address), (.playerCreate, .server), (.linkCodeClaim, .address), (.codeRedeem, .player), (.codeRedeem, .address),
-        (.signIn, .address), (.checkoutOpen, .player),
+        (.signIn, .address), (.checkoutOpen, .player), (.operatorSignIn, .address),
     ]
 
     private func limiter(_ action: Action, _ scope: Scope) -> RateLimiter {
@@ -96,6 +101,7 @@ final class RateLimits: Sendable {
         case (.codeRedeem, _): codeFailuresPerAddress
         case (.signIn, _): signInFailures
         case (.checkoutOpen, _): checkoutSessions
+        case (.operatorSignIn, _): operatorSignIns
         }
     }
 
@@ -170,6 +176,20 @@ final class RateLimits: Sendable {
         }
         record(.playerCreate, .address, key: addressKey)
         record(.playerCreate, .server, key: Self.serverKey)
+        pruneIfDue(store, now: now)
+    }
+
+    /// Counts one operator sign-in from the address `addressKey` in the database, unless it is
+    /// over its limit (then throws the refusal and counts nothing). Every attempt counts,
+    /// whatever the password: the check itself is the cost being bounded. Storage thread.
+    func takeOperatorSignIn(addressKey: String, in store: any RateLimitRepository, now: Date) throws {
+        if let refusal = refusal(.operatorSignIn, .address, key: addressKey) { throw refusal }
+        do {
+            try store.take([storedKey(.operatorSignIn, .address, key: addressKey)], now: now)
+        } catch let reached as RateLimitReached {
+            throw refusal(reached, .operatorSignIn)
+        }
+        record(.operatorSignIn, .address, key: addressKey)
         pruneIfDue(store, now: now)
     }
 
@@ -285,6 +305,7 @@ struct RateLimitedError: Error, Sendable, Equatable {
         case (.codeRedeem, _): what = "Too many codes that did not work from your address"
         case (.signIn, _): what = "Too many device tokens that signed nobody in from your address"
         case (.checkoutOpen, _): what = "You started too many purchases"
+        case (.operatorSignIn, _): what = "Too many sign-ins to the console from your address"
         }
         return what + ": at most \(limit.sentence). Try again in \(retryAfter) s."
     }

@@ -27,7 +27,8 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The headers copied from libwebsockets into `headers`. Others are not looked at: a
     /// handler that needs one more adds it here.
-    public static let readHeaders = ["authorization", "content-type", "if-match", "payment-signature", "stripe-signature", "x-forwarded-for"]
+    public static let readHeaders = ["authorization", "content-type", "cookie", "host", "if-match", "origin", "payment-signature",
+                                      "stripe-signature", "x-csrf-token", "x-forwarded-for", "x-forwarded-proto"]
 
     public init(method: HTTPMethod, path: String, queryItems: [HTTPQueryItem] = [],
                 headers: [String: String] = [:], remoteAddress: String = "",

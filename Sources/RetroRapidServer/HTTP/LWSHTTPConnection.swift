@@ -348,6 +348,9 @@ private struct LWSHTTPConnection {
             case "authorization": value = wsi.header(.authorization)
             case "content-type": value = wsi.header(.contentType)
             case "if-match": value = wsi.header(.ifMatch)
+            case "cookie": value = wsi.header(.cookie)
+            case "host": value = wsi.header(.host) ?? wsi.header(.authority)
+            case "origin": value = wsi.header(.origin)
             case "x-forwarded-for": value = wsi.header(.forwardedFor)
             default: value = wsi.customHeader(name)
             }

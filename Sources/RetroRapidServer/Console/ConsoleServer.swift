@@ -1,0 +1,56 @@
+import Foundation
+import RetroRapidDomain
+import RetroRapidSupport
+
+/// The operator console (docs/OPERATIONS.md, "The console"): its pages (`--console-root`)
+/// and its JSON API on a listener of its own (`--console-host`, `--console-port`), never on
+/// the players' address, so a player who tries a console URL on the game's address finds
+/// nothing, and the console can be kept on loopback or behind an allow list.
+///
+/// It shares the game server's storage threads, rate limits and player events, and runs its
+/// own libwebsockets context on its own service thread: a slow console request never holds
+/// a game step.
+///
+/// Threading: `start`/`stop` from the thread that starts and stops the `GameServer`.
+final class ConsoleServer: Sendable {
+    let http: HTTPServer
+    let sessions: ConsoleSessions
+
+    init(configuration: ServerConfiguration, port: Int, worker: DatabaseWorker, rateLimits: RateLimits,
+         clientAddresses: ClientAddressResolver, events: PlayerEvents, gameMailbox: ServiceMailbox, metrics: Metrics,
+         logger: Logger) {
+        let sessions = ConsoleSessions()
+        self.sessions = sessions
+        let gate = ConsoleGate(worker: worker, sessions: sessions, logger: logger)
+        var router = HTTPRouter.standard
+        ConsoleRoutes.add(to: &router, ConsoleRoutes.Services(
+            gate: gate, rateLimits: rateLimits, clientAddresses: clientAddresses, events: events,
+            gameMailbox: gameMailbox, secureCookies: false, logger: logger, metrics: metrics,
+            nodeID: configuration.resolvedNodeID))
+        http = HTTPServer(
+            configuration: HTTPServerOptions(host: configuration.consoleHost, port: port, webRoot: configuration.consoleRoot,
+                                             eventLoop: configuration.eventLoop,
+                                             requestLimits: HTTPRequestLimits(configuration: configuration)),
+            router: router, mailbox: ServiceMailbox(), protocols: [], clientAddresses: clientAddresses)
+    }
+
+    var boundPort: Int? { http.boundPort }
+
+    /// Listens. Its errors name the console's own settings, not the players' listener's.
+    func start() throws(HTTPServerError) {
+        do {
+            try http.start()
+        } catch where error.code == .webRootMissing {
+            let path = URL(fileURLWithPath: http.configuration.webRoot).standardizedFileURL.path
+            throw HTTPServerError(.webRootMissing,
+                "The operator console's folder \(path) is not a directory. Set --console-root to the folder that holds the console's sign-in.html.")
+        } catch {
+            let place = "\(http.configuration.host):\(http.configuration.port)"
+            throw HTTPServerError(error.code, "The operator console (--console-host, --console-port \(place)): " + error.message)
+        }
+    }
+
+    func stop() {
+        http.stop()
+    }
+}

@@ -28,6 +28,11 @@ public protocol OrderRepository {
 
     func orders(playerID: Int64) throws -> [Order]
 
+    /// The latest orders of every player, newest first, at most `limit` (1 to 500): all of
+    /// them, or only those in `status` (a cancelled order is `.cancelled` here, not pending).
+    /// - Throws: `StoreError(.invalid)` for a limit out of range.
+    func latest(status: Order.Status?, limit: Int) throws -> [Order]
+
     /// Paying is idempotent: an order already paid is returned as it is.
     @discardableResult
     func markPaid(orderID: String, providerEventID: String, now: Date) throws -> Order

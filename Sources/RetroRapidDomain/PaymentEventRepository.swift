@@ -11,6 +11,22 @@ public protocol PaymentEventRepository {
     /// - Throws: `StoreError(.notFound)` for an unknown order (nothing is kept, so the
     ///   provider's retry can succeed later).
     func record(eventID: String, type: String, claim: PaymentClaim?, now: Date) throws -> PaymentWebhook.Outcome
+
+    /// The provider's events that named the order `orderID` (its public id), oldest first.
+    func events(orderID: String) throws -> [PaymentEvent]
+}
+
+/// One event the payment provider sent about an order, as kept: for the operator's console.
+public struct PaymentEvent: Sendable, Equatable {
+    public let eventID: String
+    public let type: String
+    public let receivedAt: Date
+
+    public init(eventID: String, type: String, receivedAt: Date) {
+        self.eventID = eventID
+        self.type = type
+        self.receivedAt = receivedAt
+    }
 }
 
 extension PaymentEventRepository {

@@ -147,6 +147,19 @@ public struct SQLOrderRepository: OrderRepository {
         try Self.orders(where: "o.player_id = $1 ORDER BY o.id DESC", [playerID], in: executor)
     }
 
+    /// The latest orders of every player (``OrderRepository/latest(status:limit:)``).
+    public func latest(status: Order.Status?, limit: Int) throws -> [Order] {
+        guard (1...500).contains(limit) else { throw StoreError(.invalid, "A page holds 1 to 500 orders.", field: "limit") }
+        let condition: String
+        switch status {
+        case nil: condition = "1 = 1"
+        case .paid?: condition = "o.status = 'paid'"
+        case .pending?: condition = "o.status = 'pending' AND o.cancelled_at IS NULL"
+        case .cancelled?: condition = "o.status = 'pending' AND o.cancelled_at IS NOT NULL"
+        }
+        return try Self.orders(where: "\(condition) ORDER BY o.id DESC LIMIT $1", [Int64(limit)], in: executor)
+    }
+
     /// Marks the order paid and grants its player unlimited play, in one transaction.
     ///
     /// Paying a paid order again changes nothing and returns it as it is (with the first

@@ -18,6 +18,17 @@ public struct SQLPaymentEventRepository: PaymentEventRepository {
         self.executor = executor
     }
 
+    public func events(orderID: String) throws -> [PaymentEvent] {
+        try executor.query("""
+            SELECT e.event_id AS event_id, e.type AS type, e.received_at AS received_at
+            FROM webhook_events e JOIN orders o ON o.id = e.order_id
+            WHERE o.public_id = $1 ORDER BY e.received_at, e.event_id
+            """, [orderID]).rows.map { row in
+            PaymentEvent(eventID: try row.string("event_id"), type: try row.string("type"),
+                         receivedAt: try UTCCivilTime.storedDate(row.string("received_at"), column: "webhook_events.received_at"))
+        }
+    }
+
     public func record(eventID: String, type: String, claim: PaymentClaim?, now: Date) throws -> PaymentWebhook.Outcome {
         try executor.writeTransaction {
             let claimed = try executor.query("""

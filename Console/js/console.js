@@ -34,6 +34,8 @@ function goToSignIn() {
 export const PAGES = [
   { path: "/index.html", title: "Overview" },
   { path: "/players.html", title: "Players" },
+  { path: "/codes.html", title: "Codes" },
+  { path: "/orders.html", title: "Orders" },
   { path: "/audit.html", title: "Audit log" },
 ];
 

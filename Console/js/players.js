@@ -63,7 +63,7 @@ function render(detail) {
     ["Id", detail.player.id],
     ["Display name", detail.player.displayName],
     ["Joined", timeText(detail.player.createdAt)],
-    ["Free plays left today", detail.freePlaysLeftToday === null ? "not counted: unlimited play" : String(detail.freePlaysLeftToday)],
+    ["Free plays left today", detail.freePlaysLeftToday == null ? "not counted: unlimited play" : String(detail.freePlaysLeftToday)],
     ["Unlimited play", detail.unlimited ? `since ${timeText(detail.unlimited.grantedAt)} (${detail.unlimited.source}: ${detail.unlimited.reference})` : "no"],
     ["Running now", detail.runningGames.length ? detail.runningGames.join(", ") : "no game"],
   ];

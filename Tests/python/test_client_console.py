@@ -3,6 +3,7 @@ a player found and looked after, and axe-core finding nothing on any page in any
 (light, dark, more contrast, forced colours, reduced motion, 200 % text, phones, 200 % zoom)."""
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -91,6 +92,12 @@ def test_a_player_is_found_renamed_and_their_device_revoked_closing_its_game(con
         wait_for(browser, "document.getElementById('player-heading').textContent === 'Player Racer 7'")
         wait_for(browser, "document.getElementById('status').textContent === 'Display name changed.'")
 
+        browser.find_element("id", "grant-reason").send_keys("wrote in: lost purchase", Keys.ENTER)
+        wait_for(browser, "document.getElementById('status').textContent === 'Unlimited play granted.'")
+        facts = browser.find_element("id", "player-facts").text
+        assert "not counted: unlimited play" in facts and "operator: wrote in: lost purchase" in facts, facts
+        assert "undefined" not in browser.find_element("id", "player").text
+
         revoke = browser.find_element("css selector", "#devices-table button")
         assert revoke.get_attribute("aria-label").startswith("Revoke device")
         revoke.click()
@@ -106,7 +113,27 @@ def test_a_player_is_found_renamed_and_their_device_revoked_closing_its_game(con
     assert unexpected_errors(browser) == []
 
 
-@pytest.mark.parametrize("page", ["sign-in", "index", "players", "audit"])
+def test_an_admin_makes_a_random_code_and_disables_it_with_the_keyboard(console_server, browser):
+    open_page(browser, console_server.console_url, "/codes.html")
+    if browser.execute_script("return location.pathname") != "/codes.html":
+        sign_in_with_the_keyboard(browser, console_server, "?next=codes.html")
+        wait_for(browser, "location.pathname === '/codes.html' && document.documentElement.dataset.ready === 'true'")
+    browser.find_element("id", "cap").send_keys("5", Keys.ENTER)
+    wait_for(browser, "!document.getElementById('created').hidden")
+    assert browser.switch_to.active_element.get_attribute("id") == "created"
+    grouped = re.search(r"Created (\S+):", browser.find_element("id", "created").text)[1]
+    row = wait_for(browser, f"[...document.querySelectorAll('#codes-table tbody tr')].find((r) => r.textContent.includes('{grouped}'))")
+    assert "0 of 5" in row.text and "live" in row.text
+    button = row.find_element("css selector", "button")
+    assert button.get_attribute("aria-label") == f"Disable code {grouped}"
+    button.send_keys(Keys.ENTER)
+    browser.switch_to.alert.accept()
+    wait_for(browser, f"document.getElementById('status').textContent === 'Code {grouped} disabled.'")
+    assert "undefined" not in browser.find_element("id", "codes-table").text
+    assert unexpected_errors(browser) == []
+
+
+@pytest.mark.parametrize("page", ["sign-in", "index", "players", "codes", "orders", "audit"])
 def test_axe_finds_nothing_on_any_console_page_in_any_display_mode(console_server, browser, page):
     if page == "sign-in":
         browser.delete_all_cookies()
@@ -121,5 +148,9 @@ def test_axe_finds_nothing_on_any_console_page_in_any_display_mode(console_serve
             created = console_server.request("POST", "/api/v1/players", {"displayName": "Axe Check", "deviceLabel": "x"}).json()
             open_page(browser, console_server.console_url, f"/players.html?id={created['player']['id']}")
             wait_for(browser, "!document.getElementById('player').hidden")
+        if page == "codes":
+            # A code in the list, so its row and its Disable button are checked too.
+            browser.find_element("id", "create").submit()
+            wait_for(browser, "!document.getElementById('created').hidden")
     failures = axe_in_every_mode(browser, f"console-{page}")
     assert not failures, describe_violations(failures)

@@ -4,7 +4,8 @@ import RetroRapidDomain
 import RetroRapidSupport
 
 /// The operator console's JSON API, on the console's own listener only (docs/OPERATIONS.md,
-/// "The console"): signing in and out, finding and looking after players, the audit log.
+/// "The console"): signing in and out, the overview, finding and looking after players, the
+/// audit log (codes: `ConsoleCodeRoutes`; orders: `ConsoleOrderRoutes`).
 /// Every change goes through `OperatorActions`, the code the CLI runs, audited as
 /// `console:NAME`; every route but sign-in goes through `ConsoleGate`.
 enum ConsoleRoutes {
@@ -94,6 +95,8 @@ enum ConsoleRoutes {
                 services.gameMailbox.post { services.events.publishDeviceRevoked(playerID: playerID, deviceID: deviceID) }
             })
         }
+        ConsoleCodeRoutes.add(to: &router, services.gate)
+        ConsoleOrderRoutes.add(to: &router, services.gate)
         router.add(.get, "/api/audit") { request, responder in
             let limit: Int
             let before: Int64?

@@ -10,6 +10,10 @@ import Foundation
 /// Each rule is one conditional write, re-checked by the database under the row's lock, so two
 /// nodes racing for a game or for one node id never both win (the implementations say how).
 public protocol ClusterRepository {
+    /// Every node registered now, by name, with its heartbeat and the games it holds: what the
+    /// operator's console shows of a cluster. Empty for a single node, which never registers.
+    func nodes() throws -> [ClusterNode]
+
     /// Registers this process (`instance`, unique per process) as `nodeID`. Refused with
     /// ``ClusterNodeInUseError`` while another process's row for that id is fresh (seen within
     /// `lease`): two processes with one node id would each think they hold the other's games.
@@ -104,5 +108,22 @@ public struct ClusterNodeInUseError: Error, Sendable, Equatable, CustomStringCon
     public var description: String {
         "node id '\(nodeID)' is in use: a process with it was seen at \(UTCCivilTime.text(seenAt)) on this database. "
             + "Give each node its own --node-id; if that process has died, start again once \(Int(ClusterLease.lease)) seconds have passed since then."
+    }
+}
+
+/// One node of a cluster as the database knows it.
+public struct ClusterNode: Sendable, Equatable {
+    public let nodeID: String
+    public let startedAt: Date
+    /// Its last heartbeat.
+    public let seenAt: Date
+    /// Running games it holds now (not released).
+    public let gamesHeld: Int
+
+    public init(nodeID: String, startedAt: Date, seenAt: Date, gamesHeld: Int) {
+        self.nodeID = nodeID
+        self.startedAt = startedAt
+        self.seenAt = seenAt
+        self.gamesHeld = gamesHeld
     }
 }

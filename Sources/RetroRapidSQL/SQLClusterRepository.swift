@@ -51,6 +51,21 @@ public struct SQLClusterRepository: ClusterRepository {
         }
     }
 
+    public func nodes() throws -> [ClusterNode] {
+        try executor.query("""
+            SELECT n.node_id AS node_id, n.started_at AS started_at, n.seen_at AS seen_at,
+                   (SELECT count(*) FROM game_holders h WHERE h.node_id = n.node_id AND NOT h.released) AS games
+            FROM cluster_nodes n ORDER BY n.node_id
+            """, []).rows.map { row in
+            let games = try row.int64("games")
+            guard games >= 0, games <= Int64(Int32.max) else { throw StoreError.unreadable("a node holds \(games) games") }
+            return ClusterNode(nodeID: try row.string("node_id"),
+                               startedAt: try UTCCivilTime.storedDate(row.string("started_at"), column: "cluster_nodes.started_at"),
+                               seenAt: try UTCCivilTime.storedDate(row.string("seen_at"), column: "cluster_nodes.seen_at"),
+                               gamesHeld: Int(games))
+        }
+    }
+
     public func heartbeat(nodeID: String, instance: String, now: Date) throws -> Bool {
         try executor.query("UPDATE cluster_nodes SET seen_at = $1 WHERE node_id = $2 AND instance = $3",
                            [UTCCivilTime.text(now), nodeID, instance]).affectedRows == 1

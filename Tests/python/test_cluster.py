@@ -618,3 +618,6 @@ def test_a_device_revoked_from_the_console_on_node_a_loses_its_connection_on_nod
 
     run(scenario())
     assert metric_value(b, "retrorapid_cluster_messages_received_total", kind="revoked") == 1
+    # The overview of either node lists both, with their heartbeats.
+    status, overview = console.json("GET", "/api/overview")
+    assert status == 200 and [node["id"] for node in overview["cluster"]] == ["a", "b"], overview

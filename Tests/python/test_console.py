@@ -308,6 +308,10 @@ def test_the_overview_counts_today_and_the_node(server_factory):
     assert answer["today"]["playsUsed"] == 1 and answer["today"]["ordersPaid"] == 0
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", answer["today"]["day"])
     assert answer["node"]["gamesRunning"] == 1 and answer["node"]["gameConnections"] == 1, answer
+    # A single node: no cluster; the charts' first sample was taken when the console started.
+    assert answer["cluster"] == []
+    assert len(answer["lastHour"]) >= 1 and set(answer["lastHour"][0]) == {"at", "gamesRunning", "gameConnections", "gamesEnded"}
+    assert len(answer["lastDay"]) >= 1 and answer["lastDay"][-1]["mostGamesRunning"] >= 0
 
 
 def test_codes_are_created_by_the_cli_strength_rules_listed_and_disabled(server_factory):

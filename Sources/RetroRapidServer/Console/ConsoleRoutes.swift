@@ -24,6 +24,8 @@ enum ConsoleRoutes {
         /// This node's name in a cluster (the host name on a single node).
         let nodeID: String
         let summaries = ConsoleSummaryCache()
+        /// This node's counters, a sample a minute, for the overview's charts.
+        let history: ConsoleHistory
     }
 
     static func add(to router: inout HTTPRouter, _ services: Services) {
@@ -121,12 +123,15 @@ enum ConsoleRoutes {
     /// reads them) and today's counts (from the database, at most a minute old).
     static func overview(_ request: HTTPRequest, _ responder: HTTPResponder, _ services: Services) {
         services.gate.perform(request, responder, .view, { storage, _, now in
-            try services.summaries.summary(storage, now: now)
-        }, then: { summary in
+            (try services.summaries.summary(storage, now: now), try storage.cluster.nodes())
+        }, then: { summary, nodes in
             services.gameMailbox.post {
                 let totals = services.metrics.totals(OverviewJSON.Node.metricNames)
                 let node = OverviewJSON.Node(id: services.nodeID, totals: totals)
-                responder.respond((try? APIJSON.response(OverviewJSON(node: node, today: OverviewJSON.Today(summary))))
+                let overview = OverviewJSON(node: node, today: OverviewJSON.Today(summary),
+                                            cluster: nodes.map(OverviewJSON.ClusterNodeJSON.init),
+                                            lastHour: services.history.lastHour, lastDay: services.history.lastDay)
+                responder.respond((try? APIJSON.response(overview))
                                   ?? APIError(status: 500, code: "internal", message: "The overview could not be written.").response)
             }
         })
@@ -261,8 +266,25 @@ enum ConsoleRoutes {
                 ordersPaid = summary.ordersPaid
             }
         }
+        struct ClusterNodeJSON: Encodable {
+            let id: String
+            let startedAt: Date
+            let lastHeartbeat: Date
+            let gamesHeld: Int
+
+            init(_ node: ClusterNode) {
+                id = node.nodeID
+                startedAt = node.startedAt
+                lastHeartbeat = node.seenAt
+                gamesHeld = node.gamesHeld
+            }
+        }
         let node: Node
         let today: Today
+        /// Every node of the cluster, from the database; empty on a single node.
+        let cluster: [ClusterNodeJSON]
+        let lastHour: [ConsoleHistory.Minute]
+        let lastDay: [ConsoleHistory.Hour]
     }
 
     struct PlayerJSON: Encodable {

@@ -15,18 +15,30 @@ import RetroRapidSupport
 final class ConsoleServer: Sendable {
     let http: HTTPServer
     let sessions: ConsoleSessions
+    let history: ConsoleHistory
+    private let sample: @Sendable () -> Void
+    private let gameMailbox: ServiceMailbox
 
     init(configuration: ServerConfiguration, port: Int, worker: DatabaseWorker, rateLimits: RateLimits,
          clientAddresses: ClientAddressResolver, events: PlayerEvents, gameMailbox: ServiceMailbox, metrics: Metrics,
          logger: Logger) {
         let sessions = ConsoleSessions()
         self.sessions = sessions
+        let history = ConsoleHistory()
+        self.history = history
         let gate = ConsoleGate(worker: worker, sessions: sessions, logger: logger)
         var router = HTTPRouter.standard
         ConsoleRoutes.add(to: &router, ConsoleRoutes.Services(
             gate: gate, rateLimits: rateLimits, clientAddresses: clientAddresses, events: events,
             gameMailbox: gameMailbox, secureCookies: false, logger: logger, metrics: metrics,
-            nodeID: configuration.resolvedNodeID))
+            nodeID: configuration.resolvedNodeID, history: history))
+        self.gameMailbox = gameMailbox
+        sample = {
+            let totals = metrics.totals(ConsoleRoutes.OverviewJSON.Node.metricNames)
+            let node = ConsoleRoutes.OverviewJSON.Node(id: "", totals: totals)
+            history.record(ConsoleHistory.Sample(at: Date(), gamesRunning: node.gamesRunning, gameConnections: node.gameConnections,
+                                                 gamesEndedTotal: node.gamesEndedSinceStart))
+        }
         http = HTTPServer(
             configuration: HTTPServerOptions(host: configuration.consoleHost, port: port, webRoot: configuration.consoleRoot,
                                              eventLoop: configuration.eventLoop,
@@ -40,6 +52,7 @@ final class ConsoleServer: Sendable {
     func start() throws(HTTPServerError) {
         do {
             try http.start()
+            history.start(posting: sample, to: gameMailbox)
         } catch where error.code == .webRootMissing {
             let path = URL(fileURLWithPath: http.configuration.webRoot).standardizedFileURL.path
             throw HTTPServerError(.webRootMissing,
@@ -51,6 +64,7 @@ final class ConsoleServer: Sendable {
     }
 
     func stop() {
+        history.stop()
         http.stop()
     }
 }

@@ -84,6 +84,11 @@ export async function signedIn() {
   return session;
 }
 
+/** The players' site (`--public-base-url`), or null when the server was not told it. */
+export function siteURL() {
+  return session?.site ?? null;
+}
+
 export function isAdmin() {
   return session?.operator.role === "admin";
 }

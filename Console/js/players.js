@@ -1,6 +1,6 @@
 // The players page: find a player, see what they have, and (an admin) look after them.
 // Every change answers with the player as now stored, so the page shows what the server has.
-import { announce, api, clearError, el, errorText, fillTable, isAdmin, ready, showError, signedIn, timeText } from "./console.js";
+import { announce, api, clearError, el, errorText, fillTable, isAdmin, ready, showError, signedIn, siteURL, timeText } from "./console.js";
 
 const search = document.getElementById("search");
 const searchError = document.getElementById("search-error");
@@ -65,7 +65,7 @@ function render(detail) {
     ["Joined", timeText(detail.player.createdAt)],
     ["Free plays left today", detail.freePlaysLeftToday == null ? "not counted: unlimited play" : String(detail.freePlaysLeftToday)],
     ["Unlimited play", detail.unlimited ? `since ${timeText(detail.unlimited.grantedAt)} (${detail.unlimited.source}: ${detail.unlimited.reference})` : "no"],
-    ["Running now", detail.runningGames.length ? detail.runningGames.join(", ") : "no game"],
+    ["Running now", detail.runningGames.length ? gameLinks(detail.runningGames, "watch") : "no game"],
   ];
   document.getElementById("player-facts").replaceChildren(...facts.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]));
   fillTable(document.getElementById("devices-table"), detail.devices, (device) => {
@@ -81,7 +81,7 @@ function render(detail) {
             el("td", {}, device.revokedAt ? `revoked ${timeText(device.revokedAt)}` : "signed in"), action];
   }, "No device.");
   fillTable(document.getElementById("games-table"), detail.recentGames, (game) => [
-    el("td", {}, game.id + (game.practice ? " (practice)" : "")), el("td", {}, game.level),
+    el("td", {}, gameLink(game.id, "replay"), game.practice ? " (practice)" : ""), el("td", {}, game.level),
     el("td", { className: "number" }, String(game.score)), el("td", {}, timeText(game.endedAt)),
   ], "No game stored yet.");
   fillTable(document.getElementById("orders-table"), detail.orders, (order) => [
@@ -89,6 +89,23 @@ function render(detail) {
     el("td", {}, timeText(order.createdAt)), el("td", {}, timeText(order.paidAt)),
   ], "No order.");
   playerSection.hidden = false;
+}
+
+/** A game's id, linked to its watch or replay page on the players' site when the server
+ * knows the site's address (games stored before ids were kept, "#ROW", have no page). */
+function gameLink(id, page) {
+  const site = siteURL();
+  if (!site || id.startsWith("#")) return id;
+  const verb = page === "watch" ? "Watch" : "Replay";
+  const link = el("a", { href: `${site}/${page}.html?game=${encodeURIComponent(id)}` }, id);
+  link.setAttribute("aria-label", `${verb} game ${id} on the players' site`);
+  return link;
+}
+
+function gameLinks(ids, page) {
+  const span = el("span");
+  ids.forEach((id, index) => span.append(...(index ? [", "] : []), gameLink(id, page)));
+  return span;
 }
 
 /** Sends a change; on success shows the player as stored and says what happened. */

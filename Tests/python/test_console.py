@@ -135,7 +135,7 @@ def test_sign_in_makes_a_strict_http_only_session_and_sign_out_ends_it(server_fa
     assert status == 200, raw
     cookie = headers["Set-Cookie"]
     assert re.fullmatch(r"rr_console=[A-Za-z0-9_-]{43}; Path=/; HttpOnly; SameSite=Strict", cookie), cookie
-    assert json.loads(raw)["operator"] == {"name": "ada", "role": "admin"}
+    assert json.loads(raw)["operator"] == {"name": "ada", "role": "admin"} and "site" not in json.loads(raw)
     assert console.json("GET", "/api/session")[1]["csrfToken"] == console.csrf
     # Signing out needs the CSRF token too.
     assert console.request("DELETE", "/api/session", csrf=False)[0] == 403
@@ -371,6 +371,8 @@ def test_orders_are_listed_by_state_show_the_providers_events_and_are_marked_pai
                                 "--webhook-secret", WEBHOOK_SECRET, "--public-base-url", base, port=port)
         console = Console(server.console_port)
         console.sign_in("ada", add_operator(server, "ada"))
+        # The pages link games to the players' site when the server knows its address.
+        assert console.json("GET", "/api/session")[1]["site"] == base
         buyer, waiter = new_player(server, "Buyer"), new_player(server, "Waiter")
         paid = server.request("POST", "/api/v1/orders", token=buyer["token"]).json()
         assert post_form(paid["checkoutUrl"] + "/pay")[0] == 303

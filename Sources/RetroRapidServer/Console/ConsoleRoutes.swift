@@ -26,6 +26,8 @@ enum ConsoleRoutes {
         let summaries = ConsoleSummaryCache()
         /// This node's counters, a sample a minute, for the overview's charts.
         let history: ConsoleHistory
+        /// The players' site (`--public-base-url`), which the pages link games to; nil when unset.
+        let site: String?
     }
 
     static func add(to router: inout HTTPRouter, _ services: Services) {
@@ -33,7 +35,7 @@ enum ConsoleRoutes {
         router.add(.get, "/api/session") { request, responder in
             do {
                 let (_, session) = try services.gate.session(request, .view)
-                responder.respond(try APIJSON.response(SessionJSON(session)))
+                responder.respond(try APIJSON.response(SessionJSON(session, site: services.site)))
             } catch {
                 responder.respond(APIError(error).response)
             }
@@ -189,7 +191,7 @@ enum ConsoleRoutes {
                 services.logger.info("operator signed in", metadata: ["operator": account.name, "client.address": address])
                 let cookie = "\(ConsoleGate.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"
                     + (services.secureCookies || request[header: "x-forwarded-proto"] == "https" ? "; Secure" : "")
-                responder.respond((try? APIJSON.response(SessionJSON(session), headers: [HTTPHeader("set-cookie", cookie)]))
+                responder.respond((try? APIJSON.response(SessionJSON(session, site: services.site), headers: [HTTPHeader("set-cookie", cookie)]))
                                   ?? APIError(status: 500, code: "internal", message: "The session could not be written.").response)
             }
         })
@@ -220,10 +222,13 @@ enum ConsoleRoutes {
         struct Who: Encodable { let name: String; let role: String }
         let `operator`: Who
         let csrfToken: String
+        /// Where players play (`--public-base-url`), for links to watch or replay a game.
+        let site: String?
 
-        init(_ session: ConsoleSessions.Session) {
+        init(_ session: ConsoleSessions.Session, site: String?) {
             self.operator = Who(name: session.operatorName, role: session.role.rawValue)
             csrfToken = session.csrfToken
+            self.site = site
         }
     }
 

@@ -31,7 +31,7 @@ final class ConsoleServer: Sendable {
         ConsoleRoutes.add(to: &router, ConsoleRoutes.Services(
             gate: gate, rateLimits: rateLimits, clientAddresses: clientAddresses, events: events,
             gameMailbox: gameMailbox, secureCookies: false, logger: logger, metrics: metrics,
-            nodeID: configuration.resolvedNodeID, history: history))
+            nodeID: configuration.resolvedNodeID, history: history, site: configuration.publicBaseURL))
         self.gameMailbox = gameMailbox
         sample = {
             let totals = metrics.totals(ConsoleRoutes.OverviewJSON.Node.metricNames)

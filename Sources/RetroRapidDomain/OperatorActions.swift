@@ -27,13 +27,13 @@ public struct OperatorActions {
         public let changed: Bool
     }
 
-    /// The longest note, in bytes, an operator may give with a grant or a payment (it is stored
-    /// where the provider's event id would go, 255 bytes with its prefix).
+    /// The longest note, in bytes, an operator may give with a payment (it is stored where the
+    /// provider's event id would go, 255 bytes with its prefix).
     public static let maximumReasonLength = 240
 
-    /// Grants `player` unlimited play, saying why (`reason`, 1 to 240 characters).
+    /// Grants `player` unlimited play, saying why (`reason`, which the entitlement keeps as its
+    /// reference: ``UnlimitedEntitlement/validatedReference(_:)``).
     public func grantUnlimited(_ player: Player, reason: String, now: Date) throws -> Change<UnlimitedEntitlement?> {
-        let reason = try Self.checkedReason(reason)
         let entitlements = repositories.entitlements
         return try connection.audited(by: actor, action: "players.grant-unlimited", subject: player.publicID, now: now,
                                       repositories: repositories) {

@@ -3,17 +3,18 @@ import RetroRapidRules
 import RetroRapidDomain
 import RetroRapidSupport
 
-/// `retrorapid players show|grant-unlimited|revoke-device`: what support needs about one player
+/// `retrorapid players show|grant-unlimited|revoke-device|rename`: what support needs about one player
 /// (docs/OPERATIONS.md). Players are named by their public id, the 12 characters shown on leaderboards;
 /// the row ids stay inside the server. The rules live in the repositories; this parses, calls
 /// them and prints.
 enum PlayersCommand: Command {
     static let name = "players"
-    static let summary = "show a player; grant unlimited play; revoke a device"
+    static let summary = "show a player; grant unlimited play; revoke a device; rename"
     static let usage = """
         usage: retrorapid players show PUBLIC_ID
                retrorapid players grant-unlimited PUBLIC_ID [--reason TEXT]
                retrorapid players revoke-device PUBLIC_ID DEVICE_ID
+               retrorapid players rename PUBLIC_ID NEW_NAME
                (each also takes --database-url URL or --database-path PATH, and --migrations-path DIR)
 
         show             The player's name, when they joined, their devices (last seen,
@@ -29,6 +30,8 @@ enum PlayersCommand: Command {
                          its token stops working at once. Unlike the player, the operator may
                          revoke the last device, e.g. a stolen phone; nobody can then sign in
                          as that player again.
+        rename           Changes the player's display name (an offensive one), by the rules
+                         the player's own change follows: 1 to 24 characters.
 
         \(OperatorDatabase.optionsUsage)
 
@@ -37,14 +40,15 @@ enum PlayersCommand: Command {
 
     static func run(arguments: [String]) throws -> Int32 {
         guard let subcommand = arguments.first, !subcommand.hasPrefix("-") else {
-            throw UsageError("say what to do first: show, grant-unlimited or revoke-device")
+            throw UsageError("say what to do first: show, grant-unlimited, revoke-device or rename")
         }
         let rest = Array(arguments.dropFirst())
         switch subcommand {
         case "show": return try show(rest)
         case "grant-unlimited": return try grantUnlimited(rest)
         case "revoke-device": return try revokeDevice(rest)
-        default: throw UsageError("unknown players command '\(subcommand)'; use show, grant-unlimited or revoke-device")
+        case "rename": return try rename(rest)
+        default: throw UsageError("unknown players command '\(subcommand)'; use show, grant-unlimited, revoke-device or rename")
         }
     }
 
@@ -186,6 +190,24 @@ enum PlayersCommand: Command {
         print("revoked device \(deviceID)\(label) of player \(player.publicID); its token no longer signs in")
         if !(try storage.players.devices(playerID: player.id)).contains(where: { !$0.isRevoked }) {
             OperatorOutput.note("warning: player \(player.publicID) has no signed-in device left, so nobody can sign in as them again")
+        }
+        return 0
+    }
+
+    // MARK: - rename
+
+    static func rename(_ arguments: [String]) throws -> Int32 {
+        let parsed = try parse(arguments, positionals: ["PUBLIC_ID", "NEW_NAME"], valueOptions: [])
+        let (connection, storage) = try OperatorDatabase(parsed).openForChange()
+        let now = try OperatorClock.now()
+        let player = try findPlayer(parsed.positionals[0], in: storage)
+        let renamed = try OperatorDatabase.reportingRefusals {
+            try OperatorDatabase.actions(connection, storage).rename(player, to: parsed.positionals[1], now: now)
+        }
+        if renamed.changed {
+            print("renamed player \(player.publicID) from \(renamed.before.displayName) to \(renamed.after.displayName)")
+        } else {
+            print("player \(player.publicID) is already called \(renamed.after.displayName); nothing changed")
         }
         return 0
     }

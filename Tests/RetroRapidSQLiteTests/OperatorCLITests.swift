@@ -141,7 +141,7 @@ import RetroRapidSQL
                 (["codes", "list", "extra"], "unexpected argument 'extra'"),
                 (["codes", "disable"], "needs the CODE"),
                 (["players", "show"], "missing PUBLIC_ID"),
-                (["players", "grant-unlimited", player.publicID, "--reason", " "], "Say why in 1 to 240 characters"),
+                (["players", "grant-unlimited", player.publicID, "--reason", " "], "must say why unlimited play is granted"),
                 (["players", "revoke-device", player.publicID, "first"], "DEVICE_ID is the number"),
                 (["players", "revoke-device", player.publicID], "missing DEVICE_ID"),
                 (["players", "ban", player.publicID], "unknown players command 'ban'"),
@@ -184,6 +184,28 @@ import RetroRapidSQL
             let noFile = try RetroRapidExecutable.run(["codes", "list", "--database", missing], in: folder)
             #expect(noFile.status == 1 && noFile.stderr.contains("no database at \(missing)"), "\(noFile)")
             #expect(!FileManager.default.fileExists(atPath: missing))
+        }
+    }
+
+    @Test func aPlayerIsRenamedByTheDisplayNameRulesAndTheChangeIsAudited() throws {
+        try withTemporaryDirectory { folder in
+            let db = try RetroRapidExecutable.migratedDatabase(in: folder)
+            let (player, _) = try SQLPlayerRepository(executor: SQLiteExecutor(database: db)).createPlayer(
+                displayName: "Rude Name", deviceLabel: "phone", now: Date())
+            let before = try db.dump()
+            let refused = try RetroRapidExecutable.run(["players", "rename", player.publicID, String(repeating: "x", count: 25),
+                                                        "--database", db.path], in: folder)
+            #expect(refused.status == 64, "\(refused)")
+            #expect(try db.dump() == before)
+
+            let renamed = try RetroRapidExecutable.run(["players", "rename", player.publicID, "Racer 7", "--database", db.path], in: folder)
+            #expect(renamed.status == 0 && renamed.stdout.contains("from Rude Name to Racer 7"), "\(renamed)")
+            let again = try RetroRapidExecutable.run(["players", "rename", player.publicID, "Racer 7", "--database", db.path], in: folder)
+            #expect(again.status == 0 && again.stdout.contains("nothing changed"), "\(again)")
+            let entries = try SQLAuditLogRepository(executor: SQLiteExecutor(database: db)).entries(limit: 10, before: nil)
+            #expect(entries.map(\.action) == ["players.rename"])
+            #expect(entries.first?.before == "display name Rude Name" && entries.first?.after == "display name Racer 7")
+            #expect(entries.first?.actor.hasPrefix("cli:") == true)
         }
     }
 

@@ -55,29 +55,13 @@ enum ConsoleRoutes {
             }
         }
         router.add(.post, "/api/players/{id}/unlimited") { request, responder in
-            let publicID = request.pathParameters["id"] ?? ""
-            let body: ReasonBody
-            do { body = try APIJSON.decode(ReasonBody.self, from: request, required: true) } catch {
-                return responder.respond(APIError(error).response)
-            }
-            services.gate.run(request, responder, .change) { storage, signedIn, now in
-                let player = try storage.players.player(publicID: publicID)
-                let change = try actions(storage, signedIn).grantUnlimited(player, reason: body.reason, now: now)
-                return try APIJSON.response(ChangeJSON(changed: change.changed,
-                                                       player: try PlayerDetailJSON(player, storage: storage, now: now)))
+            changePlayer(request, responder, services, body: ReasonBody.self) { actions, player, body, now in
+                try actions.grantUnlimited(player, reason: body.reason, now: now).changed
             }
         }
         router.add(.post, "/api/players/{id}/name") { request, responder in
-            let publicID = request.pathParameters["id"] ?? ""
-            let body: NameBody
-            do { body = try APIJSON.decode(NameBody.self, from: request, required: true) } catch {
-                return responder.respond(APIError(error).response)
-            }
-            services.gate.run(request, responder, .change) { storage, signedIn, now in
-                let player = try storage.players.player(publicID: publicID)
-                let change = try actions(storage, signedIn).rename(player, to: body.displayName, now: now)
-                return try APIJSON.response(ChangeJSON(changed: change.changed,
-                                                       player: try PlayerDetailJSON(change.after, storage: storage, now: now)))
+            changePlayer(request, responder, services, body: NameBody.self) { actions, player, body, now in
+                try actions.rename(player, to: body.displayName, now: now).changed
             }
         }
         router.add(.post, "/api/players/{id}/devices/{device}/revoke") { request, responder in
@@ -137,6 +121,25 @@ enum ConsoleRoutes {
                                   ?? APIError(status: 500, code: "internal", message: "The overview could not be written.").response)
             }
         })
+    }
+
+    /// A change to the player the path names, with a JSON body: answered with whether it
+    /// changed anything and the player as stored after it.
+    static func changePlayer<Body: APIRequestBody>(
+        _ request: HTTPRequest, _ responder: HTTPResponder, _ services: Services, body: Body.Type,
+        _ change: @escaping @Sendable (OperatorActions, Player, Body, Date) throws -> Bool
+    ) {
+        let publicID = request.pathParameters["id"] ?? ""
+        let decoded: Body
+        do { decoded = try APIJSON.decode(Body.self, from: request, required: true) } catch {
+            return responder.respond(APIError(error).response)
+        }
+        services.gate.run(request, responder, .change) { storage, signedIn, now in
+            let player = try storage.players.player(publicID: publicID)
+            let changed = try change(actions(storage, signedIn), player, decoded, now)
+            let after = try storage.players.player(id: player.id)
+            return try APIJSON.response(ChangeJSON(changed: changed, player: try PlayerDetailJSON(after, storage: storage, now: now)))
+        }
     }
 
     static func actions(_ storage: StorageContext, _ signedIn: ConsoleGate.Operator) -> OperatorActions {

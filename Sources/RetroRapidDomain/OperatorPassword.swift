@@ -9,6 +9,9 @@
 public enum OperatorPassword {
     /// Rounds of PBKDF2 for a new hash.
     public static let iterations = 100_000
+    /// The longest text, in bytes, checked as a password at all: a made password is 20
+    /// characters, 23 with its dashes, a little more with spaces typed between the groups.
+    public static let maximumTypedLength = 64
     static let saltBytes = 16
     static let hashBytes = 32
     static let scheme = "pbkdf2-sha256"
@@ -47,6 +50,10 @@ public enum OperatorPassword {
     /// cannot read (another scheme, rounds out of range), never a trap: the rounds come from the
     /// database and are bounded before they are used.
     public static func matches(_ password: String, stored: String) -> Bool {
+        // The typed text comes from outside: HMAC hashes a key longer than its block on every
+        // one of the rounds, so a 64 KiB "password" would cost minutes of a core. No password
+        // this service makes is longer than a few dozen bytes as typed.
+        guard password.utf8.count <= maximumTypedLength else { return false }
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == scheme,
               let rounds = Int(parts[1]), (1...10_000_000).contains(rounds),

@@ -48,6 +48,20 @@ import Testing
         #expect(OperatorPassword.matches("aobic", stored: withO) && OperatorPassword.matches("AOBLC", stored: withO))
     }
 
+    /// The typed text comes from outside: past the longest a made password is typed, it matches
+    /// nothing and is not hashed at all (a long key is hashed again on every round).
+    @Test func typedTextLongerThanAnyPasswordMatchesNothing() {
+        let long = String(repeating: "A", count: 21)
+        let stored = OperatorPassword.hash(long, iterations: 10)
+        #expect(OperatorPassword.matches(long, stored: stored))
+        let padded = long + String(repeating: " ", count: OperatorPassword.maximumTypedLength - long.count)
+        #expect(OperatorPassword.matches(padded, stored: stored))
+        #expect(!OperatorPassword.matches(padded + " ", stored: stored))
+        // With 10 million rounds stored, a 64 KiB guess would take hours if it were hashed.
+        let slow = "pbkdf2-sha256$10000000$00112233445566778899aabbccddeeff$" + String(repeating: "00", count: 32)
+        #expect(!OperatorPassword.matches(String(repeating: "x", count: 65_536), stored: slow))
+    }
+
     /// The stored form comes from the database: whatever it holds is a refusal, never a trap or
     /// a runaway loop.
     @Test(arguments: [

@@ -22,7 +22,9 @@ async function load() {
   facts("node-facts", [
     ["Node", node.id],
     ["Games running", node.gamesRunning],
-    ["Game connections", node.gameConnections],
+    ["Game connections (players online)", node.gameConnections],
+    ["Race rooms open", node.raceRooms],
+    ["Connections watching a game", node.watchers],
     ["Connections open (HTTP and game)", node.connectionsOpen],
     ["Games ended since it started", node.gamesEndedSinceStart],
     ["Jobs waiting for the database", node.storageQueue],

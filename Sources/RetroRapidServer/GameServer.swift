@@ -135,8 +135,10 @@ public final class GameServer: Sendable {
             clientAddresses: clientAddresses,
             onRefusal: Self.refusalObserver(metrics: metrics, logger: logger))
         if let port = configuration.consolePort {
+            let parts = components
             console = ConsoleServer(configuration: configuration, port: port, worker: worker, rateLimits: rateLimits,
                                     clientAddresses: clientAddresses, events: events, gameMailbox: mailbox, metrics: metrics,
+                                    liveFigures: { parts.reduce(into: [:]) { $0.merge($1.liveFigures()) { first, _ in first } } },
                                     logger: logger)
         } else {
             console = nil

@@ -40,8 +40,13 @@ protocol ServerComponent: AnyObject, Sendable {
     /// "server shutdown", their scores handed to the `DatabaseWorker`), then call `done` from
     /// any thread. The worker finishes every job submitted before `done` before it closes.
     func beginShutdown(_ done: @escaping @Sendable () -> Void)
+
+    /// What the operator's overview shows of this part now, by name (race rooms open,
+    /// watchers). On the service thread; a count, not a hot path.
+    func liveFigures() -> [String: Int]
 }
 
 extension ServerComponent {
     func addRoutes(to router: inout HTTPRouter) {}
+    func liveFigures() -> [String: Int] { [:] }
 }

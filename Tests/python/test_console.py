@@ -298,21 +298,30 @@ def test_the_overview_counts_today_and_the_node(server_factory):
     console = Console(server.console_port)
     console.sign_in("vic", add_operator(server, "vic", role="viewer"))
     token = new_player(server)["token"]
-    new_player(server, "Second")
+    second = new_player(server, "Second")["token"]
+    third = new_player(server, "Third")["token"]
 
     async def scenario():
         client = await GameClient.signed_in(server, token)
-        await client.start(level="cruise")
+        started = await client.start(level="cruise")
+        watcher = await GameClient.signed_in(server, second)
+        await watcher.send(type="watch", gameId=started["game"]["gameId"])
+        await watcher.expect("watching")
+        host = await GameClient.signed_in(server, third)
+        await host.send(type="openRoom", level="cruise")
+        await host.expect("room")
         status, answer = await asyncio.to_thread(console.json, "GET", "/api/overview")
-        await client.close()
+        for each in (client, watcher, host):
+            await each.close()
         return status, answer
 
     status, answer = run(scenario())
     assert status == 200, answer
-    assert answer["today"]["newPlayers"] == 2 and answer["today"]["gamesFinished"] == 0
+    assert answer["today"]["newPlayers"] == 3 and answer["today"]["gamesFinished"] == 0
     assert answer["today"]["playsUsed"] == 1 and answer["today"]["ordersPaid"] == 0
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", answer["today"]["day"])
-    assert answer["node"]["gamesRunning"] == 1 and answer["node"]["gameConnections"] == 1, answer
+    assert answer["node"]["gamesRunning"] == 1 and answer["node"]["gameConnections"] == 3, answer
+    assert answer["node"]["watchers"] == 1 and answer["node"]["raceRooms"] == 1, answer
     # A single node: no cluster; the charts' first sample was taken when the console started.
     assert answer["cluster"] == []
     assert len(answer["lastHour"]) >= 1 and set(answer["lastHour"][0]) == {"at", "gamesRunning", "gameConnections", "gamesEnded"}

@@ -28,6 +28,8 @@ enum ConsoleRoutes {
         let history: ConsoleHistory
         /// The players' site (`--public-base-url`), which the pages link games to; nil when unset.
         let site: String?
+        /// The game side's own counts (race rooms, watchers), asked on its service thread.
+        let liveFigures: @Sendable () -> [String: Int]
     }
 
     static func add(to router: inout HTTPRouter, _ services: Services) {
@@ -113,7 +115,7 @@ enum ConsoleRoutes {
         }, then: { summary, nodes in
             services.gameMailbox.post {
                 let totals = services.metrics.totals(OverviewJSON.Node.metricNames)
-                let node = OverviewJSON.Node(id: services.nodeID, totals: totals)
+                let node = OverviewJSON.Node(id: services.nodeID, totals: totals, live: services.liveFigures())
                 let overview = OverviewJSON(node: node, today: OverviewJSON.Today(summary),
                                             cluster: nodes.map(OverviewJSON.ClusterNodeJSON.init),
                                             lastHour: services.history.lastHour, lastDay: services.history.lastDay)
@@ -245,8 +247,10 @@ enum ConsoleRoutes {
             let connectionsOpen: Int
             let gamesEndedSinceStart: Int
             let storageQueue: Int
+            let raceRooms: Int
+            let watchers: Int
 
-            init(id: String, totals: [String: Double]) {
+            init(id: String, totals: [String: Double], live: [String: Int]) {
                 self.id = id
                 func count(_ name: String) -> Int {
                     let value = totals[name] ?? 0
@@ -257,6 +261,8 @@ enum ConsoleRoutes {
                 connectionsOpen = count("retrorapid_connections_open")
                 gamesEndedSinceStart = count("retrorapid_games_ended_total")
                 storageQueue = count("retrorapid_database_queue_depth")
+                raceRooms = live["raceRooms"] ?? 0
+                watchers = live["watchers"] ?? 0
             }
         }
         struct Today: Encodable {

@@ -21,7 +21,7 @@ final class ConsoleServer: Sendable {
 
     init(configuration: ServerConfiguration, port: Int, worker: DatabaseWorker, rateLimits: RateLimits,
          clientAddresses: ClientAddressResolver, events: PlayerEvents, gameMailbox: ServiceMailbox, metrics: Metrics,
-         logger: Logger) {
+         liveFigures: @escaping @Sendable () -> [String: Int], logger: Logger) {
         let sessions = ConsoleSessions()
         self.sessions = sessions
         let history = ConsoleHistory()
@@ -31,11 +31,12 @@ final class ConsoleServer: Sendable {
         ConsoleRoutes.add(to: &router, ConsoleRoutes.Services(
             gate: gate, rateLimits: rateLimits, clientAddresses: clientAddresses, events: events,
             gameMailbox: gameMailbox, secureCookies: false, logger: logger, metrics: metrics,
-            nodeID: configuration.resolvedNodeID, history: history, site: configuration.publicBaseURL))
+            nodeID: configuration.resolvedNodeID, history: history, site: configuration.publicBaseURL,
+            liveFigures: liveFigures))
         self.gameMailbox = gameMailbox
         sample = {
             let totals = metrics.totals(ConsoleRoutes.OverviewJSON.Node.metricNames)
-            let node = ConsoleRoutes.OverviewJSON.Node(id: "", totals: totals)
+            let node = ConsoleRoutes.OverviewJSON.Node(id: "", totals: totals, live: [:])
             history.record(ConsoleHistory.Sample(at: Date(), gamesRunning: node.gamesRunning, gameConnections: node.gameConnections,
                                                  gamesEndedTotal: node.gamesEndedSinceStart))
         }

@@ -63,6 +63,12 @@ final class MatchHost: @unchecked Sendable {
     static let shutdownFlushMicroseconds: Int64 = 2_000_000
 
     private var matches: [Int: Match] = [:]
+
+    /// Connections watching a seat of a match here now: for the operator's overview, a walk over
+    /// every match (asked once a minute or on request, never per step).
+    var watcherCount: Int {
+        matches.values.reduce(0) { total, match in total + match.seats.reduce(0) { $0 + $1.watchers.count } }
+    }
     /// The last step's messages, kept for their storage: each step writes its messages into
     /// this one array (one per host, not per game), so a step allocates none (`tick`).
     private var stepBuffer: [ServerMessage] = []

@@ -421,6 +421,11 @@ extension WebSocketHub: ServerComponent {
 
     /// Service thread (posted by `GameServer.stop`): ends every game as "shutdown", saves them,
     /// says goodbye to every client, then calls `done`.
+    func liveFigures() -> [String: Int] {
+        assertOnServiceThread()
+        return ["raceRooms": rooms.registry.count, "watchers": matchHost.watcherCount]
+    }
+
     func beginShutdown(_ done: @escaping @Sendable () -> Void) {
         beginShutdown(reason: .shutdown) { _ in done() }
     }

@@ -92,15 +92,16 @@ struct ConsoleGate: Sendable {
         guard let session = sessions.use(token) else {
             throw APIError(status: 401, code: "unauthorized", message: "Sign in to the console first.")
         }
-        let account: OperatorAccount
+        // Accounts are never deleted, so one not found is as gone as a disabled one; a failing
+        // database is a failure (500), not a reason to end sessions.
+        let account: OperatorAccount?
         do {
             account = try storage.operators.account(named: session.operatorName).account
         } catch let error as StoreError where error.code == .notFound {
-            account = OperatorAccount(id: 0, name: session.operatorName, role: .viewer, createdAt: .distantPast,
-                                      passwordSetAt: .distantPast, disabledAt: .distantPast)
+            account = nil
         }
-        guard !account.isDisabled else {
-            sessions.endAll(of: account.name)
+        guard let account, !account.isDisabled else {
+            sessions.endAll(of: session.operatorName)
             throw APIError(status: 401, code: "unauthorized", message: "This operator account is disabled.")
         }
         return Operator(account: account)

@@ -295,7 +295,8 @@ enum ConsoleRoutes {
         }
         let node: Node
         let today: Today
-        /// Every node of the cluster, from the database; empty on a single node.
+        /// Every node registered on the database: on PostgreSQL each node, even one alone;
+        /// empty on SQLite, where a node always runs alone.
         let cluster: [ClusterNodeJSON]
         let lastHour: [ConsoleHistory.Minute]
         let lastDay: [ConsoleHistory.Hour]

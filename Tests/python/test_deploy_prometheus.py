@@ -6,8 +6,9 @@ single node on SQLite, and for the cluster's metrics a node on PostgreSQL."""
 import re
 import shutil
 import subprocess
+import time
 
-from cluster import start_node
+from cluster import psql, start_node
 from conftest import REPO
 
 RULES = REPO / "Deploy/prometheus/retrorapid-alerts.yml"
@@ -23,7 +24,7 @@ def promtool():
 def test_promtool_accepts_the_rules_and_their_unit_tests_pass():
     checked = subprocess.run([promtool(), "check", "rules", str(RULES)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 9 rules found" in checked.stdout
+    assert "SUCCESS: 11 rules found" in checked.stdout
     tested = subprocess.run([promtool(), "test", "rules", str(RULE_TESTS)], capture_output=True, text=True,
                             cwd=RULE_TESTS.parent)
     assert tested.returncode == 0, tested.stdout + tested.stderr
@@ -48,6 +49,37 @@ def test_every_metric_the_rules_name_is_exported_by_the_server(server, postgres_
     node = start_node(tmp_path / "node", "a", ["--database-url", postgres_database_url])
     try:
         assert cluster_only <= exported_metrics(node), sorted(cluster_only - exported_metrics(node))
+    finally:
+        node.process.terminate()
+        node.process.wait(timeout=15)
+
+
+def metric(node, name):
+    for line in node.request("GET", "/metrics").body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return None
+
+
+def test_the_bus_alerts_read_what_a_node_says_when_its_bus_connection_is_cut(postgres_database_url, tmp_path):
+    """The two bus alerts watch `retrorapid_cluster_bus_connected` and
+    `retrorapid_cluster_bus_reconnects_total`: a real node whose bus connection PostgreSQL
+    ends (as a database restart or a pooler would) counts the reconnect and is connected again."""
+    node = start_node(tmp_path / "node", "a", ["--database-url", postgres_database_url])
+    try:
+        deadline = time.monotonic() + 10
+        while metric(node, "retrorapid_cluster_bus_connected") != 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert metric(node, "retrorapid_cluster_bus_connected") == 1
+        assert metric(node, "retrorapid_cluster_bus_reconnects_total") == 0
+        ended = psql(postgres_database_url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                            "WHERE datname = current_database() AND query LIKE 'LISTEN%'")
+        assert ended.strip() == "1", ended
+        deadline = time.monotonic() + 10
+        while metric(node, "retrorapid_cluster_bus_reconnects_total") != 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert metric(node, "retrorapid_cluster_bus_reconnects_total") == 1
+        assert metric(node, "retrorapid_cluster_bus_connected") == 1
     finally:
         node.process.terminate()
         node.process.wait(timeout=15)

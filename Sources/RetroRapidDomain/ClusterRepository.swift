@@ -14,10 +14,17 @@ public protocol ClusterRepository {
     /// operator's console shows of a cluster. Empty for a single node, which never registers.
     func nodes() throws -> [ClusterNode]
 
-    /// Registers this process (`instance`, unique per process) as `nodeID`. Refused with
-    /// ``ClusterNodeInUseError`` while another process's row for that id is fresh (seen within
-    /// `lease`): two processes with one node id would each think they hold the other's games.
-    func join(nodeID: String, instance: String, now: Date, lease: TimeInterval) throws
+    /// Registers this process (`instance`, unique per process) as `nodeID`, with the URL its
+    /// game connections are reached at (nil: through the site's front) and its lease in whole
+    /// seconds. Refused with ``ClusterNodeInUseError`` while another process's row for that id
+    /// is fresh (seen within `lease`): two processes with one node id would each think they
+    /// hold the other's games. Refused with ``ClusterLeaseMismatchError`` while a live node has
+    /// another lease: each node judges the others dead by its own, so they must agree.
+    func join(nodeID: String, instance: String, now: Date, lease: TimeInterval, gameURL: String?) throws
+
+    /// The game connection URL of every registered node that has one, by node id: where a
+    /// refusal naming a node sends the player.
+    func gameURLs() throws -> [String: String]
 
     /// Refreshes the node's heartbeat. False when the row is no longer this process's (it was
     /// taken for dead and another process took the id): the caller must stop holding games.
@@ -53,13 +60,22 @@ public protocol ClusterRepository {
     func orphans(now: Date, lease: TimeInterval, grace: TimeInterval) throws -> [(gameID: String, playerID: Int64)]
 }
 
-/// How long a node's heartbeat stands for it.
-public enum ClusterLease {
+/// How long a node's heartbeat stands for it (`--cluster-heartbeat-seconds`,
+/// `--cluster-lease-seconds`).
+public struct ClusterLease: Sendable, Equatable {
     /// Seconds between a node's heartbeats.
-    public static let heartbeat: TimeInterval = 2
-    /// A node not seen for this long is taken for dead: three heartbeats missed. Times are
-    /// stored to the second, so the lease really ends between 6 and 7 s after the last one.
-    public static let lease: TimeInterval = 3 * heartbeat
+    public var heartbeat: TimeInterval
+    /// A node not seen for this long is taken for dead: at least three heartbeats missed. Times
+    /// are stored to the second, so the lease really ends up to a second after that.
+    public var lease: TimeInterval
+
+    public init(heartbeat: TimeInterval, lease: TimeInterval) {
+        self.heartbeat = heartbeat
+        self.lease = lease
+    }
+
+    /// The settings' defaults: a heartbeat every 2 s, dead after 6 s.
+    public static let standard = ClusterLease(heartbeat: 2, lease: 6)
 }
 
 /// What ``ClusterRepository/claim(gameID:nodeID:now:lease:)`` found.
@@ -99,15 +115,44 @@ public struct GameHolder: Sendable, Equatable {
 public struct ClusterNodeInUseError: Error, Sendable, Equatable, CustomStringConvertible {
     public let nodeID: String
     public let seenAt: Date
+    /// The lease the refused process runs with.
+    public let lease: TimeInterval
 
-    public init(nodeID: String, seenAt: Date) {
+    public init(nodeID: String, seenAt: Date, lease: TimeInterval = ClusterLease.standard.lease) {
         self.nodeID = nodeID
         self.seenAt = seenAt
+        self.lease = lease
     }
 
     public var description: String {
         "node id '\(nodeID)' is in use: a process with it was seen at \(UTCCivilTime.text(seenAt)) on this database. "
-            + "Give each node its own --node-id; if that process has died, start again once \(Int(ClusterLease.lease)) seconds have passed since then."
+            + "Give each node its own --node-id; if that process has died, start again once \(Int(lease)) seconds have passed since then."
+    }
+}
+
+/// `serve` refused: a live node of the cluster runs with another lease than this one.
+public struct ClusterLeaseMismatchError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let nodeID: String
+    public let theirs: Int
+    public let mine: Int
+
+    public init(nodeID: String, theirs: Int, mine: Int) {
+        self.nodeID = nodeID
+        self.theirs = theirs
+        self.mine = mine
+    }
+
+    public var description: String {
+        "node '\(nodeID)' runs with a lease of \(theirs) s and this one with \(mine) s: each node takes the others for dead "
+            + "by its own lease, so every node needs the same --cluster-lease-seconds (and --cluster-heartbeat-seconds). "
+            + "Change them on every node, one node at a time once none runs with the old ones, or stop them all first."
+    }
+}
+
+extension ClusterRepository {
+    /// Joins with no game connection URL of its own.
+    public func join(nodeID: String, instance: String, now: Date, lease: TimeInterval) throws {
+        try join(nodeID: nodeID, instance: instance, now: now, lease: lease, gameURL: nil)
     }
 }
 
@@ -119,11 +164,14 @@ public struct ClusterNode: Sendable, Equatable {
     public let seenAt: Date
     /// Running games it holds now (not released).
     public let gamesHeld: Int
+    /// Where players reach its game connections, when not through the front.
+    public let gameURL: String?
 
-    public init(nodeID: String, startedAt: Date, seenAt: Date, gamesHeld: Int) {
+    public init(nodeID: String, startedAt: Date, seenAt: Date, gamesHeld: Int, gameURL: String? = nil) {
         self.nodeID = nodeID
         self.startedAt = startedAt
         self.seenAt = seenAt
         self.gamesHeld = gamesHeld
+        self.gameURL = gameURL
     }
 }

@@ -28,21 +28,24 @@ public struct SQLClusterRepository: ClusterRepository {
         self.executor = executor
     }
 
-    public func join(nodeID: String, instance: String, now: Date, lease: TimeInterval) throws {
+    public func join(nodeID: String, instance: String, now: Date, lease: TimeInterval, gameURL: String?) throws {
         let at = UTCCivilTime.text(now)
+        let leaseSeconds = Int64(lease.rounded())
         try executor.writeTransaction {
             // The row as it was, locked: the upsert below re-checks it under the same lock.
             let before = try executor.query("SELECT instance FROM cluster_nodes WHERE node_id = $1\(executor.dialect.lockingRead)",
                                             [nodeID]).first?.string("instance")
+            try refuseAnotherLease(than: leaseSeconds, besides: nodeID, now: now)
             let joined = try executor.query("""
-                INSERT INTO cluster_nodes (node_id, instance, started_at, seen_at) VALUES ($1, $2, $3, $3)
+                INSERT INTO cluster_nodes (node_id, instance, started_at, seen_at, game_url, lease_seconds)
+                VALUES ($1, $2, $3, $3, $5, $6)
                 ON CONFLICT (node_id) DO UPDATE SET instance = excluded.instance, started_at = excluded.started_at,
-                    seen_at = excluded.seen_at
+                    seen_at = excluded.seen_at, game_url = excluded.game_url, lease_seconds = excluded.lease_seconds
                 WHERE cluster_nodes.instance = excluded.instance OR cluster_nodes.seen_at < $4
-                """, [nodeID, instance, at, Self.staleBefore(now, lease)])
+                """, [nodeID, instance, at, Self.staleBefore(now, lease), gameURL.map(SQLValue.text) ?? .null, leaseSeconds])
             guard joined.affectedRows == 1 else {
                 let seen = try executor.query("SELECT seen_at FROM cluster_nodes WHERE node_id = $1", [nodeID]).first?.string("seen_at")
-                throw ClusterNodeInUseError(nodeID: nodeID, seenAt: seen.flatMap(UTCCivilTime.parse) ?? now)
+                throw ClusterNodeInUseError(nodeID: nodeID, seenAt: seen.flatMap(UTCCivilTime.parse) ?? now, lease: lease)
             }
             // A new process under the id holds none of the rooms an earlier one placed.
             if before != instance {
@@ -51,9 +54,31 @@ public struct SQLClusterRepository: ClusterRepository {
         }
     }
 
+    /// A live node (seen within its own lease) with another lease than `mine` refuses the join:
+    /// read in full, since the nodes are few and each row's liveness is by its own lease.
+    private func refuseAnotherLease(than mine: Int64, besides nodeID: String, now: Date) throws {
+        for row in try executor.query("SELECT node_id, seen_at, lease_seconds FROM cluster_nodes WHERE node_id <> $1",
+                                      [nodeID]).rows {
+            let theirs = try row.int64("lease_seconds")
+            guard theirs != mine else { continue }
+            let seenAt = try UTCCivilTime.storedDate(row.string("seen_at"), column: "cluster_nodes.seen_at")
+            // The CHECK keeps a stored lease within 2…120; a row outside it is not trusted to be alive.
+            guard (2...120).contains(theirs), seenAt.addingTimeInterval(TimeInterval(theirs)) > now else { continue }
+            throw ClusterLeaseMismatchError(nodeID: try row.string("node_id"), theirs: Int(theirs), mine: Int(mine))
+        }
+    }
+
+    public func gameURLs() throws -> [String: String] {
+        var urls: [String: String] = [:]
+        for row in try executor.query("SELECT node_id, game_url FROM cluster_nodes WHERE game_url IS NOT NULL", []).rows {
+            urls[try row.string("node_id")] = try row.string("game_url")
+        }
+        return urls
+    }
+
     public func nodes() throws -> [ClusterNode] {
         try executor.query("""
-            SELECT n.node_id AS node_id, n.started_at AS started_at, n.seen_at AS seen_at,
+            SELECT n.node_id AS node_id, n.started_at AS started_at, n.seen_at AS seen_at, n.game_url AS game_url,
                    (SELECT count(*) FROM game_holders h WHERE h.node_id = n.node_id AND NOT h.released) AS games
             FROM cluster_nodes n ORDER BY n.node_id
             """, []).rows.map { row in
@@ -62,7 +87,7 @@ public struct SQLClusterRepository: ClusterRepository {
             return ClusterNode(nodeID: try row.string("node_id"),
                                startedAt: try UTCCivilTime.storedDate(row.string("started_at"), column: "cluster_nodes.started_at"),
                                seenAt: try UTCCivilTime.storedDate(row.string("seen_at"), column: "cluster_nodes.seen_at"),
-                               gamesHeld: Int(games))
+                               gamesHeld: Int(games), gameURL: try row.optionalString("game_url"))
         }
     }
 

@@ -86,7 +86,9 @@ public final class GameServer: Sendable {
         let rateLimits = RateLimits(options.limits, metrics: metrics, clock: options.rateLimitClock)
         cluster = ClusterRelay(bus: options.clusterBus, mailbox: mailbox, worker: worker, events: events,
                                metrics: metrics, logger: logger)
-        let membership = options.clusterBus.map(ClusterMembership.init(bus:))
+        let lease = ClusterLease(heartbeat: TimeInterval(configuration.clusterHeartbeatSeconds),
+                                 lease: TimeInterval(configuration.clusterLeaseSeconds))
+        let membership = options.clusterBus.map { ClusterMembership(bus: $0, lease: lease, gameURL: configuration.gameURL) }
         let context = ServerComponentContext(configuration: configuration, worker: worker, mailbox: mailbox,
                                              metrics: metrics, events: events, logger: logger,
                                              clientAddresses: clientAddresses, rateLimits: rateLimits, cluster: cluster,

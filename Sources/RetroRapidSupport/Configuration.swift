@@ -15,6 +15,16 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var clusterSecret: String? = nil
     /// Accepted from other nodes but never used to sign: the other secret of a rotation.
     public var clusterSecretPrevious: String? = nil
+    /// Seconds between a node's heartbeats in a cluster.
+    public var clusterHeartbeatSeconds = 2
+    /// A node not seen for this long is taken for dead (at least three heartbeats); the same on
+    /// every node, which a node checks when it joins.
+    public var clusterLeaseSeconds = 6
+    /// Where players reach this node's game connections straight (``GameURL``), when not
+    /// through the site's front; nil: `/ws` on the site, as every page asks first.
+    public var gameURL: String? = nil
+    /// `connect-src` sources for the other nodes' game URLs (``GameURL/connectSource(_:)``).
+    public var gameURLSources: [String] = []
     /// Where the data lives (`--database-url`); the one setting `StorageFactory` reads.
     public var databaseURL = DatabaseURL.sqlite(path: "data/retrorapid.sqlite")
     /// The SQLite file `databaseURL` names, empty when it names a PostgreSQL server. Setting it
@@ -322,6 +332,7 @@ extension ServerConfiguration {
 
         try checkTLSPair(configuration, origins: origins)
         try checkKeepalive(configuration, origins: origins)
+        try checkClusterLease(configuration, origins: origins)
         try checkPayments(configuration, origins: origins)
         try checkClusterSecrets(configuration, origins: origins)
         return (configuration, origins)
@@ -464,6 +475,21 @@ extension ServerConfiguration {
                 + "(\(configuration.keepalivePingSeconds)), or a client gets no time to answer the PING")
     }
 
+    /// A lease of fewer than three heartbeats takes a node that missed one or two (a slow
+    /// database, a pause) for dead while it still runs its games.
+    private static func checkClusterLease(_ configuration: ServerConfiguration, origins: [String: ConfigurationError.Source]) throws {
+        guard configuration.clusterLeaseSeconds < 3 * configuration.clusterHeartbeatSeconds else { return }
+        let lease = setting("cluster-lease-seconds")
+        let heartbeat = setting("cluster-heartbeat-seconds")
+        let culprit = origins[lease.key] != nil ? lease : heartbeat
+        let source = origins[culprit.key] ?? .flag(culprit.flag)
+        throw ConfigurationError(
+            source: source, setting: culprit.key,
+            message: "\(source.subject(culprit.environmentName)): cluster-lease-seconds (\(configuration.clusterLeaseSeconds)) "
+                + "must be at least three cluster-heartbeat-seconds (\(configuration.clusterHeartbeatSeconds)), or a node "
+                + "that missed a heartbeat or two is taken for dead while it still runs its games")
+    }
+
     /// A certificate without its key (or the reverse) would fail only at the first TLS handshake.
     private static func checkTLSPair(_ configuration: ServerConfiguration, origins: [String: ConfigurationError.Source]) throws {
         let certificate = setting("tls-certificate-path")
@@ -536,6 +562,22 @@ extension ServerConfiguration {
                   + "after a restart (its games are found by it). Empty means the host name.",
               allowed: "up to 64 letters, digits, '.', '_' or '-'",
               isValid: { $0.count <= 64 && $0.utf8.allSatisfy { ClusterNodeName.isAllowed($0) } }),
+        .integer("clusterHeartbeatSeconds", "cluster-heartbeat-seconds", \.clusterHeartbeatSeconds, range: 1...30,
+                 help: "Seconds between a node's heartbeats in its database row (cluster mode). The same on every node."),
+        .integer("clusterLeaseSeconds", "cluster-lease-seconds", \.clusterLeaseSeconds, range: 3...120,
+                 help: "A node whose heartbeat is this old is taken for dead, and its games are taken back elsewhere; "
+                     + "at least three heartbeats. Shorter takes games back sooner after a crash; longer rides out "
+                     + "longer stalls of a node or the database. The same on every node: a node whose lease differs "
+                     + "from a live node's is refused at start."),
+        .gameURL("gameURL", "game-url",
+                 help: "Where players reach this node's game connections straight, e.g. wss://a.play.example.com/ws: "
+                     + "pages first connect through the site and then here, so no proxy relays the game's frames. "
+                     + "Needs the node reachable there, with TLS when the site uses it (docs/OPERATIONS.md, \"Game "
+                     + "connections straight to the node\"). Empty: every game connection comes through the site."),
+        .gameURLSources("gameURLSources", "game-url-sources",
+                        help: "The other nodes' game URLs a page may follow a refusal to, for the pages' "
+                            + "Content-Security-Policy (connect-src): wss://b.play.example.com, or wss://*.play.example.com "
+                            + "for every node. This node's own game-url is always allowed."),
         .clusterSecret("clusterSecret", "cluster-secret", \.clusterSecret,
                        help: "The secret every node of a cluster signs its messages to the other nodes with (HMAC-SHA256 "
                            + "over LISTEN/NOTIFY, which any database role could otherwise forge). Required on a "
@@ -909,6 +951,49 @@ extension ServerConfiguration.Setting {
             render: { configuration in
                 let origins = configuration[keyPath: keyPath]
                 return origins.isEmpty ? nil : origins.joined(separator: ",")
+            }
+        )
+    }
+
+    /// A node's game URL (``GameURL``), stored as it writes it; empty unsets it.
+    static func gameURL(_ property: String, _ key: String, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "URL", help: help,
+            allowed: "a ws:// or wss:// URL with a host, an optional port and a plain path, at most "
+                + "\(GameURL.maximumLength) characters, or empty to unset",
+            apply: { configuration, text in
+                guard !text.isEmpty else {
+                    configuration.gameURL = nil
+                    return true
+                }
+                guard let url = GameURL(text) else { return false }
+                configuration.gameURL = url.description
+                return true
+            },
+            render: { configuration in configuration.gameURL }
+        )
+    }
+
+    /// Comma-separated `connect-src` sources for game URLs.
+    static func gameURLSources(_ property: String, _ key: String, help: String) -> Self {
+        Self(
+            property: property, key: key, valueName: "SOURCE,...", help: help,
+            allowed: "comma-separated ws:// or wss:// sources with a host (which may start with *.) and an optional "
+                + "port, nothing after, or empty for none",
+            apply: { configuration, text in
+                var sources: [String] = []
+                if !text.allSatisfy(\.isWhitespace) {
+                    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                        guard part.utf8.count <= GameURL.maximumLength,
+                              let source = GameURL.connectSource(part.trimmingCharacters(in: .whitespaces)) else { return false }
+                        if !sources.contains(source) { sources.append(source) }
+                    }
+                }
+                configuration.gameURLSources = sources
+                return true
+            },
+            render: { configuration in
+                configuration.gameURLSources.isEmpty ? nil : configuration.gameURLSources.joined(separator: ",")
             }
         )
     }

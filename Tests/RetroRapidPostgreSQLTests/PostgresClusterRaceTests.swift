@@ -39,13 +39,13 @@ struct PostgresClusterRaceTests {
         try TestPostgres.withDatabase { url in
             _ = try prepared(url, games: ["00000000000000aa"])
             let setup = SQLClusterRepository(executor: try PostgresConnection(conninfo: url))
-            for index in 0..<racers { try setup.join(nodeID: "n\(index)", instance: "i\(index)", now: now, lease: ClusterLease.lease) }
+            for index in 0..<racers { try setup.join(nodeID: "n\(index)", instance: "i\(index)", now: now, lease: ClusterLease.standard.lease) }
             let claims = try race(url) { index, cluster in
-                try cluster.claim(gameID: "00000000000000aa", nodeID: "n\(index)", now: now, lease: ClusterLease.lease)
+                try cluster.claim(gameID: "00000000000000aa", nodeID: "n\(index)", now: now, lease: ClusterLease.standard.lease)
             }
             let winners = claims.indices.filter { claims[$0] == .claimed }
             #expect(winners.count == 1)
-            let holder = try #require(try setup.holder(gameID: "00000000000000aa", now: now, lease: ClusterLease.lease))
+            let holder = try #require(try setup.holder(gameID: "00000000000000aa", now: now, lease: ClusterLease.standard.lease))
             #expect(holder.nodeID == "n\(winners.first ?? -1)")
             #expect(claims.allSatisfy { if case .held(let seen) = $0 { seen.nodeID == holder.nodeID } else { $0 == .claimed } })
         }
@@ -56,7 +56,7 @@ struct PostgresClusterRaceTests {
             let games = (0..<racers).map { String(format: "%016x", $0 + 1) }
             _ = try prepared(url, games: games)
             let claims = try race(url) { index, cluster in
-                try cluster.claim(gameID: games[index], nodeID: "n\(index)", now: now, lease: ClusterLease.lease)
+                try cluster.claim(gameID: games[index], nodeID: "n\(index)", now: now, lease: ClusterLease.standard.lease)
             }
             let winners = claims.indices.filter { claims[$0] == .claimed }
             #expect(winners.count == 1)
@@ -72,7 +72,7 @@ struct PostgresClusterRaceTests {
             _ = try prepared(url, games: [])
             let joins = try race(url) { index, cluster -> Bool in
                 do {
-                    try cluster.join(nodeID: "a", instance: "i\(index)", now: now, lease: ClusterLease.lease)
+                    try cluster.join(nodeID: "a", instance: "i\(index)", now: now, lease: ClusterLease.standard.lease)
                     return true
                 } catch is ClusterNodeInUseError {
                     return false

@@ -156,7 +156,7 @@ struct ClusterGameHandoffTests {
         a.server.worker.shutdown()
         network.cut(nodeID: "a")
         bobOnA.close()
-        clock.advance(by: ClusterLease.lease + 2)
+        clock.advance(by: ClusterLease.standard.lease + 2)
         let onB = try TestGameSocket(port: b.port)
         try signIn(onB, token: bob.token)
         try onB.send(["type": "resume"])
@@ -251,7 +251,7 @@ struct ClusterGameHandoffTests {
         // Within A's lease B only asks, and waits.
         #expect(throws: TestHTTPError.self) { try second.next("snapshot", timeout: 1.5) }
         // A's heartbeat is older than the lease from B's clock: B takes the game.
-        clock.advance(by: ClusterLease.lease + 2)
+        clock.advance(by: ClusterLease.standard.lease + 2)
         let snapshot = try #require(try second.next("snapshot", timeout: 10)["game"] as? [String: Any])
         #expect(snapshot["gameId"] as? String == gameID && snapshot["step"] as? Int == step && snapshot["lane"] as? Int == lane)
         #expect(try second.next("resumed")["nextStepInMs"] != nil)
@@ -285,7 +285,7 @@ struct ClusterGameHandoffTests {
         let pending = try newer.next("error")
         #expect(pending["code"] as? String == "resume_pending" && pending["inReplyTo"] as? String == "resume", "\(pending)")
         // Past A's lease the game comes to the newer connection only.
-        clock.advance(by: ClusterLease.lease + 2)
+        clock.advance(by: ClusterLease.standard.lease + 2)
         #expect((try newer.next("snapshot", timeout: 10)["game"] as? [String: Any])?["gameId"] as? String == gameID)
         #expect(try newer.next("resumed")["nextStepInMs"] != nil)
         let olderHeard = try older.messages(for: 1).compactMap { $0["type"] as? String }
@@ -368,7 +368,7 @@ struct ClusterGameHandoffTests {
         let (gameID, _, _) = try startAndPause(first)
         // A is alive but cut off from the bus, and B's clock says A's lease has lapsed.
         network.cut(nodeID: "a")
-        clock.advance(by: ClusterLease.lease + 2)
+        clock.advance(by: ClusterLease.standard.lease + 2)
         let second = try TestGameSocket(port: b.port)
         try signIn(second, token: player.token)
         try second.send(["type": "resume"])
@@ -393,7 +393,7 @@ struct ClusterGameHandoffTests {
         }
         // B comes up later, past A's lease and the disconnect grace, and its sweep finds the game.
         let clock = MovableClock()
-        clock.advance(by: ClusterLease.lease + 3)
+        clock.advance(by: ClusterLease.standard.lease + 3)
         let b = try node("b", on: network, databasePath: a.databasePath, clock: clock) { $0.disconnectGraceSeconds = 1 }
         defer { b.server.stop(); a.server.stop() }
         #expect(try eventually(10) { try storedGames(b, gameID).count == 1 })

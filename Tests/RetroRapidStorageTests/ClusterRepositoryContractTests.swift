@@ -8,7 +8,7 @@ import Testing
 /// against every backend in `StorageBackends.all`.
 @Suite struct ClusterRepositoryContractTests {
     let start = utc("2026-01-15T10:00:00Z")
-    let lease = ClusterLease.lease
+    let lease = ClusterLease.standard.lease
 
     func at(_ seconds: TimeInterval) -> Date { start.addingTimeInterval(seconds) }
 
@@ -30,6 +30,43 @@ import Testing
             // After a graceful leave the id is free at once.
             try cluster.leave(nodeID: "a", instance: "second")
             try cluster.join(nodeID: "a", instance: "third", now: at(14), lease: lease)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func eachNodesGameURLIsKnownToTheOthersAndGoesWithItsRow(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let cluster = store.repositories().cluster
+            #expect(try cluster.gameURLs().isEmpty)
+            try cluster.join(nodeID: "a", instance: "ia", now: start, lease: lease, gameURL: "wss://a.play.example.com/ws")
+            try cluster.join(nodeID: "b", instance: "ib", now: start, lease: lease)
+            #expect(try cluster.gameURLs() == ["a": "wss://a.play.example.com/ws"])
+            #expect(try cluster.nodes().map(\.gameURL) == ["wss://a.play.example.com/ws", nil])
+            // A restart with another URL (or none) replaces it; a graceful leave removes it.
+            try cluster.join(nodeID: "b", instance: "ib2", now: at(lease + 1), lease: lease, gameURL: "wss://b.play.example.com:8443/ws")
+            try cluster.join(nodeID: "a", instance: "ia", now: at(lease + 1), lease: lease)
+            #expect(try cluster.gameURLs() == ["b": "wss://b.play.example.com:8443/ws"])
+            try cluster.leave(nodeID: "b", instance: "ib2")
+            #expect(try cluster.gameURLs().isEmpty)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func aNodeWithAnotherLeaseThanALiveNodeIsRefusedAndChangesNothing(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let cluster = store.repositories().cluster
+            try cluster.join(nodeID: "a", instance: "ia", now: start, lease: 6)
+            let refused = #expect(throws: ClusterLeaseMismatchError.self) {
+                try cluster.join(nodeID: "b", instance: "ib", now: at(2), lease: 10, gameURL: "wss://b.play.example.com/ws")
+            }
+            #expect(refused == ClusterLeaseMismatchError(nodeID: "a", theirs: 6, mine: 10))
+            #expect(refused?.description.contains("--cluster-lease-seconds") == true)
+            #expect(try cluster.nodes().map(\.nodeID) == ["a"] && cluster.gameURLs().isEmpty)
+            // The same lease joins; a restart of a itself may change its own.
+            try cluster.join(nodeID: "b", instance: "ib", now: at(2), lease: 6)
+            try cluster.leave(nodeID: "b", instance: "ib")
+            try cluster.join(nodeID: "a", instance: "ia", now: at(3), lease: 10)
+            // Once a's heartbeat is older than its own lease (10 s), another lease may join.
+            #expect(throws: ClusterLeaseMismatchError.self) { try cluster.join(nodeID: "c", instance: "ic", now: at(12), lease: 6) }
+            try cluster.join(nodeID: "c", instance: "ic", now: at(14), lease: 6)
         }
     }
 

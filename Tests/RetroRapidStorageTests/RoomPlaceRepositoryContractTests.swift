@@ -7,7 +7,7 @@ import Testing
 /// run against every backend in `StorageBackends.all`.
 @Suite struct RoomPlaceRepositoryContractTests {
     let now = utc("2026-12-01T10:00:00Z")
-    let lease = ClusterLease.lease
+    let lease = ClusterLease.standard.lease
 
     @Test(arguments: StorageBackends.all) func aCodeLivesOnOneLiveNode(_ backend: BackendUnderTest) throws {
         try withStore(backend) { store in

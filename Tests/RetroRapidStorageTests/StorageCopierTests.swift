@@ -26,7 +26,7 @@ struct StorageCopierTests {
                 let tables = try sqliteTables(sqlite.database)
                 var inserted = 0
                 #expect(Set(report.tables.map(\.name)) == Set(tables))
-                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together", "0004_rate_limits", "0005_operators", "0006_audit_log"])
+                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together", "0004_rate_limits", "0005_operators", "0006_audit_log", "0007_cluster_node_settings"])
                 for table in tables {
                     let expected = try sqliteRows(sqlite.database, table)
                     // The fixture reaches every table, so a table added later fails here until it does.
@@ -211,7 +211,7 @@ struct StorageCopierTests {
                 // Not even migrated: the target has no table at all.
                 #expect(try postgresDump(target.connection) == [])
             }
-            #expect(try sqlite.pendingMigrations().count == 8)
+            #expect(try sqlite.pendingMigrations().count == 9)
         }
     }
 
@@ -389,13 +389,15 @@ struct StorageCopierTests {
         try repositories.runningGames.checkpoint([GameCheckpoint(publicID: "00000000000000b1", log: running, durationMilliseconds: 9000)],
                                                  now: t0.addingTimeInterval(610))
         // A node of a cluster holding one of them (migration 0007).
-        try repositories.cluster.join(nodeID: "node-a", instance: "i-1", now: t0.addingTimeInterval(620), lease: ClusterLease.lease)
+        // Its game URL and lease (migration 0012 / postgresql 0007) go with it.
+        try repositories.cluster.join(nodeID: "node-a", instance: "i-1", now: t0.addingTimeInterval(620), lease: ClusterLease.standard.lease,
+                                      gameURL: "wss://a.play.example.com/ws")
         #expect(try repositories.cluster.claim(gameID: "00000000000000b1", nodeID: "node-a", now: t0.addingTimeInterval(621),
-                                               lease: ClusterLease.lease) == .claimed)
+                                               lease: ClusterLease.standard.lease) == .claimed)
 
         // Play together (migration 0008): a room placed on the node, a finished race of two
         // stored games, the day's road with a scored attempt stored and a practice one running.
-        #expect(try repositories.roomPlaces.place(code: "K7QXM2", nodeID: "node-a", now: t0.addingTimeInterval(622), lease: ClusterLease.lease))
+        #expect(try repositories.roomPlaces.place(code: "K7QXM2", nodeID: "node-a", now: t0.addingTimeInterval(622), lease: ClusterLease.standard.lease))
         try repositories.races.record(NewRace(
             roomCode: "K7QXM2", level: .fast, practice: false, seed: 11, startedAt: t0.addingTimeInterval(140),
             endedAt: t0.addingTimeInterval(200), entries: [

@@ -171,6 +171,44 @@ import Testing
         }
     }
 
+    // MARK: Game URLs and the cluster's timing
+
+    @Test func aGameURLIsKeptWithItsSchemeAndHostInLowerCaseAndItsOriginAllowedToPages() throws {
+        let configuration = try load(["--game-url", "WSS://A.Play.Example.com:8443/ws", "--game-url-sources",
+                                      " wss://*.Play.Example.com, ws://10.0.0.12:8080,wss://*.play.example.com"])
+        #expect(configuration.gameURL == "wss://a.play.example.com:8443/ws")
+        #expect(configuration.gameURLSources == ["wss://*.play.example.com", "ws://10.0.0.12:8080"])
+        #expect(GameURL("wss://a.play.example.com:8443/ws")?.connectSource == "wss://a.play.example.com:8443")
+        #expect(GameURL("ws://[::1]:9000")?.description == "ws://[::1]:9000/")
+        #expect(try load(["--game-url", ""]).gameURL == nil)
+        #expect(try load([]).gameURL == nil && load([]).gameURLSources.isEmpty)
+    }
+
+    @Test func aGameURLThatABrowserCouldNotUseOrThatCarriesMoreThanAnAddressIsRefused() {
+        let long = "wss://a.example/" + String(repeating: "x", count: 200)
+        for value in ["https://a.example/ws", "a.example/ws", "wss://", "wss://user@a.example/ws", "wss://a.example/ws?x=1",
+                      "wss://a.example/ws#f", "wss://a.example:0/ws", "wss://a.example/w s", "wss://a.example/\"x", "wss://a.example/<b>",
+                      "wss://*.example/ws", long] {
+            let error = loadError(["--game-url", value])
+            #expect(error?.setting == "game-url", "\(value)")
+        }
+        for value in ["https://a.example", "wss://a.example/ws", "wss://*.[::1]", "wss://*", "*.example", "wss://a.example,,wss://b.example"] {
+            #expect(loadError(["--game-url-sources", value])?.setting == "game-url-sources", "\(value)")
+        }
+    }
+
+    @Test func theLeaseIsAtLeastThreeHeartbeatsAndEachIsBounded() throws {
+        let defaults = try load([])
+        #expect((defaults.clusterHeartbeatSeconds, defaults.clusterLeaseSeconds) == (2, 6))
+        let longer = try load(["--cluster-heartbeat-seconds", "5", "--cluster-lease-seconds", "15"])
+        #expect((longer.clusterHeartbeatSeconds, longer.clusterLeaseSeconds) == (5, 15))
+        let short = loadError(["--cluster-heartbeat-seconds", "3"])
+        #expect(short?.setting == "cluster-heartbeat-seconds" && short?.message.contains("at least three") == true)
+        #expect(loadError(["--cluster-lease-seconds", "5"])?.setting == "cluster-lease-seconds")
+        #expect(loadError(["--cluster-heartbeat-seconds", "0"])?.setting == "cluster-heartbeat-seconds")
+        #expect(loadError(["--cluster-lease-seconds", "121"])?.setting == "cluster-lease-seconds")
+    }
+
     @Test func webOriginsCompareWithAHostHeader() throws {
         let plain = try #require(WebOrigin("http://localhost:8080"))
         #expect(plain.isSameSite(asHost: "localhost:8080") && plain.isSameSite(asHost: "LOCALHOST:8080"))
@@ -576,7 +614,8 @@ import Testing
         for setting in ServerConfiguration.settings {
             // Pick a valid value that differs from the default, then check only that property moved.
             let candidates = ["9", "300", "1", "USD", "json", "debug", "false", "elsewhere", "192.0.2.1", "poll",
-                              "https://game.example.com", "3/60", "sqlite:elsewhere", "a-cluster-secret-of-32-characters"]
+                              "https://game.example.com", "3/60", "sqlite:elsewhere", "a-cluster-secret-of-32-characters",
+                              "wss://a.play.example.com/ws", "wss://b.play.example.com"]
             let value = try #require(candidates.first { candidate in
                 var copy = defaults
                 return setting.apply(&copy, candidate) && copy != defaults

@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import sqlite3
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -70,6 +71,13 @@ class Server:
     # Set when the server runs on PostgreSQL (RETRORAPID_TEST_BACKEND=postgres); `database` is
     # then a path nothing uses.
     database_url: str | None = None
+    # Set when the server serves TLS itself (--tls-certificate-path): the context that trusts it.
+    tls: ssl.SSLContext | None = None
+
+    @property
+    def connect_options(self) -> dict:
+        """What a WebSocket client needs to reach it (ws_client.GameClient.open)."""
+        return {"ssl": self.tls} if self.tls is not None else {}
 
     @property
     def database_args(self) -> list[str]:
@@ -104,11 +112,11 @@ class Server:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
+        return f"{'wss' if self.tls else 'ws'}://127.0.0.1:{self.port}/ws"
 
     def request(self, method: str, path: str, body=None, token: str | None = None,
                 headers: dict | None = None, raw: bytes | None = None) -> Response:
@@ -122,7 +130,7 @@ class Server:
         for name, value in (headers or {}).items():
             request.add_header(name, value)
         try:
-            with urllib.request.urlopen(request, timeout=10) as reply:
+            with urllib.request.urlopen(request, timeout=10, context=self.tls) as reply:
                 return Response(reply.status, reply.headers, reply.read())
         except urllib.error.HTTPError as error:
             return Response(error.code, error.headers, error.read())

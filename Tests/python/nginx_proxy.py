@@ -29,12 +29,16 @@ def self_signed_certificate(folder: Path):
     return cert, key
 
 
-def site_for_test(upstream_port, http_port: int, https_port: int, cert: Path, key: Path, site: Path = SITE) -> str:
+def site_for_test(upstream_port, http_port: int, https_port: int, cert: Path, key: Path, site: Path = SITE,
+                  headers: Path | None = None) -> str:
     """A site file (Deploy/nginx/retrorapid.conf unless `site` names another) with its
     `# site:` lines set for loopback. `upstream_port` is a port, or for a site whose upstreams
     name several nodes (Deploy/nginx/retrorapid-cluster.conf) a list of them or a dict by the
     node the file names (`# site: node a`): a list is taken in the order the file first names
-    its nodes. Each `server` line keeps what follows the address (max_fails…, backup)."""
+    its nodes. Each `server` line keeps what follows the address (max_fails…, backup). The
+    headers snippet is Deploy/nginx/retrorapid-headers.conf unless `headers` names another; a
+    site that checks its nodes' certificate (retrorapid-cluster-direct.conf) trusts `cert`,
+    which covers `localhost`."""
     if isinstance(upstream_port, dict):
         by_node = dict(upstream_port)
     elif isinstance(upstream_port, (list, tuple)):
@@ -61,7 +65,9 @@ def site_for_test(upstream_port, http_port: int, https_port: int, cert: Path, ke
         (r"^(\s*)ssl_certificate_key\s+\S+;", rf"\1ssl_certificate_key {key};"),
         (r"^(\s*)root \S+;", rf"\1root {REPO / 'Web'};"),
         (r"^(\s*)alias \S+;", rf"\1alias {REPO / 'data/fonts'}/;"),
-        (r"^(\s*)include \S+;", rf"\1include {REPO / 'Deploy/nginx/retrorapid-headers.conf'};"),
+        (r"^(\s*)include \S+;", rf"\1include {headers or REPO / 'Deploy/nginx/retrorapid-headers.conf'};"),
+        (r"^(\s*)proxy_ssl_trusted_certificate \S+;", rf"\1proxy_ssl_trusted_certificate {cert};"),
+        (r"^(\s*)proxy_ssl_name \S+;", r"\1proxy_ssl_name localhost;"),
         (r"^(\s*)allow \S+;", r"\1allow 127.0.0.2;"),  # the test's client address
     ]
     lines = []
@@ -129,13 +135,17 @@ class NginxProxy:
                 self.process.wait()
 
 
-def start_nginx(folder: Path, upstream_port, source_address="127.0.0.2", site: Path = SITE) -> NginxProxy:
+def start_nginx(folder: Path, upstream_port, source_address="127.0.0.2", site: Path = SITE, ports=None,
+                headers: Path | None = None, certificate=None) -> NginxProxy:
+    """nginx running `site` in front of `upstream_port` (site_for_test), listening on `ports`
+    (plain HTTP, HTTPS; free ones when not given) with `certificate` (a (cert, key) pair; a
+    new self-signed one when not given)."""
     folder.mkdir(parents=True, exist_ok=True)
     if not Path(NGINX).exists():
         raise AssertionError("nginx is not installed: `make test` installs Debian's nginx (scripts/install-deps.sh)")
-    cert, key = self_signed_certificate(folder)
-    http_port, https_port = free_port(), free_port()
-    (folder / "site.conf").write_text(site_for_test(upstream_port, http_port, https_port, cert, key, site))
+    cert, key = certificate or self_signed_certificate(folder)
+    http_port, https_port = ports or (free_port(), free_port())
+    (folder / "site.conf").write_text(site_for_test(upstream_port, http_port, https_port, cert, key, site, headers))
     temp = {name: folder / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
     for path in temp.values():
         path.mkdir(exist_ok=True)

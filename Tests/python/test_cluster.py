@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from cluster import CLUSTER_SITE, create_postgres_database, node_binary, psql, psql_binary, start_cluster
+from cluster import CLUSTER_SITE, create_postgres_database, node_binary, psql, psql_binary, start_cluster, start_node
 from conftest import REPO, TEST_CLUSTER_SECRET, free_port
 from nginx_proxy import SITE
 from ws_client import GameClient, create_player, link_second_device, nearest_safe_move, play_to_score, run
@@ -621,3 +621,19 @@ def test_a_device_revoked_from_the_console_on_node_a_loses_its_connection_on_nod
     # The overview of either node lists both, with their heartbeats.
     status, overview = console.json("GET", "/api/overview")
     assert status == 200 and [node["id"] for node in overview["cluster"]] == ["a", "b"], overview
+
+
+def test_a_node_with_another_lease_than_a_live_node_is_refused_at_start_and_joins_nothing(cluster, tmp_path):
+    refused = serve_refused(cluster.database_url, tmp_path / "longer", RETRORAPID_CLUSTER_SECRET=TEST_CLUSTER_SECRET,
+                            RETRORAPID_CLUSTER_HEARTBEAT_SECONDS="3", RETRORAPID_CLUSTER_LEASE_SECONDS="9")
+    assert refused.returncode != 0, refused
+    assert "runs with a lease of 6 s and this one with 9 s" in refused.stderr, refused.stderr
+    assert "--cluster-lease-seconds" in refused.stderr
+    assert cluster.rows("SELECT node_id, lease_seconds FROM cluster_nodes ORDER BY node_id") == [["a", "6"], ["b", "6"]]
+    # The same lease as the live nodes joins.
+    same = start_node(tmp_path / "same", "c", ["--database-url", cluster.database_url])
+    try:
+        assert cluster.rows("SELECT count(*) FROM cluster_nodes") == [["3"]]
+    finally:
+        same.process.terminate()
+        same.process.wait(timeout=15)

@@ -35,15 +35,19 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
     static let tickMicroseconds: Int64 = 250_000
     /// How long a fetch waits for the holder's `gameReleased` before it waits for the lease.
     static let releaseWaitMicroseconds: Int64 = 2_000_000
-    /// How long a fetch waits for one holder: its lease, one heartbeat for the second-granular
-    /// times, and the release's wait.
-    static let patienceMicroseconds = Int64((ClusterLease.lease + ClusterLease.heartbeat) * 1_000_000) + releaseWaitMicroseconds
     /// How often the sweep looks for games nobody holds.
     static let sweepMicroseconds: Int64 = 5_000_000
 
     let nodeID: String
     /// This process's random name: a second process started with the same node id is refused.
     let instance: String
+    /// The heartbeat and lease every node of the cluster runs with.
+    let lease: ClusterLease
+    /// How long a fetch waits for one holder: its lease, one heartbeat for the second-granular
+    /// times, and the release's wait.
+    let patienceMicroseconds: Int64
+    /// Where the other nodes' game connections are, read with each heartbeat.
+    let directory: NodeDirectory
     /// Where this node's messages go (counted by kind there).
     let relay: ClusterRelay
     let worker: DatabaseWorker
@@ -100,6 +104,9 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
          timers: ServiceTimers, worker: DatabaseWorker, connections: ConnectionRegistry, limits: WebSocketLimits, logger: Logger) {
         nodeID = cluster.nodeID
         instance = cluster.instance
+        lease = cluster.lease
+        patienceMicroseconds = Int64((cluster.lease.lease + cluster.lease.heartbeat) * 1_000_000) + Self.releaseWaitMicroseconds
+        directory = cluster.directory
         self.relay = relay
         self.matches = matches
         self.checkpoints = checkpoints
@@ -124,12 +131,12 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
     /// lost to a game of the player's started at the same moment on another node gives the
     /// play back and refuses too, so a player never runs two games.
     /// - Throws: `GameElsewhereError`, and what `RunningGameRepository.begin` throws.
-    static func beginClaimed(_ start: RunningGameStart, nodeID: String, storage: StorageContext) throws -> QuotaStatus? {
+    static func beginClaimed(_ start: RunningGameStart, nodeID: String, lease: TimeInterval, storage: StorageContext) throws -> QuotaStatus? {
         if let running = try storage.runningGames.running(playerID: start.playerID).first {
             throw GameElsewhereError(gameID: running.publicID)
         }
         let quota = try storage.runningGames.begin(start)
-        switch try storage.cluster.claim(gameID: start.publicID, nodeID: nodeID, now: storage.now, lease: ClusterLease.lease) {
+        switch try storage.cluster.claim(gameID: start.publicID, nodeID: nodeID, now: storage.now, lease: lease) {
         case .claimed:
             return quota
         case .playerHasAnotherGame(let other):
@@ -169,7 +176,7 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
         }
         let now = MonotonicClock.now()
         fetches[identity.playerID] = Fetch(purpose: purpose, identity: identity, connectionID: connection.id,
-                                           retryAt: now, giveUpAt: now + Self.patienceMicroseconds)
+                                           retryAt: now, giveUpAt: now + patienceMicroseconds)
         attempt(identity.playerID)
     }
 
@@ -177,11 +184,11 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
         guard var fetch = fetches[playerID], !fetch.inFlight else { return }
         fetch.inFlight = true
         fetches[playerID] = fetch
-        let nodeID = self.nodeID
+        let (nodeID, leaseSeconds) = (self.nodeID, lease.lease)
         // On the player's lane, with the rest of their game's jobs (start, checkpoints, record).
         worker.perform(orderedBy: playerID, { storage -> FetchAnswer in
             guard let game = try storage.runningGames.running(playerID: playerID).first else { return .none }
-            switch try storage.cluster.claim(gameID: game.publicID, nodeID: nodeID, now: storage.now, lease: ClusterLease.lease) {
+            switch try storage.cluster.claim(gameID: game.publicID, nodeID: nodeID, now: storage.now, lease: leaseSeconds) {
             case .claimed:
                 // Read again after the claim: the holder's last checkpoint came before its release.
                 return try storage.runningGames.running(publicID: game.publicID).map(FetchAnswer.claimed) ?? .none
@@ -219,18 +226,18 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
                 relay.publish(.releaseGame(gameID: holder.gameID, playerID: playerID, owner: holder.nodeID))
                 fetch.askedAt = now
                 fetch.askedHolder = holder.nodeID
-                fetch.giveUpAt = max(fetch.giveUpAt, now + Self.patienceMicroseconds)
+                fetch.giveUpAt = max(fetch.giveUpAt, now + patienceMicroseconds)
                 fetch.retryAt = now + Self.releaseWaitMicroseconds
                 logger.info("asked another node for a player's game", metadata: [
                     "game.id": holder.gameID, "cluster.holder": holder.nodeID])
             } else {
                 // The holder did not answer: its lease decides (it ends at most a lease after its last heartbeat).
-                fetch.retryAt = now + Int64(ClusterLease.heartbeat * 1_000_000) / 2
+                fetch.retryAt = now + Int64(lease.heartbeat * 1_000_000) / 2
             }
             fetches[playerID] = fetch
         case .success(.elsewhere):
             guard connection != nil, now < fetch.giveUpAt else { return giveUp(fetch, on: connection) }
-            fetch.retryAt = now + Int64(ClusterLease.heartbeat * 1_000_000) / 2
+            fetch.retryAt = now + Int64(lease.heartbeat * 1_000_000) / 2
             fetches[playerID] = fetch
         case .failure(let error):
             fetches[playerID] = nil
@@ -383,17 +390,18 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
         }
         if !heartbeatInFlight && now >= nextHeartbeat {
             heartbeatInFlight = true
-            nextHeartbeat = now + Int64(ClusterLease.heartbeat * 1_000_000)
+            nextHeartbeat = now + Int64(lease.heartbeat * 1_000_000)
             let (nodeID, instance) = (self.nodeID, self.instance)
             // Only games running now are checked: each was claimed before it began here.
             let running = matches.runningGameIDs
-            worker.perform({ storage -> (Bool, Set<String>) in
+            worker.perform({ storage -> (Bool, Set<String>, [String: String]) in
                 let mine = try storage.cluster.heartbeat(nodeID: nodeID, instance: instance, now: storage.now)
-                return (mine, try storage.cluster.heldGames(nodeID: nodeID))
+                return (mine, try storage.cluster.heldGames(nodeID: nodeID), try storage.cluster.gameURLs())
             }, then: { [self] result in
                 heartbeatInFlight = false
+                if case .success(let (_, _, urls)) = result { directory.replace(with: urls) }
                 switch result {
-                case .success(let (true, held)):
+                case .success(let (true, held, _)):
                     // A game another node took while this one's heartbeat had lapsed (a stalled
                     // node, not a dead one) runs there now: it must not run on here too.
                     for gameID in running.subtracting(held) {
@@ -401,7 +409,7 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
                                        metadata: ["game.id": gameID])
                         matches.drop(gameID: gameID)
                     }
-                case .success((false, _)):
+                case .success((false, _, _)):
                     logger.critical("another process has taken this node's id (this one was taken for dead); its games may run twice",
                                     metadata: ["cluster.node": nodeID])
                 case .failure(let error):
@@ -423,9 +431,9 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
     /// alone (a claim by the holder itself succeeds, so the sweep must not take it from its
     /// own fetch).
     private func sweep() {
-        let grace = TimeInterval(limits.disconnectGraceSeconds)
+        let (grace, leaseSeconds) = (TimeInterval(limits.disconnectGraceSeconds), lease.lease)
         worker.perform({ storage in
-            try storage.cluster.orphans(now: storage.now, lease: ClusterLease.lease, grace: grace)
+            try storage.cluster.orphans(now: storage.now, lease: leaseSeconds, grace: grace)
         }, then: { [self] result in
             sweepInFlight = false
             switch result {
@@ -445,7 +453,7 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
     /// remove them. A separate job, so a failure here holds up no game.
     private func removeDeadRoomPlaces(grace: TimeInterval) {
         // At least the lease, as every "dead node" test; a node stalled briefly keeps its codes.
-        let after = max(ClusterLease.lease, grace)
+        let after = max(lease.lease, grace)
         worker.perform({ storage in
             try storage.roomPlaces.removeDead(now: storage.now, lease: after)
         }, then: { [self] result in
@@ -461,10 +469,10 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
     }
 
     private func store(_ gameID: String, playerID: Int64) {
-        let nodeID = self.nodeID
+        let (nodeID, leaseSeconds) = (self.nodeID, lease.lease)
         worker.perform(orderedBy: playerID, { storage -> RecordedGame? in
             guard case .claimed = try storage.cluster.claim(gameID: gameID, nodeID: nodeID, now: storage.now,
-                                                           lease: ClusterLease.lease) else { return nil }
+                                                           lease: leaseSeconds) else { return nil }
             return try Self.storeAsServerCrash(gameID, storage: storage)
         }, then: { [self] result in
             switch result {

@@ -27,6 +27,9 @@ public struct HTTPServerOptions: Sendable, Equatable {
     public var eventLoop: EventLoop
     /// `--allowed-origins`: their WebSocket forms join the CSP's `connect-src`.
     public var allowedOrigins: [WebOrigin]
+    /// Where pages may open game connections besides the site: this node's `--game-url` and
+    /// the `--game-url-sources`, as `connect-src` sources.
+    public var gameURLSources: [String] = []
     /// What every request's head is held to before a route or file sees it.
     public var requestLimits: HTTPRequestLimits
 
@@ -56,6 +59,8 @@ public struct HTTPServerOptions: Sendable, Equatable {
                   eventLoop: configuration.eventLoop,
                   allowedOrigins: configuration.allowedOrigins.compactMap(WebOrigin.init),
                   requestLimits: HTTPRequestLimits(configuration: configuration))
+        let own = configuration.gameURL.flatMap(GameURL.init).map(\.connectSource)
+        gameURLSources = (own.map { [$0] } ?? []) + configuration.gameURLSources.filter { $0 != own }
     }
 }
 
@@ -84,9 +89,10 @@ public final class HTTPServer: Sendable {
     /// or style is allowed. `connect-src` is 'self', which current browsers let cover ws:/wss:
     /// to the page's own host and port, plus the WebSocket form of each allowed origin, so a
     /// script injected into a page cannot open a socket to any other host (Safari before 16
-    /// needs the site's own wss:// listed: docs/OPERATIONS.md).
-    static func securityHeaders(allowedOrigins: [WebOrigin] = []) -> [(name: String, value: String)] {
-        let sockets = allowedOrigins.map(\.webSocketForm)
+    /// needs the site's own wss:// listed: docs/OPERATIONS.md), and the nodes' game URLs a page
+    /// may move its game connection to.
+    static func securityHeaders(allowedOrigins: [WebOrigin] = [], gameURLSources: [String] = []) -> [(name: String, value: String)] {
+        let sockets = allowedOrigins.map(\.webSocketForm) + gameURLSources.filter { !allowedOrigins.map(\.webSocketForm).contains($0) }
         let connect = (["'self'"] + sockets).joined(separator: " ")
         return [
             ("content-security-policy:",
@@ -206,7 +212,7 @@ public final class HTTPServer: Sendable {
         }
         let files = try StaticFiles(webRoot: configuration.webRoot)
         let fonts = configuration.fontsPath.flatMap(FontFiles.init(path:))
-        var headers = Self.securityHeaders(allowedOrigins: configuration.allowedOrigins)
+        var headers = Self.securityHeaders(allowedOrigins: configuration.allowedOrigins, gameURLSources: configuration.gameURLSources)
         let tls = try tlsPaths()
         if tls != nil { headers.append(Self.strictTransportSecurity) }
         let router = self.router

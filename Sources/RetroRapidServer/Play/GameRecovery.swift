@@ -64,19 +64,19 @@ enum GameRecovery {
     /// with this node id (its heartbeat moved on), and stands.
     private static func joinWaitingOutADeadPredecessor(_ cluster: ClusterMembership, worker: DatabaseWorker,
                                                        logger: Logger) throws -> Int {
-        let (nodeID, instance) = (cluster.nodeID, cluster.instance)
+        let (nodeID, instance, lease, gameURL) = (cluster.nodeID, cluster.instance, cluster.lease.lease, cluster.gameURL)
         var waited = false
         while true {
             do {
                 return try worker.performAndWait { storage in
-                    try storage.cluster.join(nodeID: nodeID, instance: instance, now: storage.now, lease: ClusterLease.lease)
+                    try storage.cluster.join(nodeID: nodeID, instance: instance, now: storage.now, lease: lease, gameURL: gameURL)
                     return try storage.cluster.releaseAll(nodeID: nodeID, now: storage.now)
                 }
             } catch let inUse as ClusterNodeInUseError {
                 guard !waited else { throw inUse }
                 waited = true
                 // Whole seconds are stored: one more second covers the rounding.
-                let wait = min(ClusterLease.lease + 1, max(0.5, inUse.seenAt.timeIntervalSinceNow + ClusterLease.lease + 1))
+                let wait = min(lease + 1, max(0.5, inUse.seenAt.timeIntervalSinceNow + lease + 1))
                 logger.notice("another process was node \(nodeID) moments ago; waiting for its heartbeat to lapse (it died, or is still running and this start will be refused)", metadata: [
                     "cluster.node": nodeID, "cluster.seen_at": UTCCivilTime.text(inUse.seenAt), "wait.seconds": String(format: "%.1f", wait)])
                 Thread.sleep(forTimeInterval: wait)

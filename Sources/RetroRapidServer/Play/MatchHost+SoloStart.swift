@@ -44,7 +44,7 @@ extension MatchHost {
         let connectionID = connection.id
         let playerID = identity.playerID
         let playerName = identity.displayName
-        let nodeID = role.nodeID
+        let (nodeID, lease) = (role.nodeID, role.lease)
         // Keyed by the player, as every job of a game's life is (GameRecorder, CheckpointWriter):
         // its start, checkpoints, cancel and record run in this order on one storage thread.
         worker.perform(orderedBy: playerID, { storage -> (QuotaStatus?, UInt64, GameRoad) in
@@ -57,7 +57,7 @@ extension MatchHost {
                 start.road = .daily(day)
             }
             // In a cluster the game is also claimed for this node (one game per player, cluster-wide).
-            if let nodeID { return (try GameHandoff.beginClaimed(start, nodeID: nodeID, storage: storage), start.seed, start.road) }
+            if let nodeID { return (try GameHandoff.beginClaimed(start, nodeID: nodeID, lease: lease, storage: storage), start.seed, start.road) }
             // The play (and a daily attempt) and the game's running_games row, in one transaction.
             return (try storage.runningGames.begin(start), start.seed, start.road)
         }, then: { [self] result in

@@ -91,7 +91,7 @@ final class ReplayHost: @unchecked Sendable {
         pending[connection.id] = Pending(request: request, ghost: ghost)
         let connectionID = connection.id
         let playerID = identity.playerID
-        let nodeID = role.nodeID
+        let (nodeID, lease) = (role.nodeID, role.lease)
         let type = ghost ? "raceGhost" : "replay"
         worker.perform(orderedBy: playerID, { storage -> Loaded in
             guard let record = try storage.games.game(publicID: gameID) else { return .notFound }
@@ -107,7 +107,7 @@ final class ReplayHost: @unchecked Sendable {
             let newID = Match.newGameID()
             let start = RunningGameStart(publicID: newID, playerID: playerID, level: record.level, seed: record.seed,
                                          practice: true, startedAt: storage.now, road: .ghost)
-            if let nodeID { _ = try GameHandoff.beginClaimed(start, nodeID: nodeID, storage: storage) } else { _ = try storage.runningGames.begin(start) }
+            if let nodeID { _ = try GameHandoff.beginClaimed(start, nodeID: nodeID, lease: lease, storage: storage) } else { _ = try storage.runningGames.begin(start) }
             return .ghostBegun(record, playerName: name, gameID: newID)
         }, then: { [self] result in
             guard let connection = connections[connectionID], connection.closing == nil else {

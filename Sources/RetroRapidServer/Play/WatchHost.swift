@@ -182,10 +182,10 @@ final class WatchHost: MatchSeatWatchers, @unchecked Sendable {
 
     /// Asks the database about a game that does not run here.
     private func lookUp(_ gameID: String, for identity: WebSocketConnection.Identity, on connection: WebSocketConnection) {
-        let nodeID = role.nodeID
+        let (nodeID, lease) = (role.nodeID, role.lease)
         let connectionID = connection.id
         worker.perform(orderedBy: identity.playerID, { storage -> Lookup in
-            if let nodeID, let holder = try storage.cluster.holder(gameID: gameID, now: storage.now, lease: ClusterLease.lease),
+            if let nodeID, let holder = try storage.cluster.holder(gameID: gameID, now: storage.now, lease: lease),
                holder.nodeID != nodeID, holder.nodeAlive, !holder.released {
                 return .elsewhere(node: holder.nodeID)
             }

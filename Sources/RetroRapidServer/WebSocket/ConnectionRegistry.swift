@@ -32,9 +32,13 @@ final class ConnectionRegistry {
     private var laterIDsByPlayer: [Int64: [Int]] = [:]
     private var lastID = 0
 
-    init(limits: WebSocketLimits, metrics: WebSocketMetrics) {
+    /// In a cluster, the other nodes' game URLs, put on refusals that name a node.
+    let nodeDirectory: NodeDirectory?
+
+    init(limits: WebSocketLimits, metrics: WebSocketMetrics, nodeDirectory: NodeDirectory? = nil) {
         self.limits = limits
         self.metrics = metrics
+        self.nodeDirectory = nodeDirectory
     }
 
     // MARK: - Membership
@@ -139,6 +143,8 @@ final class ConnectionRegistry {
     /// Sends the error and, when it ends the connection, closes after it.
     func refuse(_ connection: WebSocketConnection, _ error: ProtocolError, quota: QuotaStatus? = nil) {
         metrics.errors.increment(error.code.rawValue)
+        var error = error
+        if let node = error.node, error.gameURL == nil { error.gameURL = nodeDirectory?.gameURL(of: node) }
         send(.error(error, quota: quota), to: connection)
         if let close = error.close { connection.close(close) }
     }

@@ -20,9 +20,12 @@ final class ConnectionSignIn: @unchecked Sendable {
     let rateLimits: RateLimits
     let metrics: WebSocketMetrics
     let logger: Logger
+    /// This node's own game URL (`--game-url`), told in `welcome`.
+    let gameURL: String?
 
     init(limits: WebSocketLimits, connections: ConnectionRegistry, matchHost: MatchHost, worker: DatabaseWorker,
-         rateLimits: RateLimits, metrics: WebSocketMetrics, logger: Logger) {
+         rateLimits: RateLimits, metrics: WebSocketMetrics, logger: Logger, gameURL: String? = nil) {
+        self.gameURL = gameURL
         self.limits = limits
         self.connections = connections
         self.matchHost = matchHost
@@ -68,7 +71,8 @@ final class ConnectionSignIn: @unchecked Sendable {
             connections.signedIn(connection, as: identity)
             let resumable = matchHost.game(of: identity.playerID)?.snapshot ?? elsewhere.flatMap(Self.waitingSnapshot)
             connections.send(.welcome(.init(playerID: identity.publicID, displayName: identity.displayName, quota: quota,
-                                            resumable: resumable, limits: limits, node: matchHost.role.nodeID)), to: connection)
+                                            resumable: resumable, limits: limits, node: matchHost.role.nodeID,
+                                            gameURL: gameURL)), to: connection)
             matchHost.refreshIdleTimeout(connection)
             logger.info("player signed in on a game connection", metadata: [
                 "ws.connection.id": String(connection.id), "player.id": identity.publicID,

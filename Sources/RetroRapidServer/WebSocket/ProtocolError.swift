@@ -135,6 +135,9 @@ struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The node that has what was asked for (`*_elsewhere` in cluster mode): the client
     /// reconnects to `/ws?node=` it and asks again.
     var node: String?
+    /// That node's own game URL (`gameUrl`), when it has one: the client connects there instead
+    /// of `/ws?node=`. Filled in as the refusal is sent (`ConnectionRegistry.refuse`).
+    var gameURL: String?
     /// When what was refused becomes possible again (`resetsAt`: the next daily road).
     var resetsAt: Date?
 

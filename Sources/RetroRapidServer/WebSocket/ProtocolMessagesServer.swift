@@ -116,6 +116,9 @@ enum ServerMessage: Equatable, Sendable {
         /// This server's `--node-id` when it is a node of a cluster (on PostgreSQL), so a client
         /// knows where it landed; nil (and the field left out) on a server on SQLite.
         var node: String? = nil
+        /// Where this node's game connections are reached straight (`--game-url`), if set: a
+        /// client that came through the site's front moves there.
+        var gameURL: String? = nil
     }
 
     /// A game as a whole, for `started`, `snapshot` and `welcome`.
@@ -220,6 +223,7 @@ enum ServerMessage: Equatable, Sendable {
             w.key("disconnectGraceSeconds"); w.int(welcome.limits.disconnectGraceSeconds)
             w.endObject()
             if let node = welcome.node { w.key("node"); w.string(node) }
+            if let gameURL = welcome.gameURL { w.key("gameUrl"); w.string(gameURL) }
         case .started(let game, let quota):
             w.key("game"); Self.write(game, into: &w)
             w.key("quota"); Self.write(quota, into: &w)
@@ -272,6 +276,7 @@ enum ServerMessage: Equatable, Sendable {
             if let inReplyTo = error.inReplyTo { w.key("inReplyTo"); w.string(inReplyTo) }
             if let retryAfter = error.retryAfter { w.key("retryAfter"); w.int(retryAfter) }
             if let node = error.node { w.key("node"); w.string(node) }
+            if let gameURL = error.gameURL { w.key("gameUrl"); w.string(gameURL) }
             if let resetsAt = error.resetsAt, quota == nil { w.key("resetsAt"); w.string(Self.timestamp(resetsAt)) }
             if let quota {
                 w.key("quota"); Self.write(quota, into: &w)

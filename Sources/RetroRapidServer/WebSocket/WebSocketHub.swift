@@ -80,7 +80,7 @@ public final class WebSocketHub: @unchecked Sendable {
         metrics = WebSocketMetrics(context.metrics)
         clientAddresses = context.clientAddresses
         rateLimits = context.rateLimits
-        connections = ConnectionRegistry(limits: limits, metrics: metrics)
+        connections = ConnectionRegistry(limits: limits, metrics: metrics, nodeDirectory: context.membership?.directory)
         // The composition root: the match registry and its siblings, each given the narrow
         // view of another it needs (docs/ARCHITECTURE.md, "Threads and who owns what").
         let role = NodeRole(context.membership)
@@ -103,7 +103,7 @@ public final class WebSocketHub: @unchecked Sendable {
         rooms = RoomHost(configuration: context.configuration, connections: connections, matchHost: matchHost,
                          watching: watching, worker: worker, logger: logger)
         signIn = ConnectionSignIn(limits: limits, connections: connections, matchHost: matchHost, worker: worker,
-                                  rateLimits: rateLimits, metrics: metrics, logger: logger)
+                                  rateLimits: rateLimits, metrics: metrics, logger: logger, gameURL: context.configuration.gameURL)
         if handoff != nil {
             // The relay owns the bus (started and stopped by GameServer) and hands every message
             // from another node to its observers on the service thread.

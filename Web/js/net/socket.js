@@ -8,11 +8,35 @@
 // watch_elsewhere, game_elsewhere) is followed here, so pages never see it: the socket
 // connects again to /ws?node=<node>, which nginx sends to that node, says hello, and sends the
 // refused message again, once. Later reconnects ask for the same node while it answers.
+//
+// A node may also be reached straight, without the site's front relaying every frame
+// (docs/OPERATIONS.md, "Game connections straight to the node"): its welcome, or a refusal
+// naming it, carries `gameUrl`. A connection that came through the front moves there at once
+// (its welcome is not the pages' to see), and a refusal's node is reached there. A straight
+// connection that closes before its welcome (the node is gone, or a firewall stands between)
+// sends the socket back through the front for a while, where everything works as before.
 import { Emitter } from "../app/emitter.js";
 import { token, forgetToken } from "./identity.js";
 
 const SUBPROTOCOL = "retrorapid.v1";
 const UNAUTHORIZED = 4401;
+// After a straight connection to a game URL failed, the front is used this long instead.
+const UNREACHABLE_MS = 5 * 60 * 1000;
+
+/** A node's game URL from the server, or null for anything a page should not connect to:
+ * ws: only on a page that is not https: itself, and nothing but an address and a path. */
+export function gameURL(text) {
+  if (typeof text !== "string" || text.length > 200) return null;
+  let url;
+  try {
+    url = new URL(text);
+  } catch {
+    return null;
+  }
+  const allowed = url.protocol === "wss:" || (url.protocol === "ws:" && location.protocol !== "https:");
+  if (!allowed || url.username || url.password || url.search || url.hash) return null;
+  return url.href;
+}
 
 export class GameSocket extends Emitter {
   #ws = null;
@@ -22,6 +46,9 @@ export class GameSocket extends Emitter {
   #reconnectTimer = null;
   #closedByUs = false;
   #node = null;                // the node to ask nginx for (`/ws?node=`), once one was named
+  #direct = null;              // a node's game URL to connect to straight, once one was given
+  #connectedDirect = false;    // whether the current connection is a straight one
+  #unreachable = new Map();    // game URL -> until when it is passed over (it failed)
   #lastSent = new Map();       // type -> the last message of that type sent, to send again
   #followed = new WeakSet();   // messages already sent again on a named node: never twice
   #resend = null;              // the refused message, sent again after the next welcome
@@ -44,13 +71,41 @@ export class GameSocket extends Emitter {
       return;
     }
     const query = this.#node === null ? "" : `?node=${encodeURIComponent(this.#node)}`;
-    const ws = new WebSocket(`${scheme}://${location.host}/ws${query}`, SUBPROTOCOL);
+    let ws;
+    try {
+      ws = new WebSocket(this.#direct ?? `${scheme}://${location.host}/ws${query}`, SUBPROTOCOL);
+    } catch (error) {
+      // A game URL the page may not open (its Content-Security-Policy leaves it out, or the
+      // browser refuses its port) throws here: the front instead, at once.
+      if (this.#direct === null) throw error;
+      this.#passOver();
+      return;
+    }
     this.#ws = ws;
+    this.#connectedDirect = this.#direct !== null;
     this.emit("connection", { state: "connecting" });
     ws.addEventListener("open", () => ws.send(JSON.stringify({ type: "hello", token: deviceToken, client: "web" })));
     // A connection left for another node may still deliver: only the current one is heard.
     ws.addEventListener("message", (event) => { if (ws === this.#ws) this.#receive(event.data); });
     ws.addEventListener("close", (event) => this.#closed(ws, event));
+    // A straight connection that fails before its welcome goes through the front at once.
+    // Chrome reports a socket its Content-Security-Policy blocks with `error` alone, no
+    // `close`, so the error is enough.
+    ws.addEventListener("error", () => { if (ws === this.#ws && this.#straightFailed()) this.#passOver(); });
+  }
+
+  /** Whether the current connection was a straight one that ended before its welcome (and
+   * not because the page closed it). */
+  #straightFailed() {
+    return this.#connectedDirect && this.welcome === null && !this.#closedByUs;
+  }
+
+  /** The game URL just tried is passed over for a while; the front instead, at once. */
+  #passOver() {
+    this.#unreachable.set(this.#direct, Date.now() + UNREACHABLE_MS);
+    this.#direct = null;
+    this.#retry = 0;
+    this.#reconnectNow();
   }
 
   /** The one entry point for server messages; tests and the tutorial may call it too. */
@@ -59,6 +114,7 @@ export class GameSocket extends Emitter {
     if (message.type === "error" && Number.isInteger(message.retryAfter)) this.#waitMs = message.retryAfter * 1000;
     if (message.type === "error" && typeof message.node === "string" && message.node !== "" && this.#follow(message)) return;
     if (message.type === "welcome") {
+      if (this.#moveStraight(message)) return;
       this.welcome = message;
       this.#retry = 0;
       // Asked for a node that is gone (nginx gave another) or a server that is no node: any
@@ -95,6 +151,36 @@ export class GameSocket extends Emitter {
     this.#ws?.close(1000);
   }
 
+  /** Moves a connection that came through the front to the node's own game URL its welcome
+   * gives: true when it does (the welcome is then not the pages' to see). A straight
+   * connection's welcome is taken as it is, so two nodes naming each other cannot bounce it. */
+  #moveStraight(welcome) {
+    const target = this.#reachable(gameURL(welcome.gameUrl));
+    if (target === null || this.#connectedDirect) return false;
+    this.#direct = target;
+    if (typeof welcome.node === "string") this.#node = welcome.node;
+    this.#reconnectNow();
+    return true;
+  }
+
+  /** The URL, unless a straight connection to it failed lately; else null. */
+  #reachable(url) {
+    if (url === null || (this.#unreachable.get(url) ?? 0) > Date.now()) return null;
+    return url;
+  }
+
+  /** Leaves the current connection for a new one at once: not a drop, so its close neither
+   * backs off nor tells the pages. */
+  #reconnectNow() {
+    const old = this.#ws;
+    this.#ws = null;
+    this.welcome = null;
+    clearInterval(this.#pingTimer);
+    clearTimeout(this.#reconnectTimer);
+    old?.close(1000);
+    this.connect();
+  }
+
   /** Follows a refusal that names the node holding what was asked for: true when it does
    * (the refusal is then not the pages' to see), false when the message it answers is
    * unknown or was already sent again once (the pages get the refusal as any other). */
@@ -103,15 +189,9 @@ export class GameSocket extends Emitter {
     if (refused === undefined || this.#followed.has(refused)) return false;
     this.#followed.add(refused);
     this.#node = error.node;
+    this.#direct = this.#reachable(gameURL(error.gameUrl));
     this.#resend = refused;
-    // Not a drop: the old connection's close neither backs off nor tells the pages.
-    const old = this.#ws;
-    this.#ws = null;
-    this.welcome = null;
-    clearInterval(this.#pingTimer);
-    clearTimeout(this.#reconnectTimer);
-    old?.close(1000);
-    this.connect();
+    this.#reconnectNow();
     return true;
   }
 
@@ -128,6 +208,12 @@ export class GameSocket extends Emitter {
   #closed(ws, event) {
     if (ws !== this.#ws) return;
     clearInterval(this.#pingTimer);
+    if (this.#straightFailed()) {
+      // The node could not be reached straight (closed without `error`, as after a refused
+      // hello): through the front, to the same node if it answers there.
+      this.#passOver();
+      return;
+    }
     this.welcome = null;
     this.emit("connection", { state: "closed", code: event.code });
     if (this.#closedByUs) return;

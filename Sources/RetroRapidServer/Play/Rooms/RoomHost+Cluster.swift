@@ -14,9 +14,9 @@ extension RoomHost {
     /// times); on a single server there is nothing to place.
     func place(_ room: RaceRoom, attempts: Int) {
         guard let nodeID else { return sendRoom(room) }
-        let code = room.code
+        let (code, lease) = (room.code, matchHost.role.lease)
         worker.perform({ storage in
-            try storage.roomPlaces.place(code: code.text, nodeID: nodeID, now: storage.now, lease: ClusterLease.lease)
+            try storage.roomPlaces.place(code: code.text, nodeID: nodeID, now: storage.now, lease: lease)
         }, then: { [self] result in
             guard let room = registry.room(code) else { return }
             switch result {
@@ -49,8 +49,9 @@ extension RoomHost {
     /// The node that holds `code`'s room, if another live node does (cluster mode).
     func lookUpPlace(_ code: RoomCode, then answer: @escaping @Sendable (String?) -> Void) {
         guard let nodeID else { return answer(nil) }
+        let lease = matchHost.role.lease
         worker.perform({ storage in
-            try storage.roomPlaces.place(ofCode: code.text, now: storage.now, lease: ClusterLease.lease)?.nodeID
+            try storage.roomPlaces.place(ofCode: code.text, now: storage.now, lease: lease)?.nodeID
         }, then: { result in
             guard case .success(let node?) = result, node != nodeID else { return answer(nil) }
             answer(node)

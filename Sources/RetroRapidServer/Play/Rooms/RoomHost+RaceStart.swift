@@ -43,7 +43,7 @@ extension RoomHost {
         let practice = room.practice
         starts[room.code] = StartProgress(racers: racers, gameIDs: gameIDs, seed: seed)
         let code = room.code
-        let nodeID = matchHost.role.nodeID
+        let (nodeID, lease) = (matchHost.role.nodeID, matchHost.role.lease)
         let level = room.level
         for racer in racers {
             let gameID = gameIDs[racer.playerID]!
@@ -54,7 +54,7 @@ extension RoomHost {
             worker.perform(orderedBy: playerID, { storage in
                 let start = RunningGameStart(publicID: gameID, playerID: playerID, level: level, seed: seed,
                                              practice: practice, startedAt: storage.now)
-                if let nodeID { return try GameHandoff.beginClaimed(start, nodeID: nodeID, storage: storage) }
+                if let nodeID { return try GameHandoff.beginClaimed(start, nodeID: nodeID, lease: lease, storage: storage) }
                 return try storage.runningGames.begin(start)
             }, then: { [self] result in playAnswered(result, racer: racer, code: code) })
         }

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # What the scale-out costs (docs/BENCHMARKS.md, "Scale out"): the capacity run on PostgreSQL
-# in three shapes, each --runs times, interleaved:
-#   direct     one node, the load generator straight at it;
-#   nginx-one  the same node behind nginx (the proxy hop alone);
-#   nginx-two  two nodes behind nginx, the load split between them by nginx.
+# in four shapes, each --runs times, interleaved:
+#   direct        one node, the load generator straight at it;
+#   nginx-one     the same node behind nginx (the proxy hop alone);
+#   nginx-two     two nodes behind nginx, the load split between them by nginx;
+#   straight-two  the same two nodes behind nginx, each with --game-url: every connection
+#                 comes through nginx, is moved to the node's own URL its welcome names
+#                 (`loadtest --follow-game-url`, as the browser does), and plays there.
 # Every node, nginx and PostgreSQL share CPU 1; `retrorapid loadtest` runs on CPU 0. PostgreSQL
 # is a throwaway server with its durable defaults (scripts/test-postgres.sh with
 # RETRORAPID_POSTGRES_DURABLE=1), on loopback. Besides the load generator's latency and
 # jitter, the CPU seconds each process used over the measured window are read from
 # /proc/PID/stat, so the figures say what the proxy and the database cost per game.
 #
-#   scripts/bench-cluster.sh [--runs N] [--games N] [--hold S] [--settle S] [BINARY]
+#   scripts/bench-cluster.sh [--runs N] [--games N] [--hold S] [--settle S] [--shapes A,B] [BINARY]
 #
 # Results: .build/bench/cluster/runs.jsonl (one line per run) and a summary on stdout.
 set -euo pipefail
@@ -20,6 +23,7 @@ runs=3
 games=2000
 hold=20
 settle=5
+shapes="direct,nginx-one,nginx-two,straight-two"
 binary=
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -27,6 +31,7 @@ while [ $# -gt 0 ]; do
         --games) games="$2"; shift ;;
         --hold) hold="$2"; shift ;;
         --settle) settle="$2"; shift ;;
+        --shapes) shapes="$2"; shift ;;
         -*) echo "bench-cluster: unknown option $1" >&2; exit 64 ;;
         *) binary="$1" ;;
     esac
@@ -93,10 +98,10 @@ tree_cpu_seconds() {
 export RETRORAPID_CLUSTER_SECRET=${RETRORAPID_CLUSTER_SECRET:-$(openssl rand -base64 48 | tr -d '\n')}
 
 start_node() {
-    local node_port=$1 name=$2
+    local node_port=$1 name=$2; shift 2
     taskset -c 1 "$binary" serve --host 127.0.0.1 --port "$node_port" --database-url "$database" --node-id "$name" \
         --log-level warning --max-connections-per-ip 20000 --websocket-idle-timeout-seconds 3600 \
-        --trusted-proxies 127.0.0.1 >>"$work/node-$name.log" 2>&1 &
+        --trusted-proxies 127.0.0.1 "$@" >>"$work/node-$name.log" 2>&1 &
     echo $!
 }
 
@@ -142,7 +147,7 @@ EOF
 }
 
 run() {
-    local shape=$1 target nodes=() pids=() nginx_pid=
+    local shape=$1 target nodes=() pids=() nginx_pid= follow=()
     port=$((port + 3))
     case "$shape" in
         direct)
@@ -153,6 +158,11 @@ run() {
         nginx-two)
             pids+=("$(start_node "$port" a)" "$(start_node $((port + 1)) b)"); wait_for_port "$port"; wait_for_port $((port + 1))
             nginx_pid=$(start_nginx $((port + 2)) "$port" $((port + 1))); target=$((port + 2)) ;;
+        straight-two)
+            pids+=("$(start_node "$port" a --game-url "ws://127.0.0.1:$port/ws")"
+                   "$(start_node $((port + 1)) b --game-url "ws://127.0.0.1:$((port + 1))/ws")")
+            wait_for_port "$port"; wait_for_port $((port + 1))
+            nginx_pid=$(start_nginx $((port + 2)) "$port" $((port + 1))); target=$((port + 2)); follow=(--follow-game-url) ;;
     esac
     echo "== $shape, $games games" >&2
     local seen
@@ -167,7 +177,7 @@ run() {
     local status=0
     taskset -c 0 "$binary" loadtest --tokens-file "$work/tokens" --connections "$games" --port "$target" \
         --server-pid "${pids[0]}" --source-addresses "$sources" --ramp-per-second 1000 \
-        --settle-seconds "$settle" --hold-seconds "$hold" --level fast --json \
+        --settle-seconds "$settle" --hold-seconds "$hold" --level fast --json "${follow[@]}" \
         2>>"$work/loadtest.log" > "$work/report.json" || status=$?
     wait "$watcher" 2>/dev/null || true
     [ -n "$nginx_pid" ] && stop "$nginx_pid"
@@ -192,7 +202,7 @@ PY
 
 for r in $(seq 1 "$runs"); do
     echo "== run $r of $runs" >&2
-    for shape in direct nginx-one nginx-two; do run "$shape"; done
+    for shape in ${shapes//,/ }; do run "$shape"; done
 done
 
 python3 - "$results" "$games" <<'PY'
@@ -211,7 +221,7 @@ def find(report, *names):
     return None
 print(f"| shape ({games} games at Fast) | nodes CPU % | nginx CPU % | PostgreSQL CPU % | all, per 1,000 games | p99 input→result ms | p99 jitter ms |")
 print("|---|---|---|---|---|---|---|")
-for shape in ["direct", "nginx-one", "nginx-two"]:
+for shape in ["direct", "nginx-one", "nginx-two", "straight-two"]:
     mine = [r for r in runs if r["shape"] == shape]
     if not mine:
         continue
@@ -222,5 +232,5 @@ for shape in ["direct", "nginx-one", "nginx-two"]:
     p99 = med([find(r["report"], "latencyMs.p99") for r in mine])
     jitter = med([find(r["report"], "jitterMs.p99") for r in mine])
     print(f"| {shape} | {nodes:.1f} | {proxy:.1f} | {database:.1f} | {(nodes + proxy + database) * 1000 / games:.1f} | {p99} | {jitter} |")
-print(f"\nmedians of {len([r for r in runs if r['shape'] == 'direct'])} runs each; raw lines in {sys.argv[1]}")
+print(f"\nmedians of {max(len([r for r in runs if r['shape'] == s]) for s in {r['shape'] for r in runs})} runs each; raw lines in {sys.argv[1]}")
 PY

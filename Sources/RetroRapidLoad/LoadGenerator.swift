@@ -37,6 +37,8 @@ public final class LoadGenerator {
     private var context: LWSNativeContext?
     /// Where every connection goes (C strings the context keeps).
     private var target: LWSNativeContext.ClientTarget?
+    /// The game URLs welcomes named (`--follow-game-url`), made into targets once each.
+    private var straightTargets: [String: LWSNativeContext.ClientTarget] = [:]
 
     private enum Phase { case ramping, settling, holding, finished }
     private var phase = Phase.ramping
@@ -157,8 +159,8 @@ public final class LoadGenerator {
             usesLibev: true)
     }
 
-    private func connect(_ index: Int) {
-        guard let context, let target else { return }
+    private func connect(_ index: Int, to chosen: LWSNativeContext.ClientTarget? = nil) {
+        guard let context, let target = chosen ?? target else { return }
         setState(index, .connecting)
         // A failure may be reported through CLIENT_CONNECTION_ERROR during this call.
         if let wsi = context.connect(to: target, sourceIndex: index, opaqueUserData: index + 1),
@@ -167,6 +169,40 @@ public final class LoadGenerator {
         } else if players[index].state == .connecting {
             closed(index, code: nil, failedToConnect: true)
         }
+    }
+
+    /// Leaves the player's connection through the front for the node's own game URL
+    /// (`ws://host:port/path`, loopback only, as every target here), as the browser client
+    /// does; false when the URL is not one this generator can reach (it then plays where it is).
+    private func moveStraight(_ index: Int, to url: String) -> Bool {
+        guard let context, let (host, port, path) = Self.loopbackGameURL(url) else { return false }
+        let target = straightTargets[url] ?? context.clientTarget(address: host, port: port, host: "\(host):\(port)", path: path,
+                                                                  subprotocol: "retrorapid.v1", sources: options.sourceAddresses)
+        straightTargets[url] = target
+        players[index].straight = true
+        // The old connection is forgotten first, so its close reaches no player.
+        if let old = players[index].wsi {
+            old.userPointer = nil
+            old.closeOnNextTurn()
+        }
+        players[index].wsi = nil
+        players[index].outgoing = []
+        statistics.wholeRun.movedStraight += 1
+        connect(index, to: target)
+        return true
+    }
+
+    /// `ws://HOST:PORT/PATH` with a loopback numeric host; nil for anything else.
+    static func loopbackGameURL(_ url: String) -> (host: String, port: Int, path: String)? {
+        guard url.hasPrefix("ws://") else { return nil }
+        let rest = url.dropFirst(5)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<slash]
+        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]),
+              (1...65535).contains(port) else { return nil }
+        let host = String(authority[..<colon])
+        guard LoadTestOptions.isLoopback(host) else { return nil }
+        return (host, port, slash == rest.endIndex ? "/" : String(rest[slash...]))
     }
 
     // MARK: - Callbacks (service thread)
@@ -213,6 +249,9 @@ public final class LoadGenerator {
         statistics.bytesReceived += message.bytes.count
         switch message.kind {
         case .welcome:
+            if options.followGameURL, !players[index].straight, let url = message.string("gameUrl"), moveStraight(index, to: url) {
+                return
+            }
             setState(index, .lobby)
             if message.hasObject("resumable") {
                 // A game of this player's waits (an earlier run's): play it rather than be refused.

@@ -95,6 +95,7 @@ public struct LoadReport: Sendable {
             "  disconnects       \(statistics.disconnectCount)\(describe(Dictionary(uniqueKeysWithValues: statistics.disconnects.map { ("close \($0.key)", $0.value) })))",
             "  connect failures  \(statistics.connectFailures)",
         ]
+        if options.followGameURL { lines.append("  moved straight    \(statistics.wholeRun.movedStraight) (to the game URL their welcome named)") }
         if let share = serverCoreShare, let rss = serverResidentKiB {
             var split = ""
             if let user = serverUserCoreShare, let system = serverSystemCoreShare {
@@ -128,6 +129,7 @@ public struct LoadReport: Sendable {
             "errors": statistics.errorCount, "disconnects": statistics.disconnectCount,
             "connectFailures": statistics.connectFailures,
         ]
+        if options.followGameURL { object["movedStraight"] = statistics.wholeRun.movedStraight }
         if let steps = options.steps { object["steps"] = steps }
         if let share = serverCoreShare { object["serverCoreShare"] = share }
         if let share = serverUserCoreShare { object["serverUserCoreShare"] = share }

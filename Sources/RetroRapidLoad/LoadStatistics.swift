@@ -55,6 +55,9 @@ public struct LoadStatistics: Sendable {
         public var racesStarted = 0
         public var racesEnded = 0
         public var watchesStarted = 0
+        /// Connections moved to the game URL their `welcome` named (`--follow-game-url`),
+        /// mostly during the ramp.
+        public var movedStraight = 0
         public var serverErrors: [String: Int] = [:]
         public init() {}
     }

@@ -20,6 +20,9 @@ public struct LoadTestOptions: Sendable, Equatable {
     /// Local addresses to connect from, round robin (127.0.0.x), so that no address needs more
     /// than ~10,000 ephemeral ports (docs/LIBWEBSOCKETS-4.1.6.md). Empty: let the kernel choose.
     public var sourceAddresses: [String] = []
+    /// Move each connection to the game URL its `welcome` names (`gameUrl`), as the browser
+    /// does: a node reached straight rather than through a front (plain `ws://` on loopback).
+    public var followGameURL = false
     /// The server's pid, to sample its CPU and memory (Linux /proc); nil skips that.
     public var serverPID: Int32? = nil
     /// A fixed, bounded workload (scripts/bench-cost.sh counts its cost): every player plays

@@ -81,6 +81,8 @@ struct VirtualPlayer {
     var boundedGameDone = false
     /// Counted among the bounded test's finished players (game over, or closed).
     var boundedCounted = false
+    /// Connected to the game URL a `welcome` named (`--follow-game-url`), not through the front.
+    var straight = false
 
     init(bot: LoadBot) {
         self.bot = bot

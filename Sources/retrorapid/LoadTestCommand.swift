@@ -13,7 +13,7 @@ enum LoadTestCommand: Command {
                                    [--settle-seconds S] [--hold-seconds H] [--source-addresses A,B,…]
                                    [--server-pid PID] [--miss-chance X] [--wander-chance X]
                                    [--seed S] [--mode solo|race] [--room-seats K] [--watchers W]
-                                   [--steps S] [--json]
+                                   [--steps S] [--follow-game-url] [--json]
 
           --tokens-file FILE   device tokens, one per line, one per connection
                                (retrorapid seed-players makes them)
@@ -40,6 +40,8 @@ enum LoadTestCommand: Command {
                                after S steps (0: at once) and starts no other; the run ends when
                                every game is over and all of it is measured (no settle, no window;
                                --hold-seconds is then the most the games may take after the ramp)
+          --follow-game-url    move each connection to the game URL its welcome names
+                               (gameUrl, a ws:// loopback URL), as the browser does
           --json               print one JSON object instead of the text summary
 
         The bot plays like a person: it hears the safe-lane cue, moves 150–350 ms into the step,
@@ -60,7 +62,7 @@ enum LoadTestCommand: Command {
         let asJSON: Bool
         do {
             let parsed = try ParsedArguments(
-                arguments, booleanFlags: ["idle", "json"],
+                arguments, booleanFlags: ["idle", "json", "follow-game-url"],
                 valueOptions: ["tokens-file", "connections", "level", "host", "port", "ramp-per-second",
                                "settle-seconds", "hold-seconds", "source-addresses", "server-pid",
                                "miss-chance", "wander-chance", "seed", "mode", "room-seats", "watchers", "steps"])
@@ -94,6 +96,7 @@ enum LoadTestCommand: Command {
                 }
                 options.steps = try parsed.int("steps", default: 0, range: 0...100_000)
             }
+            options.followGameURL = parsed.flag("follow-game-url")
             asJSON = parsed.flag("json")
             guard let contents = try? String(contentsOfFile: tokensPath, encoding: .utf8) else {
                 throw UsageError("cannot read the tokens file \(tokensPath)")

@@ -13,6 +13,15 @@ struct LoadPiecesTests {
         Array(text.utf8).withUnsafeBytes { body(MessageScanner($0)) }
     }
 
+    @Test func followsOnlyAPlainGameURLOnThisMachine() {
+        #expect(LoadGenerator.loopbackGameURL("ws://127.0.0.4:8081/ws")! == ("127.0.0.4", 8081, "/ws"))
+        #expect(LoadGenerator.loopbackGameURL("ws://127.0.0.1:9000")! == ("127.0.0.1", 9000, "/"))
+        for refused in ["wss://127.0.0.1:8081/ws", "ws://10.0.0.12:8081/ws", "ws://127.0.0.1/ws", "ws://127.0.0.1:0/ws",
+                        "ws://127.0.0.1:70000/ws", "ws://a.play.example.com:443/ws", "http://127.0.0.1:8080/ws", ""] {
+            #expect(LoadGenerator.loopbackGameURL(refused) == nil, "\(refused)")
+        }
+    }
+
     @Test func readsAStepMessageAsTheServerWritesIt() {
         let step = #"{"type":"step","step":16,"grid":[[0,0,1],[0,0,0],[0,0,0],[0,1,0],[0,0,0],[1,0,1],[0,0,0]],"lane":2,"score":13,"interval":540,"safeLanes":[0,2],"haptic":"step"}"#
         scan(step) { message in

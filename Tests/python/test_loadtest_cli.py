@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import free_port
+
 BINARY = str(Path(os.environ.get("RETRORAPID_BINARY", ".build/debug/retrorapid")).resolve())
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,6 +72,26 @@ def test_loadtest_plays_games_and_reports_json(server, tmp_path):
     # The players' connections came from the asked source addresses, round robin.
     log = server.log()
     assert "client.address=127.0.0.2" in log and "client.address=127.0.0.3" in log
+
+
+def test_loadtest_follows_the_game_url_a_welcome_names_as_the_browser_does(server_factory, tmp_path):
+    # One server on every loopback address, whose welcome names it at another one: each
+    # connection comes in on 127.0.0.1, moves there once, and plays.
+    port = free_port()
+    server = server_factory("--game-url", f"ws://127.0.0.4:{port}/ws", port=port, host="0.0.0.0")
+    tokens = seed(server, tmp_path, 4)
+    result = retrorapid("loadtest", "--tokens-file", str(tokens), "--connections", "4", "--port", str(server.port),
+                        "--level", "rapid", "--settle-seconds", "1", "--hold-seconds", "2", "--follow-game-url", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["movedStraight"] == 4 and report["connectionsHeld"] == 4, report
+    assert report["gamesRunning"] + report["gamesEnded"] >= 4 and report["stepFramesPerSecond"] > 0
+    assert report["errors"] == 0 and report["disconnects"] == 0 and report["connectFailures"] == 0
+    # Without the flag nobody moves, and the report says nothing of it.
+    still = retrorapid("loadtest", "--tokens-file", str(tokens), "--connections", "4", "--port", str(server.port),
+                       "--level", "rapid", "--settle-seconds", "1", "--hold-seconds", "1", "--json")
+    assert still.returncode == 0, still.stderr
+    assert "movedStraight" not in json.loads(still.stdout)
 
 
 def test_loadtest_refuses_other_machines_and_unbounded_runs(server, tmp_path):

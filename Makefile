@@ -51,7 +51,7 @@ POSTGRES_E2E_TESTS = \
 	Tests/python/test_ws_server_crash.py \
 	Tests/python/test_console.py
 
-.PHONY: all deps build run test test-postgres-e2e test-sanitizers fuzz fuzz-merge bench bench-capacity bench-cost sim clean python-test-deps charts
+.PHONY: all deps build run test test-postgres-e2e test-sanitizers fuzz fuzz-merge bench bench-capacity bench-cost bench-cluster bench-failover sim clean python-test-deps charts
 
 all: build
 
@@ -134,6 +134,17 @@ bench-capacity: deps
 bench-cost: deps
 	@scripts/install-deps.sh valgrind
 	scripts/bench-cost.sh --runs 3
+
+# The cluster's cost, through nginx and with game connections straight to the nodes, and a
+# node killed under load (docs/BENCHMARKS.md, "Scale out" and "Failover at load"; each
+# about 10 minutes).
+bench-cluster: deps
+	@scripts/install-deps.sh postgresql nginx
+	scripts/bench-cluster.sh --runs 3
+
+bench-failover: deps
+	@scripts/install-deps.sh postgresql nginx
+	scripts/bench-failover.sh --games 2000
 
 sim: build
 	.build/release/retrorapid sim --level all --seeds 1000 --steps 5000 --bot perfect --threads 2

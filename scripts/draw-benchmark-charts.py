@@ -75,7 +75,7 @@ PARTS = [
     ("nginx", "nginx (the proxy)", "#e08a2c", "stripes"),
     ("postgres", "PostgreSQL (storage)", "#2f8f5b", "dots"),
 ]
-SHAPES = {"direct": "direct", "nginx-one": "nginx, 1 node", "nginx-two": "nginx, 2 nodes"}
+SHAPES = {"direct": "direct", "nginx-one": "nginx, 1 node", "nginx-two": "nginx, 2 nodes", "straight-two": "straight, 2 nodes"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -142,7 +142,7 @@ extension LoadGenerator {
             if isRace, players[target].seat < 0 || roomCodes[seating.room(of: target)].isEmpty { return nil }
             if !isRace, gameIds[target].isEmpty { return nil }
             return .watch
-        case .none, .start, .move:
+        case .none, .start, .move, .reconnect:
             return nil
         }
     }

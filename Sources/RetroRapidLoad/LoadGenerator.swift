@@ -171,6 +171,28 @@ public final class LoadGenerator {
         }
     }
 
+    /// Notes what a dropped connection's game had reached (its first drop of an outage) and
+    /// plans a new connection, as the browser does: 0.5 s after a drop, 1 s after a failed open.
+    private func reconnectLater(_ index: Int, wasPlaying: Bool, failedToConnect: Bool) {
+        let now = MonotonicClock.now()
+        if players[index].droppedAt == 0 {
+            players[index].droppedAt = now
+            players[index].droppedStep = wasPlaying ? players[index].lastStep : -1
+            players[index].droppedInterval = players[index].lastInterval
+            if wasPlaying { statistics.wholeRun.droppedWhilePlaying += 1 }
+        }
+        plan(index, .reconnect, at: now + (failedToConnect ? 1_000_000 : 500_000))
+    }
+
+    /// A game back after its connection dropped: how long it took and the play it lost.
+    private func tookBack(_ index: Int, _ snapshot: MessageScanner, now: Int64) {
+        let player = players[index]
+        players[index].droppedAt = 0
+        guard player.droppedStep >= 0, let step = snapshot.integer("step") else { return }
+        let lostSteps = Int64(max(0, player.droppedStep - step))
+        statistics.wholeRun.takenBack.append((player.droppedAt, now, lostSteps * Int64(player.droppedInterval) * 1000))
+    }
+
     /// Leaves the player's connection through the front for the node's own game URL
     /// (`ws://host:port/path`, loopback only, as every target here), as the browser client
     /// does; false when the URL is not one this generator can reach (it then plays where it is).
@@ -215,10 +237,12 @@ public final class LoadGenerator {
 
     func closed(_ index: Int, code: Int?, failedToConnect: Bool) {
         let wasOpen = players[index].state != .closed && players[index].state != .waiting
+        let wasPlaying = players[index].state == .playing
         setState(index, .closed)
         players[index].wsi = nil
         scheduler.cancel(index)
         if options.steps != nil { markBoundedPlayerDone(index) }
+        if options.reconnect, phase != .finished { reconnectLater(index, wasPlaying: wasPlaying, failedToConnect: failedToConnect) }
         guard wasOpen, phase != .finished else { return }
         if failedToConnect {
             statistics.connectFailures += 1
@@ -266,6 +290,8 @@ public final class LoadGenerator {
                 plan(index, .start, at: now + Int64(delay) * 1000)
             }
         case .started, .snapshot:
+            if message.kind == .snapshot, players[index].droppedAt > 0 { tookBack(index, message, now: now) }
+            if message.kind == .started { players[index].droppedAt = 0 }  // a new game: the old one was not taken back
             setState(index, .playing)
             players[index].lane = message.integer("lane") ?? 1
             players[index].lastStep = 0
@@ -290,6 +316,7 @@ public final class LoadGenerator {
             raceGameOver(index, now: now)
         case .gameOver:
             statistics.gamesEnded += 1
+            if message.occurrences(of: "\"saved\":true") > 0 { statistics.wholeRun.gamesSaved += 1 }
             setState(index, .lobby)
             players[index].moveSentAt = 0
             if options.steps != nil {
@@ -471,9 +498,17 @@ public final class LoadGenerator {
             control(now: now)
             return
         }
+        if case .reconnect = players[id].plan {
+            players[id].plan = .none
+            guard phase != .finished, players[id].state == .closed else { return }
+            players[id].straight = false
+            players[id].outgoing = []
+            players[id].partial = []
+            return connect(id)
+        }
         guard let wsi = players[id].wsi else { return }
         switch players[id].plan {
-        case .none:
+        case .none, .reconnect:
             return
         case .start:
             guard players[id].state == .lobby, phase != .finished else { return }

@@ -22,6 +22,17 @@ public struct LoadReport: Sendable {
     public var watchersWatching = 0
 
     public var latency: Percentiles { Percentiles(microseconds: statistics.inputLatencies) }
+
+    /// `--reconnect`: the games taken back after their connections dropped; when they ran
+    /// again, counted from the first drop (the node's death, in a failover), and the play each
+    /// lost. Nil when none dropped.
+    public var failover: (takenBack: Int, runningAgain: Percentiles, lost: Percentiles)? {
+        let taken = statistics.wholeRun.takenBack
+        guard let first = taken.map(\.droppedAt).min() else { return nil }
+        let again = taken.map { UInt32(clamping: $0.resumedAt - first) }
+        let lost = taken.map { UInt32(clamping: $0.lostMicroseconds) }
+        return (taken.count, Percentiles(microseconds: again), Percentiles(microseconds: lost))
+    }
     public var jitter: Percentiles { Percentiles(microseconds: statistics.stepJitters) }
 
     private func perSecond(_ count: Int) -> Double {
@@ -96,6 +107,12 @@ public struct LoadReport: Sendable {
             "  connect failures  \(statistics.connectFailures)",
         ]
         if options.followGameURL { lines.append("  moved straight    \(statistics.wholeRun.movedStraight) (to the game URL their welcome named)") }
+        if options.reconnect, let failover {
+            lines.append("  taken back        \(failover.takenBack) of \(statistics.wholeRun.droppedWhilePlaying) games whose connection dropped; "
+                + "running again \(format(failover.runningAgain.p50)) ms (half), \(format(failover.runningAgain.p99)) ms (99 %), "
+                + "\(format(failover.runningAgain.max)) ms (all) after the first drop; play lost p50 \(format(failover.lost.p50)) ms, "
+                + "p99 \(format(failover.lost.p99)) ms, max \(format(failover.lost.max)) ms")
+        }
         if let share = serverCoreShare, let rss = serverResidentKiB {
             var split = ""
             if let user = serverUserCoreShare, let system = serverSystemCoreShare {
@@ -130,6 +147,14 @@ public struct LoadReport: Sendable {
             "connectFailures": statistics.connectFailures,
         ]
         if options.followGameURL { object["movedStraight"] = statistics.wholeRun.movedStraight }
+        if options.reconnect, let failover {
+            object["failover"] = [
+                "droppedWhilePlaying": statistics.wholeRun.droppedWhilePlaying, "takenBack": failover.takenBack,
+                "gamesSaved": statistics.wholeRun.gamesSaved,
+                "runningAgainMs": ["p50": failover.runningAgain.p50, "p99": failover.runningAgain.p99, "max": failover.runningAgain.max],
+                "lostMs": ["p50": failover.lost.p50, "p99": failover.lost.p99, "max": failover.lost.max],
+            ] as [String: Any]
+        }
         if let steps = options.steps { object["steps"] = steps }
         if let share = serverCoreShare { object["serverCoreShare"] = share }
         if let share = serverUserCoreShare { object["serverUserCoreShare"] = share }

@@ -58,6 +58,14 @@ public struct LoadStatistics: Sendable {
         /// Connections moved to the game URL their `welcome` named (`--follow-game-url`),
         /// mostly during the ramp.
         public var movedStraight = 0
+        /// `--reconnect`: connections that dropped while their game ran, and for each game
+        /// taken back (its `snapshot`), when its connection dropped and when it came back
+        /// (monotonic µs) and the steps of play it lost (the step seen last minus the step it
+        /// resumed at, times that step's interval, µs).
+        public var droppedWhilePlaying = 0
+        /// Solo games whose `gameOver` said `saved: true`: acknowledged, so stored.
+        public var gamesSaved = 0
+        public var takenBack: [(droppedAt: Int64, resumedAt: Int64, lostMicroseconds: Int64)] = []
         public var serverErrors: [String: Int] = [:]
         public init() {}
     }

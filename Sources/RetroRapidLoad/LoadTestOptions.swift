@@ -23,6 +23,9 @@ public struct LoadTestOptions: Sendable, Equatable {
     /// Move each connection to the game URL its `welcome` names (`gameUrl`), as the browser
     /// does: a node reached straight rather than through a front (plain `ws://` on loopback).
     public var followGameURL = false
+    /// Open a new connection 0.5 s after one drops (1 s after one fails to open) and take the
+    /// game back, as the browser does: what a node's failover is measured with.
+    public var reconnect = false
     /// The server's pid, to sample its CPU and memory (Linux /proc); nil skips that.
     public var serverPID: Int32? = nil
     /// A fixed, bounded workload (scripts/bench-cost.sh counts its cost): every player plays

@@ -33,6 +33,8 @@ struct VirtualPlayer {
         case joinRoom
         case ready
         case watch
+        /// Open a new connection after the last one dropped (`--reconnect`).
+        case reconnect
     }
 
     /// Messages waiting for the next WRITEABLE, in this order of priority.
@@ -83,6 +85,11 @@ struct VirtualPlayer {
     var boundedCounted = false
     /// Connected to the game URL a `welcome` named (`--follow-game-url`), not through the front.
     var straight = false
+    /// When the connection dropped (monotonic µs; 0: it has not, or its game came back), the
+    /// step its game had reached then (-1: no game was running) and that step's interval.
+    var droppedAt: Int64 = 0
+    var droppedStep = -1
+    var droppedInterval = 0
 
     init(bot: LoadBot) {
         self.bot = bot

@@ -13,7 +13,7 @@ enum LoadTestCommand: Command {
                                    [--settle-seconds S] [--hold-seconds H] [--source-addresses A,B,…]
                                    [--server-pid PID] [--miss-chance X] [--wander-chance X]
                                    [--seed S] [--mode solo|race] [--room-seats K] [--watchers W]
-                                   [--steps S] [--follow-game-url] [--json]
+                                   [--steps S] [--follow-game-url] [--reconnect] [--json]
 
           --tokens-file FILE   device tokens, one per line, one per connection
                                (retrorapid seed-players makes them)
@@ -42,6 +42,9 @@ enum LoadTestCommand: Command {
                                --hold-seconds is then the most the games may take after the ramp)
           --follow-game-url    move each connection to the game URL its welcome names
                                (gameUrl, a ws:// loopback URL), as the browser does
+          --reconnect          open a new connection 0.5 s after one drops and take the game
+                               back (resume), as the browser does; the report says how long
+                               the games took to run again and the play they lost
           --json               print one JSON object instead of the text summary
 
         The bot plays like a person: it hears the safe-lane cue, moves 150–350 ms into the step,
@@ -62,7 +65,7 @@ enum LoadTestCommand: Command {
         let asJSON: Bool
         do {
             let parsed = try ParsedArguments(
-                arguments, booleanFlags: ["idle", "json", "follow-game-url"],
+                arguments, booleanFlags: ["idle", "json", "follow-game-url", "reconnect"],
                 valueOptions: ["tokens-file", "connections", "level", "host", "port", "ramp-per-second",
                                "settle-seconds", "hold-seconds", "source-addresses", "server-pid",
                                "miss-chance", "wander-chance", "seed", "mode", "room-seats", "watchers", "steps"])
@@ -97,6 +100,7 @@ enum LoadTestCommand: Command {
                 options.steps = try parsed.int("steps", default: 0, range: 0...100_000)
             }
             options.followGameURL = parsed.flag("follow-game-url")
+            options.reconnect = parsed.flag("reconnect")
             asJSON = parsed.flag("json")
             guard let contents = try? String(contentsOfFile: tokensPath, encoding: .utf8) else {
                 throw UsageError("cannot read the tokens file \(tokensPath)")

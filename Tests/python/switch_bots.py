@@ -98,7 +98,10 @@ def play(driver, mode, seed, level, max_steps, wait_for, timeout_per_step=3.0):
     driver.execute_script(f"document.querySelector(\"input[name='level'][value='{level}']\").checked = true")
     button = "play-again" if driver.execute_script("return !document.getElementById('game-over').hidden") else "start"
     driver.execute_script(f"document.getElementById('{button}').click()")
-    wait_for(driver, RUNNING)
+    # A start waits for its commit (an fsync) and the countdown: on a machine whose disk other
+    # work keeps busy that has taken longer than the usual 15 s. What is measured here is the
+    # game, in steps, not how soon it starts.
+    wait_for(driver, RUNNING, timeout=45)
     deadline = time.monotonic() + max_steps * timeout_per_step
     last = "window.__rr.socketIn.filter((m) => m.type === 'step' || m.type === 'gameOver').pop()"
     while time.monotonic() < deadline:

@@ -8,9 +8,14 @@ import RetroRapidRules
 ///
 /// Each game replays a real game's log (`pool`) from a random point, two steps a second (about
 /// Fast's pace), and every simulated second one `RunningGameRepository.checkpoint` appends what
-/// changed in every game, as the server does; every 60th is the compacting one. No sleeping:
-/// the checkpoints run back to back, each timed alone. Then `recoverAll` ends them all as a
-/// restart after a crash would.
+/// changed in every game; every 60th is the compacting one, every game's whole log, written as
+/// the server writes it, in slices of about 1,000 games (at most 10), each slice timed alone;
+/// then the rows it made redundant are deleted in parts as the server deletes them
+/// (``CheckpointCompaction/rowsPerPart(games:gamesPerSlice:)``), each part timed alone. A
+/// plain round is timed whole: the server writes it in the same slices, so a compacting
+/// slice or a part that takes less than a plain round holds a storage thread for less than a
+/// round does. No sleeping: the checkpoints run back to back, each timed alone. Then `recoverAll`
+/// ends them all as a restart after a crash would.
 public enum CheckpointBenchmark {
     public typealias Game = (seed: UInt64, level: SpeedLevel, log: InputLog)
 
@@ -21,9 +26,12 @@ public enum CheckpointBenchmark {
     ///   - players: players with unlimited play, so the starts consume no free play and the
     ///     recovery still offers every score to the leaderboards.
     ///   - checkpointRows: how many `game_checkpoints` rows the store holds now.
-    /// - Returns: the report's three lines.
+    ///   - logPosition: where the server's write-ahead log is now, in bytes, where the store has
+    ///     one (PostgreSQL): what a plain round adds to it is reported, a count that the machine's
+    ///     other work does not move as it moves times.
+    /// - Returns: the report's lines.
     public static func run(_ repository: any RunningGameRepository, players: [Int64], games: Int, pool: [Game],
-                           checkpointRows: () throws -> Int) throws -> [String] {
+                           checkpointRows: () throws -> Int, logPosition: (() throws -> Int64)? = nil) throws -> [String] {
         let start = Date(timeIntervalSince1970: 1_768_478_400)  // 2026-01-15T12:00:00Z
         var running: [(id: String, game: Game, offset: Int, steps: Int, moves: Int)] = []
         for index in 0..<games {
@@ -37,6 +45,10 @@ public enum CheckpointBenchmark {
 
         var plain: [UInt64] = []
         var compacting: [UInt64] = []
+        var parts: [UInt64] = []
+        var firstParts: [UInt64] = []
+        var logBytes: [UInt64] = []
+        let rowsPerPart = CheckpointCompaction.rowsPerPart(games: games, gamesPerSlice: CheckpointCompaction.defaultGamesPerSlice)
         var rows = 0
         for second in 1...simulatedSeconds {
             let compact = second % 60 == 0
@@ -54,18 +66,42 @@ public enum CheckpointBenchmark {
                 running[index].moves = moves
             }
             rows += batch.count
-            let began = ContinuousClock.now
-            try repository.checkpoint(batch, compacting: compact, now: start.addingTimeInterval(Double(second)))
-            let took = nanoseconds(ContinuousClock.now - began)
-            if compact { compacting.append(took) } else { plain.append(took) }
+            let now = start.addingTimeInterval(Double(second))
+            guard compact else {
+                let logBefore = try logPosition?()
+                let began = ContinuousClock.now
+                try repository.checkpoint(batch, compacting: false, now: now)
+                plain.append(nanoseconds(ContinuousClock.now - began))
+                if let logBefore, let logAfter = try logPosition?() { logBytes.append(UInt64(max(0, logAfter - logBefore))) }
+                continue
+            }
+            let first = try repository.nextCheckpointRowID()
+            let slices = min(10, max(1, (batch.count + CheckpointCompaction.defaultGamesPerSlice - 1) / CheckpointCompaction.defaultGamesPerSlice))
+            for slice in 0..<slices {
+                let share = Array(batch[(batch.count * slice / slices)..<(batch.count * (slice + 1) / slices)])
+                let began = ContinuousClock.now
+                try repository.checkpoint(share, compacting: false, now: now)
+                compacting.append(nanoseconds(ContinuousClock.now - began))
+            }
+            var rest: CheckpointCompaction? = CheckpointCompaction(first: first, covered: Set(batch.map(\.publicID)), rowsPerPart: rowsPerPart)
+            while let part = rest {
+                let began = ContinuousClock.now
+                rest = try repository.compactCheckpoints(part)
+                let took = nanoseconds(ContinuousClock.now - began)
+                if part.next == nil { firstParts.append(took) } else { parts.append(took) }
+            }
         }
         let left = try checkpointRows()
         let began = ContinuousClock.now
         let recovered = try repository.recoverAll(now: start.addingTimeInterval(Double(simulatedSeconds + 60)))
         let recovery = Double(nanoseconds(ContinuousClock.now - began)) / 1e9
+        let log = logBytes.sorted()
         return [
-            "checkpoint running_games=\(games) rows_per_second=\(rows / simulatedSeconds) \(latency(plain))",
-            "checkpoint_compacting \(latency(compacting)) rows_left=\(left)",
+            "checkpoint running_games=\(games) rows_per_second=\(rows / simulatedSeconds) \(latency(plain))"
+                + (log.isEmpty ? "" : " wal_bytes_median=\(log[log.count / 2])"),
+            "checkpoint_compacting_slice \(latency(compacting)) rows_left=\(left)",
+            // The first part of each compaction apart: it starts at the table's lowest id.
+            "compaction_part rows_per_part=\(rowsPerPart) \(latency(parts)) first_parts_max_ms=\(String(format: "%.1f", Double(firstParts.max() ?? 0) / 1e6))",
             "recover_after_crash games=\(recovered.count) seconds=\(String(format: "%.2f", recovery))",
         ]
     }
@@ -79,6 +115,6 @@ public enum CheckpointBenchmark {
         let sorted = nanoseconds.sorted()
         guard let last = sorted.last else { return "n=0" }
         func ms(_ value: UInt64) -> String { String(format: "%.1f", Double(value) / 1e6) }
-        return "n=\(sorted.count) median_ms=\(ms(sorted[sorted.count / 2])) max_ms=\(ms(last))"
+        return "n=\(sorted.count) median_ms=\(ms(sorted[sorted.count / 2])) p99_ms=\(ms(sorted[sorted.count * 99 / 100])) max_ms=\(ms(last))"
     }
 }

@@ -83,6 +83,58 @@ public final class PostgresConnection {
         _ = try consume(PQexec(handle, sql), sql: sql)
     }
 
+    /// Runs `sql`, a `COPY … FROM STDIN (FORMAT binary)`, with `rows` as its data, and
+    /// returns how many rows it wrote. In a transaction it is part of it; a row the server
+    /// refuses (a wrong field count, a value its column cannot take) fails the whole COPY.
+    @discardableResult
+    public func copyIn(_ sql: String, _ rows: PostgresBinaryCopy) throws -> Int {
+        try reconnectIfLost()
+        // COPY's start answers PGRES_COPY_IN, not a finished result: anything else is an error.
+        guard let start = PQexec(handle, sql) else {
+            throw PostgresError(sqlState: "", message: String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines), sql: sql)
+        }
+        guard PQresultStatus(start) == PGRES_COPY_IN else {
+            _ = try consume(start, sql: sql)
+            throw PostgresError.misuse("\(sql) is not a COPY FROM STDIN")
+        }
+        PQclear(start)
+        // In blocking mode PQputCopyData answers 1 once the bytes are queued, -1 on a lost
+        // connection; the server's verdict on the rows comes with the result after the end.
+        let sent = putCopyData(rows.bytes) && putCopyData(PostgresBinaryCopy.trailer)
+        let ended = PQputCopyEnd(handle, sent ? nil : "the rows could not be sent") == 1
+        // Every result of the COPY is read, so the connection is ready for the next statement.
+        var failure: (any Error)?
+        var written = 0
+        while let result = PQgetResult(handle) {
+            do {
+                written = try consume(result, sql: sql).affectedRows
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+        guard sent && ended else {
+            throw PostgresError(sqlState: "08006", message: "COPY not sent: \(String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))", sql: sql)
+        }
+        return written
+    }
+
+    /// Queues `bytes` of a COPY's data in pieces of at most a MiB (a length libpq takes as
+    /// an Int32 never overflows). False when the connection is lost.
+    private func putCopyData(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { characters in
+                var start = 0
+                while start < characters.count {
+                    let count = min(1 << 20, characters.count - start)
+                    guard PQputCopyData(handle, characters.baseAddress! + start, Int32(count)) == 1 else { return false }
+                    start += count
+                }
+                return true
+            }
+        }
+    }
+
     /// Runs `body` in a transaction at `isolation` and commits it. When the server aborts it
     /// to keep that isolation (a serialization failure) or to break a deadlock, the whole
     /// transaction runs again, up to `attempts` times in all, after a short random pause: the

@@ -151,6 +151,7 @@ public enum PostgresStorageBench {
             """)
         return try CheckpointBenchmark.run(
             repository, players: players, games: games, pool: pool.map { ($0.seed, $0.level, $0.log) },
-            checkpointRows: { try db.execute("SELECT count(*) FROM game_checkpoints").first?.int(at: 0) ?? 0 })
+            checkpointRows: { try db.execute("SELECT count(*) FROM game_checkpoints").first?.int(at: 0) ?? 0 },
+            logPosition: { try db.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint").first?.int64(at: 0) ?? 0 })
     }
 }

@@ -16,10 +16,11 @@ public protocol SQLCheckpointTable {
     /// Appends `batch` (never empty) as rows written at `at`.
     func append(_ batch: [GameCheckpoint], at: String) throws
 
-    /// Deletes the rows below `first` that a compacting round made redundant: those of a game
-    /// in `covered` (its full log is at or above `first`) and those of games no longer running.
-    /// A running game left out of `covered` keeps every row.
-    func deleteCompacted(before first: Int64, covered: Set<String>) throws
+    /// Deletes the rows with an id in `ids` (all below `compaction.first`) that the compacting
+    /// round made redundant: those of a game in `compaction.covered` (its full log is at or
+    /// above `first`) and those of games no longer running. A running game left out of
+    /// `covered` keeps every row.
+    func deleteCompacted(_ ids: ClosedRange<Int64>, of compaction: CheckpointCompaction) throws
 
     /// Calls `body` with every row of the games `publicIDs`, each game's in id order (other
     /// games' rows may come between).

@@ -116,8 +116,10 @@ public struct SQLRunningGameRepository: RunningGameRepository {
             // every older row of its games is below `first` and every row of this batch at or above.
             let first = compacting ? try checkpoints.nextRowID() : 0
             if !batch.isEmpty { try checkpoints.append(batch, at: at) }
-            guard compacting else { return }
-            try checkpoints.deleteCompacted(before: first, covered: Set(batch.lazy.filter { $0.movesBefore == 0 }.map(\.publicID)))
+            guard compacting, first > Int64.min else { return }
+            let compaction = CheckpointCompaction(first: first, covered: Set(batch.lazy.filter { $0.movesBefore == 0 }.map(\.publicID)),
+                                                  rowsPerPart: Int.max)
+            try checkpoints.deleteCompacted(Int64.min...(first - 1), of: compaction)
         }
     }
 
@@ -125,8 +127,29 @@ public struct SQLRunningGameRepository: RunningGameRepository {
         try executor.readTransaction { try checkpoints.nextRowID() }
     }
 
-    public func compactCheckpoints(before first: Int64, covered: Set<String>) throws {
-        try executor.writeTransaction { try checkpoints.deleteCompacted(before: first, covered: covered) }
+    /// One part: the ids of the next `rowsPerPart` rows below `first` (read through the
+    /// table's id order, so gaps left by earlier compactions cost nothing), then the deletion
+    /// of the redundant ones among them, in one transaction.
+    public func compactCheckpoints(_ compaction: CheckpointCompaction) throws -> CheckpointCompaction? {
+        let start = compaction.next ?? Int64.min
+        guard start < compaction.first else { return nil }
+        return try executor.writeTransaction {
+            let part = try executor.query("""
+                SELECT count(*) AS seen, max(id) AS last FROM (
+                    SELECT id FROM game_checkpoints WHERE id >= $1 AND id < $2 ORDER BY id LIMIT $3
+                ) AS part
+                """, [start, compaction.first, Int64(compaction.rowsPerPart)]).first
+            guard let part, let last = try part.optionalInt64("last") else { return nil }
+            // Ids come from the database: one outside the part's range is not acted on.
+            guard last >= start, last < compaction.first else {
+                throw StoreError.unreadable("a checkpoint part ended at id \(last), outside \(start)..<\(compaction.first)")
+            }
+            try checkpoints.deleteCompacted(start...last, of: compaction)
+            guard try part.int64("seen") >= Int64(compaction.rowsPerPart), last < compaction.first - 1 else { return nil }
+            var rest = compaction
+            rest.next = last + 1
+            return rest
+        }
     }
 
     /// Every running game, oldest first, with its checkpoints joined.

@@ -14,6 +14,8 @@ public final class SQLiteCheckpointTable: SQLCheckpointTable {
     // The append's buffers, reused from batch to batch.
     private var texts: [UInt8] = []
     private var spans: [Range<Int>] = []
+    /// The last compaction's running games left out of it (`keptRunning(by:)`).
+    private var kept: (first: Int64, covered: Int, games: [String])?
 
     public init(executor: SQLiteExecutor) {
         self.executor = executor
@@ -38,17 +40,28 @@ public final class SQLiteCheckpointTable: SQLCheckpointTable {
         }
     }
 
-    public func deleteCompacted(before first: Int64, covered: Set<String>) throws {
-        let running = try executor.prepare("SELECT public_id FROM running_games").query { $0.string(at: 0) }
-        let kept = running.filter { !covered.contains($0) }
+    public func deleteCompacted(_ ids: ClosedRange<Int64>, of compaction: CheckpointCompaction) throws {
+        let kept = try keptRunning(by: compaction)
         if kept.isEmpty {
             // The usual case: a range of the rowid, deleted without reading the rows.
-            try executor.prepare("DELETE FROM game_checkpoints WHERE id < ?").execute([first])
+            try executor.prepare("DELETE FROM game_checkpoints WHERE id >= ? AND id <= ?").execute([ids.lowerBound, ids.upperBound])
         } else {
             try executor.query("""
-                DELETE FROM game_checkpoints WHERE id < $1 AND NOT \(SQLDialect.sqlite.isOneOf("public_id", textListAt: "$2"))
-                """, [first, SQLDialect.sqlite.textList(kept)])
+                DELETE FROM game_checkpoints WHERE id >= $1 AND id <= $2 AND NOT \(SQLDialect.sqlite.isOneOf("public_id", textListAt: "$3"))
+                """, [ids.lowerBound, ids.upperBound, SQLDialect.sqlite.textList(kept)])
         }
+    }
+
+    /// The running games `compaction` did not cover, whose rows stay: read once per compaction
+    /// (its parts come one after another on this connection), not once per part. Read once is
+    /// enough: a game that begins later has no row below `first`, and one that ends later only
+    /// keeps its rows until the next compaction.
+    private func keptRunning(by compaction: CheckpointCompaction) throws -> [String] {
+        if let kept, kept.first == compaction.first, kept.covered == compaction.covered.count { return kept.games }
+        let running = try executor.prepare("SELECT public_id FROM running_games").query { $0.string(at: 0) }
+        let games = running.filter { !compaction.covered.contains($0) }
+        kept = (compaction.first, compaction.covered.count, games)
+        return games
     }
 
     /// One pass over the whole table in id order, not one query per game, keeping the rows of

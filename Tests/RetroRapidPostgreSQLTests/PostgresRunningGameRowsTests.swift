@@ -65,12 +65,12 @@ struct PostgresRunningGameRowsTests {
         }
     }
 
-    @Test func aRoundCompactedInSlicesLeavesTheFullLogsAndWhatItDidNotCover() throws {
+    @Test(arguments: [1, 2, 1_000]) func aRoundCompactedInSlicesLeavesTheFullLogsAndWhatItDidNotCover(rowsPerPart: Int) throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")
             try checkpointThreeGamesThenCompactInSlices(runningGames: SQLRunningGameRepository(postgres: connection),
                                                         games: SQLGameRepository(executor: connection), player: player,
-                                                        start: start)
+                                                        start: start, rowsPerPart: rowsPerPart)
             let left = try connection.execute("SELECT public_id, steps, moves FROM game_checkpoints ORDER BY id")
                 .map { $0.cells.map { $0 ?? "NULL" } }
             #expect(left == [["00000000000000a2", "2", ""], ["00000000000000a1", "7", "1L,4R"],

@@ -100,12 +100,14 @@ import Testing
         }
     }
 
-    // Stays here: the rows a round compacted in slices leaves.
-    @Test func aRoundCompactedInSlicesLeavesTheFullLogsAndWhatItDidNotCover() throws {
+    // Stays here: the rows a round compacted in slices leaves, deleted in parts of one row,
+    // two rows, or all at once.
+    @Test(arguments: [1, 2, 1_000]) func aRoundCompactedInSlicesLeavesTheFullLogsAndWhatItDidNotCover(rowsPerPart: Int) throws {
         try withMigratedDatabase(named: "running.sqlite") { db in
             let player = try insertPlayer(db)
             try checkpointThreeGamesThenCompactInSlices(runningGames: SQLRunningGameRepository(sqlite: SQLiteExecutor(database: db)),
-                                                        games: SQLGameRepository(executor: SQLiteExecutor(database: db)), player: player, start: start)
+                                                        games: SQLGameRepository(executor: SQLiteExecutor(database: db)), player: player, start: start,
+                                                        rowsPerPart: rowsPerPart)
 
             let left = try db.prepare("SELECT public_id, steps, moves FROM game_checkpoints ORDER BY id")
                 .query { [$0.value(at: 0), $0.value(at: 1), $0.value(at: 2)] }

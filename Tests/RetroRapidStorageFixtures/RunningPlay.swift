@@ -60,9 +60,11 @@ public func checkpointThreeGamesThenCompact(runningGames repository: any Running
 /// (`CheckpointWriter`): the round starts at `nextCheckpointRowID()`, the first slice writes
 /// a1's full log, a2 appends a row without being covered (its save failed in the round), a4
 /// begins and the second slice writes its whole log, then `compactCheckpoints` deletes what
-/// the round made redundant. Left: a2's two rows, a1's and a4's full logs.
+/// the round made redundant, `rowsPerPart` rows a part. Left: a2's two rows, a1's and a4's
+/// full logs.
 public func checkpointThreeGamesThenCompactInSlices(runningGames repository: any RunningGameRepository,
-                                                    games: any GameRepository, player: Int64, start: Date) throws {
+                                                    games: any GameRepository, player: Int64, start: Date,
+                                                    rowsPerPart: Int = 1_000) throws {
     let move = try beginThreeGamesAndCheckpointEach(repository, player: player, start: start)
     var ended = scoredGame(player: player, score: 0, endedAt: start.addingTimeInterval(2))
     ended.publicID = "00000000000000a3"
@@ -76,7 +78,20 @@ public func checkpointThreeGamesThenCompactInSlices(runningGames repository: any
     try beginRunningGame(repository, "00000000000000a4", player: player, practice: true, at: start.addingTimeInterval(3))
     try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a4", steps: 1, movesBefore: 0, moves: [],
                                               durationMilliseconds: 1)], now: start.addingTimeInterval(4))
-    try repository.compactCheckpoints(before: first, covered: ["00000000000000a1", "00000000000000a4"])
+    try compactInParts(repository, CheckpointCompaction(first: first, covered: ["00000000000000a1", "00000000000000a4"], rowsPerPart: rowsPerPart))
+}
+
+/// Runs `compaction` part after part until nothing is left, as `CheckpointWriter` does a tick
+/// at a time; returns how many parts it took.
+@discardableResult
+public func compactInParts(_ repository: any RunningGameRepository, _ compaction: CheckpointCompaction) throws -> Int {
+    var parts = 0
+    var rest: CheckpointCompaction? = compaction
+    while let part = rest {
+        rest = try repository.compactCheckpoints(part)
+        parts += 1
+    }
+    return parts
 }
 
 /// Both compaction scenarios' start: practice games a1, a2 and a3 begun at `start`, each

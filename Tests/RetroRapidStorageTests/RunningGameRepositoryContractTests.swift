@@ -164,8 +164,34 @@ import Testing
             #expect(try repository.running().map(\.inputLog) == ["7:1L,4R", "4:", "1:"])
             // Nothing below the round to compact a second time: the same call changes nothing.
             let before = try store.dump()
-            try repository.compactCheckpoints(before: 1, covered: [])
+            #expect(try compactInParts(repository, CheckpointCompaction(first: 1, covered: [], rowsPerPart: 1)) == 1)
             #expect(try store.dump() == before)
+        }
+    }
+
+    @Test(arguments: StorageBackends.all) func aCompactionInPartsLooksAtEachRowOnceAndKeepsWhatItDidNotCover(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repository = store.repositories().runningGames
+            try begin(repository, "00000000000000a1", player: player, practice: true)
+            try begin(repository, "00000000000000a2", player: player, practice: true)
+            let left = InputLog.Entry(afterStep: 1, direction: .left)
+            // Five rounds of both games: ten rows, a2 making one move a round.
+            for round in 1...5 {
+                try repository.checkpoint([
+                    GameCheckpoint(publicID: "00000000000000a1", steps: round, movesBefore: 0, moves: [], durationMilliseconds: round),
+                    GameCheckpoint(publicID: "00000000000000a2", steps: round + 1, movesBefore: round - 1,
+                                   moves: [InputLog.Entry(afterStep: round, direction: .right)], durationMilliseconds: round),
+                ], now: start.addingTimeInterval(Double(round)))
+            }
+            // A round that covers a1 only (a2's save failed), then its deletion, three rows a part.
+            let first = try repository.nextCheckpointRowID()
+            try repository.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 6, movesBefore: 0, moves: [left],
+                                                      durationMilliseconds: 6)], now: start.addingTimeInterval(6))
+            let parts = try compactInParts(repository, CheckpointCompaction(first: first, covered: ["00000000000000a1"], rowsPerPart: 3))
+
+            #expect(parts == 4)  // 3 + 3 + 3 + 1 rows below the round
+            #expect(try repository.running().map(\.inputLog) == ["6:1L", "6:1R,2R,3R,4R,5R"])
         }
     }
 

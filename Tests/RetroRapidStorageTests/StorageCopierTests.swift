@@ -26,7 +26,8 @@ struct StorageCopierTests {
                 let tables = try sqliteTables(sqlite.database)
                 var inserted = 0
                 #expect(Set(report.tables.map(\.name)) == Set(tables))
-                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together", "0004_rate_limits", "0005_operators", "0006_audit_log", "0007_cluster_node_settings"])
+                #expect(report.appliedTargetMigrations == ["0001_initial", "0002_cluster_nodes", "0003_play_together", "0004_rate_limits", "0005_operators", "0006_audit_log", "0007_cluster_node_settings",
+                                                             "0008_checkpoint_index_by_game"])
                 for table in tables {
                     let expected = try sqliteRows(sqlite.database, table)
                     // The fixture reaches every table, so a table added later fails here until it does.

@@ -21,9 +21,11 @@ import RetroRapidSupport
 /// that did not change (paused, waiting for its player) writes nothing; a slice waits until
 /// the slice before it is saved, so a slow disk stretches the round instead of piling jobs
 /// up. Every `checkpointsPerCompaction`-th round writes every game's whole log instead and,
-/// once all its slices are saved, the rows before it are deleted (`compactCheckpoints`), so
-/// the table holds about a minute of rows. The service thread only copies the new moves and
-/// never waits: the rows are encoded and written on the storage thread.
+/// once all its slices are saved, the rows before it are deleted a part at a time, one part
+/// a tick beside the next rounds (`compactCheckpoints`), so the table holds about a minute of
+/// rows and no part holds a storage thread for longer than a round's slices together do. The
+/// service thread only copies the new moves and never waits: the rows are encoded and written
+/// on the storage thread.
 ///
 /// Threading rule: owned by the `MatchHost` on the libwebsockets service thread (the step
 /// timer calls `writeSlice`; the worker's completions come back there).
@@ -59,6 +61,13 @@ final class CheckpointWriter: @unchecked Sendable {
     /// Jobs of the current slice still queued or running on the storage threads: the next
     /// slice waits for all of them.
     private var inFlight = 0
+    /// The deletion left after the last compacting round, a part sent each tick; nil when
+    /// there is none.
+    private var compaction: CheckpointCompaction?
+    /// A part of `compaction` is queued or running: the next waits for it.
+    private var compactionInFlight = false
+    /// Counts the compactions begun, so a part's answer moves only its own one on.
+    private var compactionNumber = 0
     /// Rounds saved since the last compacting one.
     private var sinceCompaction = 0
     /// The round under way; nil before the first.
@@ -79,8 +88,6 @@ final class CheckpointWriter: @unchecked Sendable {
         var firstRowID: Int64?
         /// Compacting: the games whose whole log the round has written.
         var covered: Set<String> = []
-        /// Compacting: the deletion of the older rows was handed to the storage thread.
-        var compactionSent = false
     }
 
     init(limits: WebSocketLimits, worker: DatabaseWorker, metrics: WebSocketMetrics, logger: Logger) {
@@ -135,13 +142,14 @@ final class CheckpointWriter: @unchecked Sendable {
     ///
     /// A compacting round also writes, in its last slice, every game it has not covered yet
     /// (begun, or taken over from another node, after its own slice went by), so that usually
-    /// no running game keeps its old rows; then, once every slice is saved, one job deletes
-    /// the rows below the round's first that it made redundant and those of games no longer
-    /// running (`RunningGameRepository.compactCheckpoints`).
+    /// no running game keeps its old rows; then, once every slice is saved, the rows below the
+    /// round's first that it made redundant and those of games no longer running are deleted,
+    /// a part each tick (`sendCompactionPart()`).
     func writeSlice(_ matches: [Int: Match], now: Int64) {
+        sendCompactionPart()
         guard inFlight == 0 else { return }
         if round.map({ $0.tick == Self.slicesPerRound }) ?? true {
-            guard startRound(matches: matches.count) else { return }
+            startRound(matches: matches.count)
         }
         guard var round else { return }
         let index = round.tick
@@ -202,27 +210,18 @@ final class CheckpointWriter: @unchecked Sendable {
     }
 
     /// The round before is over (or there was none): starts the next one, sized for `matches`
-    /// matches. False when a compacting round's deletion is still to be handed over instead
-    /// (that job is this call's work; the next round starts once it is answered).
-    private func startRound(matches: Int) -> Bool {
+    /// matches. A compacting round that ended with every slice saved leaves its deletion to
+    /// be done a part a tick (in place of any earlier one still under way: this one covers
+    /// every row that one would have deleted).
+    private func startRound(matches: Int) {
         if let round {
             if round.compacting {
-                if !round.failed && !round.compactionSent, let first = round.firstRowID {
-                    self.round?.compactionSent = true
-                    inFlight = 1
-                    let covered = round.covered
-                    worker.perform(on: worker.serialLane, { storage in
-                        try storage.runningGames.compactCheckpoints(before: first, covered: covered)
-                    }, then: { [self] result in
-                        inFlight -= 1
-                        switch result {
-                        case .success: sinceCompaction = 0
-                        case .failure(let error):
-                            // Every row stays: the next round compacts again.
-                            logger.error("could not compact the checkpoints", metadata: ["error": "\(error)"])
-                        }
-                    })
-                    return false
+                if !round.failed, let first = round.firstRowID {
+                    sinceCompaction = 0
+                    compactionNumber += 1
+                    compaction = CheckpointCompaction(first: first, covered: round.covered,
+                                                      rowsPerPart: CheckpointCompaction.rowsPerPart(games: round.covered.count,
+                                                                                                     gamesPerSlice: gamesPerSlice))
                 }
             } else if !round.failed {
                 sinceCompaction += 1
@@ -230,6 +229,28 @@ final class CheckpointWriter: @unchecked Sendable {
         }
         round = Round(compacting: sinceCompaction + 1 >= Self.checkpointsPerCompaction,
                       slices: Self.slices(for: matches, gamesPerSlice: gamesPerSlice))
-        return true
+    }
+
+    /// Hands the next part of the pending compaction to the storage thread, unless one is
+    /// under way. A part that fails leaves every row it looked at (the next compaction deletes
+    /// them) and ends this compaction, and the next round compacts again.
+    private func sendCompactionPart() {
+        guard let part = compaction, !compactionInFlight else { return }
+        compactionInFlight = true
+        let number = compactionNumber
+        worker.perform(on: worker.serialLane, { storage in
+            try storage.runningGames.compactCheckpoints(part)
+        }, then: { [self] result in
+            compactionInFlight = false
+            switch result {
+            case .success(let rest):
+                // A newer compaction replaces this one; only this one's answer moves it on.
+                if compactionNumber == number { compaction = rest }
+            case .failure(let error):
+                if compactionNumber == number { compaction = nil }
+                sinceCompaction = max(sinceCompaction, Self.checkpointsPerCompaction - 1)
+                logger.error("could not compact the checkpoints", metadata: ["error": "\(error)"])
+            }
+        })
     }
 }

@@ -14,8 +14,8 @@ import RetroRapidRules
 /// (``CheckpointCompaction/rowsPerPart(games:gamesPerSlice:)``), each part timed alone. A
 /// plain round is timed whole: the server writes it in the same slices, so a compacting
 /// slice or a part that takes less than a plain round holds a storage thread for less than a
-/// round does. No sleeping: the checkpoints run back to back, each timed alone. Then `recoverAll`
-/// ends them all as a restart after a crash would.
+/// round does. No sleeping: the checkpoints run back to back, each timed alone. Then
+/// `recoverAll` ends them all as a restart after a crash would.
 public enum CheckpointBenchmark {
     public typealias Game = (seed: UInt64, level: SpeedLevel, log: InputLog)
 

@@ -1,7 +1,9 @@
 /// Rows in PostgreSQL's binary COPY format (`COPY … FROM STDIN (FORMAT binary)`), built as
 /// bytes for ``PostgresConnection/copyIn(_:_:)``: the header, then per row its field count
-/// and each field as a length and the value (the connection sends the trailer). Nothing is parsed as text on
-/// either side, and no value needs quoting: a text goes as its UTF-8 bytes whatever they hold.
+/// and each field as a length and the value (the connection sends the trailer). Nothing is
+/// parsed as text on either side, and no value needs quoting: a text goes as its UTF-8 bytes
+/// whatever they hold. The values are the server's own (a checkpoint's moves), never a
+/// client's bytes, and far below the 1 GB PostgreSQL takes in a field.
 ///
 /// Why: the hot table of running games takes thousands of rows a second, and building array
 /// literals (quoting every element) and having the server parse them cost more than writing

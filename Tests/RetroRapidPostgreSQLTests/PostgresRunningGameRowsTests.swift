@@ -78,6 +78,18 @@ struct PostgresRunningGameRowsTests {
         }
     }
 
+    /// A game's rows are found through an index keyed by the game alone, so a round's rows
+    /// share their games' entries instead of each making one (docs/BENCHMARKS.md,
+    /// "Checkpoints on PostgreSQL").
+    @Test func aGamesCheckpointsAreIndexedByTheGameAlone() throws {
+        try withRaceDatabase { _, connection in
+            let definition = try connection.execute(
+                "SELECT indexdef FROM pg_indexes WHERE tablename = 'game_checkpoints' AND indexname = 'game_checkpoints_by_game'"
+            ).first?.string(at: 0)
+            #expect(definition?.hasSuffix("(public_id)") == true, "\(definition ?? "no index")")
+        }
+    }
+
     @Test func anEmptyCompactingCheckpointKeepsEveryRunningGamesRowsAndDropsTheRest() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")

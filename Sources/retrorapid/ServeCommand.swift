@@ -75,6 +75,13 @@ enum ServeCommand: Command {
         }
         let server = try GameServer(options: options, logger: logger)
         try server.start()
+        if let consolePort = server.consolePort {
+            let consoleHost = configuration.consoleHost.contains(":") ? "[\(configuration.consoleHost)]" : configuration.consoleHost
+            logger.notice("Operator console on http://\(consoleHost):\(consolePort)",
+                          metadata: ["console.root": URL(fileURLWithPath: configuration.consoleRoot).standardizedFileURL.path])
+        }
+        // Last of the start-up lines, so a script that waits for it has read all the others
+        // (/healthz already answers before it is written: the listeners are up first).
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let webRoot = URL(fileURLWithPath: configuration.webRoot).standardizedFileURL.path
@@ -85,11 +92,6 @@ enum ServeCommand: Command {
         logger.notice("RetroRapid serving \(scheme)://\(host):\(server.boundPort ?? configuration.port)",
                       metadata: database.merging(["web.root": webRoot, "cluster.node": configuration.resolvedNodeID,
                                                   "cluster.bus": server.cluster.bus == nil ? "none" : "listening"]) { $1 })
-        if let consolePort = server.consolePort {
-            let consoleHost = configuration.consoleHost.contains(":") ? "[\(configuration.consoleHost)]" : configuration.consoleHost
-            logger.notice("Operator console on http://\(consoleHost):\(consolePort)",
-                          metadata: ["console.root": URL(fileURLWithPath: configuration.consoleRoot).standardizedFileURL.path])
-        }
 
         stopRequested.wait()
         logger.notice("RetroRapid stopping: refusing new connections, ending games, saving")

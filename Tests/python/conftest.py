@@ -170,14 +170,16 @@ def start_server(tmp_path: Path, *extra_args: str, port: int | None = None, host
 
 
 def wait_until_healthy(server: Server, seconds: float = 20) -> Server:
-    """Returns `server` once /healthz answers 200; fails the test (with the server's log) if the
-    process exits first or `seconds` pass, killing it in the second case."""
+    """Returns `server` once /healthz answers 200 and its log holds the last start-up line
+    ("RetroRapid serving …": /healthz answers a moment before it is written, and tests read the
+    lines before it); fails the test (with the server's log) if the process exits first or
+    `seconds` pass, killing it in the second case."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             pytest.fail(f"server exited with {server.process.returncode}:\n{server.log()}")
         try:
-            if server.request("GET", "/healthz").status == 200:
+            if server.request("GET", "/healthz").status == 200 and "RetroRapid serving " in server.log():
                 return server
         except OSError:
             pass

@@ -11,7 +11,8 @@ import RetroRapidRules
 /// changed in every game; every 60th is the compacting one, every game's whole log, written as
 /// the server writes it, in slices of about 1,000 games (at most 10), each slice timed alone;
 /// then the rows it made redundant are deleted in parts as the server deletes them
-/// (``CheckpointCompaction/rowsPerPart(games:gamesPerSlice:)``), each part timed alone. A
+/// (``CheckpointCompaction/rowsPerPart(games:gamesPerSlice:)``, the second compaction starting
+/// where the first left no row below), each part timed alone. A
 /// plain round is timed whole: the server writes it in the same slices, so a compacting
 /// slice or a part that takes less than a plain round holds a storage thread for less than a
 /// round does. No sleeping: the checkpoints run back to back, each timed alone. Then
@@ -50,6 +51,7 @@ public enum CheckpointBenchmark {
         var logBytes: [UInt64] = []
         let rowsPerPart = CheckpointCompaction.rowsPerPart(games: games, gamesPerSlice: CheckpointCompaction.defaultGamesPerSlice)
         var rows = 0
+        var previous: CheckpointCompaction?
         for second in 1...simulatedSeconds {
             let compact = second % 60 == 0
             var batch: [GameCheckpoint] = []
@@ -83,13 +85,19 @@ public enum CheckpointBenchmark {
                 try repository.checkpoint(share, compacting: false, now: now)
                 compacting.append(nanoseconds(ContinuousClock.now - began))
             }
-            var rest: CheckpointCompaction? = CheckpointCompaction(first: first, covered: Set(batch.map(\.publicID)), rowsPerPart: rowsPerPart)
-            while let part = rest {
+            // As the server does: each compaction starts where the one before left no row below.
+            let covered = Set(batch.map(\.publicID))
+            var part = previous.map { $0.following(first: first, covered: covered, rowsPerPart: rowsPerPart) }
+                ?? CheckpointCompaction(first: first, covered: covered, rowsPerPart: rowsPerPart)
+            var isFirstPart = true
+            while !part.isFinished {
                 let began = ContinuousClock.now
-                rest = try repository.compactCheckpoints(part)
+                part = try repository.compactCheckpoints(part)
                 let took = nanoseconds(ContinuousClock.now - began)
-                if part.next == nil { firstParts.append(took) } else { parts.append(took) }
+                if isFirstPart { firstParts.append(took) } else { parts.append(took) }
+                isFirstPart = false
             }
+            previous = part
         }
         let left = try checkpointRows()
         let began = ContinuousClock.now
@@ -100,7 +108,8 @@ public enum CheckpointBenchmark {
             "checkpoint running_games=\(games) rows_per_second=\(rows / simulatedSeconds) \(latency(plain))"
                 + (log.isEmpty ? "" : " wal_bytes_median=\(log[log.count / 2])"),
             "checkpoint_compacting_slice \(latency(compacting)) rows_left=\(left)",
-            // The first part of each compaction apart: it starts at the table's lowest id.
+            // The first part of each compaction apart: the first compaction's finds the table's
+            // lowest id, a later one's starts where the one before left no row below.
             "compaction_part rows_per_part=\(rowsPerPart) \(latency(parts)) first_parts_max_ms=\(String(format: "%.1f", Double(firstParts.max() ?? 0) / 1e6))",
             "recover_after_crash games=\(recovered.count) seconds=\(String(format: "%.2f", recovery))",
         ]

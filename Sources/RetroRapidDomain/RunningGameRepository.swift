@@ -25,12 +25,13 @@ public protocol RunningGameRepository {
     func nextCheckpointRowID() throws -> Int64
 
     /// One part of ending a compacting round written in several transactions
-    /// (`CheckpointWriter`): looks at the next `compaction.rowsPerPart` rows below
-    /// `compaction.first` and deletes those of a game in `covered` (a later row holds its whole
-    /// log) or of a game no longer running; a running game outside `covered` keeps all its
-    /// rows. Returns what is left to do, nil once every row below `first` has been looked at:
-    /// each part is its own short transaction, so no part holds a storage thread for long.
-    func compactCheckpoints(_ compaction: CheckpointCompaction) throws -> CheckpointCompaction?
+    /// (`CheckpointWriter`): looks at the next `compaction.rowsPerPart` ids below
+    /// `compaction.first` and deletes the rows among them of a game in `covered` (a later row
+    /// holds its whole log) or of a game no longer running; a running game outside `covered`
+    /// keeps all its rows. Returns the compaction moved on (`isFinished` once every id below
+    /// `first` has been looked at, where a part of a finished one changes nothing): each part
+    /// is its own short transaction, so no part holds a storage thread for long.
+    func compactCheckpoints(_ compaction: CheckpointCompaction) throws -> CheckpointCompaction
 
     func running() throws -> [RunningGameRecord]
 

@@ -127,29 +127,46 @@ public struct SQLRunningGameRepository: RunningGameRepository {
         try executor.readTransaction { try checkpoints.nextRowID() }
     }
 
-    /// One part: the ids of the next `rowsPerPart` rows below `first` (read through the
-    /// table's id order, so gaps left by earlier compactions cost nothing), then the deletion
-    /// of the redundant ones among them, in one transaction.
-    public func compactCheckpoints(_ compaction: CheckpointCompaction) throws -> CheckpointCompaction? {
-        let start = compaction.next ?? Int64.min
-        guard start < compaction.first else { return nil }
+    /// One part, in one transaction: the ids from `next` (or the lowest row's) up to
+    /// `rowsPerPart` of them, the redundant rows among them deleted, and where the next part
+    /// starts: the next row's id, so a gap costs no part of its own. A range, not "the next so
+    /// many rows", so a part's work is bounded whatever plan the database picks.
+    public func compactCheckpoints(_ compaction: CheckpointCompaction) throws -> CheckpointCompaction {
+        guard !compaction.isFinished else { return compaction }
         return try executor.writeTransaction {
-            let part = try executor.query("""
-                SELECT count(*) AS seen, max(id) AS last FROM (
-                    SELECT id FROM game_checkpoints WHERE id >= $1 AND id < $2 ORDER BY id LIMIT $3
-                ) AS part
-                """, [start, compaction.first, Int64(compaction.rowsPerPart)]).first
-            guard let part, let last = try part.optionalInt64("last") else { return nil }
-            // Ids come from the database: one outside the part's range is not acted on.
-            guard last >= start, last < compaction.first else {
-                throw StoreError.unreadable("a checkpoint part ended at id \(last), outside \(start)..<\(compaction.first)")
-            }
-            try checkpoints.deleteCompacted(start...last, of: compaction)
-            guard try part.int64("seen") >= Int64(compaction.rowsPerPart), last < compaction.first - 1 else { return nil }
             var rest = compaction
-            rest.next = last + 1
+            guard let start = try compaction.next ?? lowestCheckpointRow(from: Int64.min, below: compaction.first),
+                  start < compaction.first else {
+                rest.isFinished = true
+                return rest
+            }
+            // Bounded by `first` - 1 and by Int64's range: ids come from the database.
+            let (reach, overflow) = start.addingReportingOverflow(Int64(compaction.rowsPerPart) - 1)
+            let last = min(overflow ? Int64.max : reach, compaction.first - 1)
+            try checkpoints.deleteCompacted(start...last, of: compaction)
+            if rest.lowestKept == nil, let kept = try lowestCheckpointRow(from: start, below: last + 1) {
+                rest.lowestKept = kept
+            }
+            if last < compaction.first - 1, let next = try lowestCheckpointRow(from: last + 1, below: compaction.first) {
+                rest.next = next
+            } else {
+                rest.isFinished = true
+            }
             return rest
         }
+    }
+
+    /// The lowest id of a checkpoint row in `from..<below`, nil when there is none. One descent
+    /// of the table's id order, which stops at the first row this transaction still sees.
+    private func lowestCheckpointRow(from: Int64, below: Int64) throws -> Int64? {
+        guard let row = try executor.query("SELECT min(id) AS lowest FROM game_checkpoints WHERE id >= $1 AND id < $2",
+                                           [from, below]).first,
+              let lowest = try row.optionalInt64("lowest") else { return nil }
+        // Ids come from the database: one outside the range asked for is not acted on.
+        guard lowest >= from, lowest < below else {
+            throw StoreError.unreadable("a checkpoint row's id \(lowest) came back outside \(from)..<\(below)")
+        }
+        return lowest
     }
 
     /// Every running game, oldest first, with its checkpoints joined.

@@ -85,13 +85,19 @@ public func checkpointThreeGamesThenCompactInSlices(runningGames repository: any
 /// at a time; returns how many parts it took.
 @discardableResult
 public func compactInParts(_ repository: any RunningGameRepository, _ compaction: CheckpointCompaction) throws -> Int {
+    try compactToTheEnd(repository, compaction).parts
+}
+
+/// ``compactInParts(_:_:)``, also returning the compaction as its last part left it.
+public func compactToTheEnd(_ repository: any RunningGameRepository,
+                            _ compaction: CheckpointCompaction) throws -> (parts: Int, finished: CheckpointCompaction) {
     var parts = 0
-    var rest: CheckpointCompaction? = compaction
-    while let part = rest {
-        rest = try repository.compactCheckpoints(part)
+    var part = compaction
+    repeat {
+        part = try repository.compactCheckpoints(part)
         parts += 1
-    }
-    return parts
+    } while !part.isFinished
+    return (parts, part)
 }
 
 /// Both compaction scenarios' start: practice games a1, a2 and a3 begun at `start`, each

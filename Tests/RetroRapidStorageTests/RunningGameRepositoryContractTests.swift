@@ -195,6 +195,53 @@ import Testing
         }
     }
 
+    @Test(arguments: StorageBackends.all) func aCompactionStartsWhereTheOneBeforeLeftNoRowBelowAndSkipsTheGaps(_ backend: BackendUnderTest) throws {
+        try withStore(backend) { store in
+            let player = try store.addPlayer("p-1")
+            let repository = store.repositories().runningGames
+            let a1 = "00000000000000a1", a2 = "00000000000000a2"
+            try begin(repository, a1, player: player, practice: true)
+            try begin(repository, a2, player: player, practice: true)
+            // Five rounds of both games, a1's row first: ten rows, a2 making one move a round.
+            for round in 1...5 {
+                try repository.checkpoint([
+                    GameCheckpoint(publicID: a1, steps: round, movesBefore: 0, moves: [], durationMilliseconds: round),
+                    GameCheckpoint(publicID: a2, steps: round + 1, movesBefore: round - 1,
+                                   moves: [InputLog.Entry(afterStep: round, direction: .right)], durationMilliseconds: round),
+                ], now: start.addingTimeInterval(Double(round)))
+            }
+            // A round that covers a1 only: a2's rows stay, the lowest of them the first kept.
+            let first = try repository.nextCheckpointRowID()
+            let lowest = first - 10
+            try repository.checkpoint([GameCheckpoint(publicID: a1, steps: 6, movesBefore: 0, moves: [InputLog.Entry(afterStep: 1, direction: .left)],
+                                                      durationMilliseconds: 6)], now: start.addingTimeInterval(6))
+            let (_, once) = try compactToTheEnd(repository, CheckpointCompaction(first: first, covered: [a1], rowsPerPart: 3))
+            #expect(once.isFinished)
+            #expect(once.lowestKept == lowest + 1)
+            #expect(once.leftNothingBelow == lowest + 1)
+
+            // The next round covers both; its compaction starts at a2's first row. One id a part:
+            // a2's five rows and a1's whole log take a part each, the ids of a1's deleted rows
+            // between them none.
+            let second = try repository.nextCheckpointRowID()
+            #expect(second == first + 1)
+            try repository.checkpoint([
+                GameCheckpoint(publicID: a1, steps: 7, movesBefore: 0, moves: [InputLog.Entry(afterStep: 1, direction: .left)], durationMilliseconds: 7),
+                GameCheckpoint(publicID: a2, steps: 7, movesBefore: 0, moves: (1...5).map { InputLog.Entry(afterStep: $0, direction: .right) },
+                               durationMilliseconds: 7),
+            ], now: start.addingTimeInterval(7))
+            let following = once.following(first: second, covered: [a1, a2], rowsPerPart: 1)
+            #expect(following.next == lowest + 1)
+            let (parts, twice) = try compactToTheEnd(repository, following)
+            #expect(parts == 6)
+            #expect(twice.lowestKept == nil)
+            #expect(twice.leftNothingBelow == second)
+            #expect(try repository.running().map(\.inputLog) == ["7:1L", "7:1R,2R,3R,4R,5R"])
+            // Nothing below the second round is left to look at.
+            #expect(try compactInParts(repository, CheckpointCompaction(first: second, covered: [], rowsPerPart: 1)) == 1)
+        }
+    }
+
     @Test(arguments: StorageBackends.all) func recoveryEndsARunningGameAsServerCrashFromItsLastCheckpointAndRefundsItsPlay(_ backend: BackendUnderTest) throws {
         try withStore(backend) { store in
             let player = try store.addPlayer("p-1")

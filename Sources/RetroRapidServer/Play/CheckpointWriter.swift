@@ -64,6 +64,9 @@ final class CheckpointWriter: @unchecked Sendable {
     /// The deletion left after the last compacting round, a part sent each tick; nil when
     /// there is none.
     private var compaction: CheckpointCompaction?
+    /// The last compaction begun, as its last answer left it (nil once one failed): a next
+    /// one starts where a finished one left no row below (`CheckpointCompaction.following`).
+    private var lastCompaction: CheckpointCompaction?
     /// A part of `compaction` is queued or running: the next waits for it.
     private var compactionInFlight = false
     /// Counts the compactions begun, so a part's answer moves only its own one on.
@@ -212,16 +215,19 @@ final class CheckpointWriter: @unchecked Sendable {
     /// The round before is over (or there was none): starts the next one, sized for `matches`
     /// matches. A compacting round that ended with every slice saved leaves its deletion to
     /// be done a part a tick (in place of any earlier one still under way: this one covers
-    /// every row that one would have deleted).
+    /// every row that one would have deleted), starting where the one before left no row
+    /// below if it finished, else at the table's lowest row.
     private func startRound(matches: Int) {
         if let round {
             if round.compacting {
                 if !round.failed, let first = round.firstRowID {
                     sinceCompaction = 0
                     compactionNumber += 1
-                    compaction = CheckpointCompaction(first: first, covered: round.covered,
-                                                      rowsPerPart: CheckpointCompaction.rowsPerPart(games: round.covered.count,
-                                                                                                     gamesPerSlice: gamesPerSlice))
+                    let rowsPerPart = CheckpointCompaction.rowsPerPart(games: round.covered.count, gamesPerSlice: gamesPerSlice)
+                    let next = lastCompaction.map { $0.following(first: first, covered: round.covered, rowsPerPart: rowsPerPart) }
+                        ?? CheckpointCompaction(first: first, covered: round.covered, rowsPerPart: rowsPerPart)
+                    compaction = next
+                    lastCompaction = next
                 }
             } else if !round.failed {
                 sinceCompaction += 1
@@ -245,9 +251,15 @@ final class CheckpointWriter: @unchecked Sendable {
             switch result {
             case .success(let rest):
                 // A newer compaction replaces this one; only this one's answer moves it on.
-                if compactionNumber == number { compaction = rest }
+                if compactionNumber == number {
+                    compaction = rest.isFinished ? nil : rest
+                    lastCompaction = rest
+                }
             case .failure(let error):
-                if compactionNumber == number { compaction = nil }
+                if compactionNumber == number {
+                    compaction = nil
+                    lastCompaction = nil
+                }
                 sinceCompaction = max(sinceCompaction, Self.checkpointsPerCompaction - 1)
                 logger.error("could not compact the checkpoints", metadata: ["error": "\(error)"])
             }

@@ -36,6 +36,10 @@ final class CheckpointWriter: @unchecked Sendable {
     /// A compacting checkpoint after this many: a minute at the default interval.
     static let checkpointsPerCompaction = 60
 
+    /// Every this many compactions one starts at the table's lowest row instead of where the
+    /// one before left no row below: ten minutes at the default interval.
+    static let compactionsPerFullSweep = 10
+
     let worker: DatabaseWorker
     let metrics: WebSocketMetrics
     let logger: Logger
@@ -216,7 +220,8 @@ final class CheckpointWriter: @unchecked Sendable {
     /// matches. A compacting round that ended with every slice saved leaves its deletion to
     /// be done a part a tick (in place of any earlier one still under way: this one covers
     /// every row that one would have deleted), starting where the one before left no row
-    /// below if it finished, else at the table's lowest row.
+    /// below if it finished, else (and every `compactionsPerFullSweep`-th time) at the
+    /// table's lowest row.
     private func startRound(matches: Int) {
         if let round {
             if round.compacting {
@@ -224,7 +229,11 @@ final class CheckpointWriter: @unchecked Sendable {
                     sinceCompaction = 0
                     compactionNumber += 1
                     let rowsPerPart = CheckpointCompaction.rowsPerPart(games: round.covered.count, gamesPerSlice: gamesPerSlice)
-                    let next = lastCompaction.map { $0.following(first: first, covered: round.covered, rowsPerPart: rowsPerPart) }
+                    // Every `compactionsPerFullSweep`-th starts at the lowest row whatever the one
+                    // before left: a row it could not see (another node's, not yet committed when
+                    // a part looked at its range) may lie below the point.
+                    let sweep = compactionNumber % Self.compactionsPerFullSweep == 0
+                    let next = (sweep ? nil : lastCompaction).map { $0.following(first: first, covered: round.covered, rowsPerPart: rowsPerPart) }
                         ?? CheckpointCompaction(first: first, covered: round.covered, rowsPerPart: rowsPerPart)
                     compaction = next
                     lastCompaction = next

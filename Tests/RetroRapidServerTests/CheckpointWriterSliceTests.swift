@@ -1,4 +1,5 @@
 import Testing
+import RetroRapidDomain
 @testable import RetroRapidServer
 
 /// `CheckpointWriter.slice(of:in:)` spreads matches evenly over a round's slices however their
@@ -41,5 +42,31 @@ struct CheckpointWriterSliceTests {
         #expect(CheckpointWriter.slices(for: 19_900, gamesPerSlice: 1_000) == 10)
         #expect(CheckpointWriter.slices(for: 12, gamesPerSlice: 2) == 6)
         #expect(CheckpointWriter.slices(for: 12, gamesPerSlice: 1) == 10)
+    }
+}
+
+/// Where the writer's compactions start: where the one before left no row below, but every
+/// `compactionsPerFullSweep`-th at the table's lowest row (nil `next`) whatever it left.
+@Suite("Checkpoint compactions")
+struct CheckpointWriterCompactionTests {
+    let finished: CheckpointCompaction = {
+        var compaction = CheckpointCompaction(first: 100, covered: ["a"], rowsPerPart: 10)
+        compaction.isFinished = true
+        return compaction
+    }()
+
+    @Test func aCompactionStartsWhereTheOneBeforeLeftNoRowBelow() {
+        let next = CheckpointWriter.compaction(number: 3, after: finished, first: 200, covered: ["a"], rowsPerPart: 5)
+        #expect(next == CheckpointCompaction(first: 200, covered: ["a"], rowsPerPart: 5, next: 100))
+    }
+
+    @Test func theFirstAndEveryTenthStartAtTheLowestRow() {
+        #expect(CheckpointWriter.compaction(number: 1, after: nil, first: 200, covered: ["a"], rowsPerPart: 5).next == nil)
+        for number in [CheckpointWriter.compactionsPerFullSweep, 2 * CheckpointWriter.compactionsPerFullSweep] {
+            let sweep = CheckpointWriter.compaction(number: number, after: finished, first: 200, covered: ["a"], rowsPerPart: 5)
+            #expect(sweep == CheckpointCompaction(first: 200, covered: ["a"], rowsPerPart: 5))
+        }
+        #expect(CheckpointWriter.compaction(number: CheckpointWriter.compactionsPerFullSweep + 1, after: finished, first: 200,
+                                            covered: ["a"], rowsPerPart: 5).next == 100)
     }
 }

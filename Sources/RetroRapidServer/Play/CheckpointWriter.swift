@@ -65,12 +65,10 @@ final class CheckpointWriter: @unchecked Sendable {
     /// Jobs of the current slice still queued or running on the storage threads: the next
     /// slice waits for all of them.
     private var inFlight = 0
-    /// The deletion left after the last compacting round, a part sent each tick; nil when
-    /// there is none.
+    /// The last compacting round's deletion as its last answer left it: a part sent each tick
+    /// until it `isFinished`, and then where the next one may start
+    /// (`CheckpointCompaction.following`); nil before the first and once a part failed.
     private var compaction: CheckpointCompaction?
-    /// The last compaction begun, as its last answer left it (nil once one failed): a next
-    /// one starts where a finished one left no row below (`CheckpointCompaction.following`).
-    private var lastCompaction: CheckpointCompaction?
     /// A part of `compaction` is queued or running: the next waits for it.
     private var compactionInFlight = false
     /// Counts the compactions begun, so a part's answer moves only its own one on.
@@ -228,15 +226,9 @@ final class CheckpointWriter: @unchecked Sendable {
                 if !round.failed, let first = round.firstRowID {
                     sinceCompaction = 0
                     compactionNumber += 1
-                    let rowsPerPart = CheckpointCompaction.rowsPerPart(games: round.covered.count, gamesPerSlice: gamesPerSlice)
-                    // Every `compactionsPerFullSweep`-th starts at the lowest row whatever the one
-                    // before left: a row it could not see (another node's, not yet committed when
-                    // a part looked at its range) may lie below the point.
-                    let sweep = compactionNumber % Self.compactionsPerFullSweep == 0
-                    let next = (sweep ? nil : lastCompaction).map { $0.following(first: first, covered: round.covered, rowsPerPart: rowsPerPart) }
-                        ?? CheckpointCompaction(first: first, covered: round.covered, rowsPerPart: rowsPerPart)
-                    compaction = next
-                    lastCompaction = next
+                    compaction = Self.compaction(number: compactionNumber, after: compaction, first: first, covered: round.covered,
+                                                 rowsPerPart: CheckpointCompaction.rowsPerPart(games: round.covered.count,
+                                                                                                gamesPerSlice: gamesPerSlice))
                 }
             } else if !round.failed {
                 sinceCompaction += 1
@@ -246,11 +238,24 @@ final class CheckpointWriter: @unchecked Sendable {
                       slices: Self.slices(for: matches, gamesPerSlice: gamesPerSlice))
     }
 
+    /// The `number`-th compaction, of a round that began at `first` and covered `covered`:
+    /// where `previous` left no row below (`CheckpointCompaction.following`), except every
+    /// `compactionsPerFullSweep`-th, which starts at the lowest row whatever the one before
+    /// left, since a row it could not see (another node's, not yet committed when a part
+    /// looked at its range) may lie below that point.
+    static func compaction(number: Int, after previous: CheckpointCompaction?, first: Int64, covered: Set<String>,
+                           rowsPerPart: Int) -> CheckpointCompaction {
+        if let previous, !number.isMultiple(of: compactionsPerFullSweep) {
+            return previous.following(first: first, covered: covered, rowsPerPart: rowsPerPart)
+        }
+        return CheckpointCompaction(first: first, covered: covered, rowsPerPart: rowsPerPart)
+    }
+
     /// Hands the next part of the pending compaction to the storage thread, unless one is
     /// under way. A part that fails leaves every row it looked at (the next compaction deletes
     /// them) and ends this compaction, and the next round compacts again.
     private func sendCompactionPart() {
-        guard let part = compaction, !compactionInFlight else { return }
+        guard let part = compaction, !part.isFinished, !compactionInFlight else { return }
         compactionInFlight = true
         let number = compactionNumber
         worker.perform(on: worker.serialLane, { storage in
@@ -260,15 +265,9 @@ final class CheckpointWriter: @unchecked Sendable {
             switch result {
             case .success(let rest):
                 // A newer compaction replaces this one; only this one's answer moves it on.
-                if compactionNumber == number {
-                    compaction = rest.isFinished ? nil : rest
-                    lastCompaction = rest
-                }
+                if compactionNumber == number { compaction = rest }
             case .failure(let error):
-                if compactionNumber == number {
-                    compaction = nil
-                    lastCompaction = nil
-                }
+                if compactionNumber == number { compaction = nil }
                 sinceCompaction = max(sinceCompaction, Self.checkpointsPerCompaction - 1)
                 logger.error("could not compact the checkpoints", metadata: ["error": "\(error)"])
             }

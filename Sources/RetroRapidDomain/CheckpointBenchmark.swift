@@ -15,8 +15,10 @@ import RetroRapidRules
 /// where the first left no row below), each part timed alone. A
 /// plain round is timed whole: the server writes it in the same slices, so a compacting
 /// slice or a part that takes less than a plain round holds a storage thread for less than a
-/// round does. No sleeping: the checkpoints run back to back, each timed alone. Then
-/// `recoverAll` ends them all as a restart after a crash would.
+/// round does. No sleeping: the checkpoints run back to back, each timed alone. Then, where
+/// the store keeps a node's rounds as slices (PostgreSQL), another node's repository gathers
+/// them into a log per game as a node taking the games over does (timed), and `recoverAll`
+/// ends them all as a restart after a crash would.
 public enum CheckpointBenchmark {
     public typealias Game = (seed: UInt64, level: SpeedLevel, log: InputLog)
 
@@ -26,12 +28,16 @@ public enum CheckpointBenchmark {
     /// - Parameters:
     ///   - players: players with unlimited play, so the starts consume no free play and the
     ///     recovery still offers every score to the leaderboards.
-    ///   - checkpointRows: how many `game_checkpoints` rows the store holds now.
+    ///   - survivor: another process's repository on the same store, which gathers this one's
+    ///     slices (``RunningGameRepository/gatherCheckpoints(now:lease:)``) and ends the games;
+    ///     nil where there are no slices (SQLite).
+    ///   - checkpointRows: how many checkpoint rows the store holds now (of both tables).
     ///   - logPosition: where the server's write-ahead log is now, in bytes, where the store has
     ///     one (PostgreSQL): what a plain round adds to it is reported, a count that the machine's
     ///     other work does not move as it moves times.
     /// - Returns: the report's lines.
-    public static func run(_ repository: any RunningGameRepository, players: [Int64], games: Int, pool: [Game],
+    public static func run(_ repository: any RunningGameRepository, survivor: (any RunningGameRepository)? = nil,
+                           players: [Int64], games: Int, pool: [Game],
                            checkpointRows: () throws -> Int, logPosition: (() throws -> Int64)? = nil) throws -> [String] {
         let start = Date(timeIntervalSince1970: 1_768_478_400)  // 2026-01-15T12:00:00Z
         var running: [(id: String, game: Game, offset: Int, steps: Int, moves: Int)] = []
@@ -100,8 +106,15 @@ public enum CheckpointBenchmark {
             previous = part
         }
         let left = try checkpointRows()
+        let ended = start.addingTimeInterval(Double(simulatedSeconds + 60))
+        var gathering: String?
+        if let survivor {
+            let began = ContinuousClock.now
+            let gathered = try survivor.gatherCheckpoints(now: ended, lease: 6)
+            gathering = "gather_after_death games=\(gathered) seconds=\(String(format: "%.2f", Double(nanoseconds(ContinuousClock.now - began)) / 1e9))"
+        }
         let began = ContinuousClock.now
-        let recovered = try repository.recoverAll(now: start.addingTimeInterval(Double(simulatedSeconds + 60)))
+        let recovered = try (survivor ?? repository).recoverAll(now: ended)
         let recovery = Double(nanoseconds(ContinuousClock.now - began)) / 1e9
         let log = logBytes.sorted()
         return [
@@ -112,7 +125,7 @@ public enum CheckpointBenchmark {
             // lowest id, a later one's starts where the one before left no row below.
             "compaction_part rows_per_part=\(rowsPerPart) \(latency(parts)) first_parts_max_ms=\(String(format: "%.1f", Double(firstParts.max() ?? 0) / 1e6))",
             "recover_after_crash games=\(recovered.count) seconds=\(String(format: "%.2f", recovery))",
-        ]
+        ] + (gathering.map { [$0] } ?? [])
     }
 
     private static func nanoseconds(_ duration: Duration) -> UInt64 {

@@ -69,7 +69,7 @@ package struct CheckpointLog: Sendable {
     }
 
     /// `value` in decimal, as `String(value)` writes it.
-    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+    package static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         let magnitude = value.magnitude
         var divisor: UInt = 1

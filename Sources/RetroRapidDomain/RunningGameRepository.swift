@@ -20,6 +20,18 @@ public protocol RunningGameRepository {
     /// Appends what changed in each game since its last checkpoint, all in one write.
     func checkpoint(_ batch: [GameCheckpoint], compacting: Bool, now: Date) throws
 
+    /// Appends one game's whole log (`movesBefore` 0) as a row any node reads at once: how a
+    /// game handed to another node leaves it everything it needs.
+    func checkpointHandedOver(_ log: GameCheckpoint, now: Date) throws
+
+    /// Makes readable the checkpoints of every process gone from the cluster: its node not
+    /// seen for `lease` before `now`, left, or restarted as another process. PostgreSQL keeps a
+    /// round's checkpoints as a row per slice of a node's games, which only this reads; a node
+    /// calls it after claiming a game, before reading the game's log. Returns how many games'
+    /// logs it wrote (0 on SQLite, which keeps a row per game).
+    @discardableResult
+    func gatherCheckpoints(now: Date, lease: TimeInterval) throws -> Int
+
     /// Where a compacting round starts: every checkpoint row committed so far has a lower id,
     /// every row appended after this call a higher or equal one.
     func nextCheckpointRowID() throws -> Int64

@@ -67,10 +67,15 @@ public struct RepositorySettings: Sendable, Equatable {
     /// The price of unlimited play before discounts.
     public var basePrice: Money
     public var linkCodes: LinkCodePolicy
+    /// The cluster node's process (`cluster_nodes.instance`) whose round checkpoints the
+    /// running games write as slices (PostgreSQL); nil writes a row per game.
+    public var checkpointProcess: String?
 
-    public init(dailyFreePlays: Int = 5, basePrice: Money = .defaultUnlimitedPrice, linkCodes: LinkCodePolicy = LinkCodePolicy()) {
+    public init(dailyFreePlays: Int = 5, basePrice: Money = .defaultUnlimitedPrice, linkCodes: LinkCodePolicy = LinkCodePolicy(),
+                checkpointProcess: String? = nil) {
         self.dailyFreePlays = dailyFreePlays
         self.basePrice = basePrice
         self.linkCodes = linkCodes
+        self.checkpointProcess = checkpointProcess
     }
 }

@@ -1,29 +1,88 @@
 import RetroRapidDomain
 import RetroRapidSQL
 
-/// PostgreSQL's way with `game_checkpoints` (``SQLCheckpointTable``): a whole batch appended
-/// in one binary COPY (``PostgresBinaryCopy``: one round trip whatever the batch's size), a
-/// compaction's part deleted in one statement, and a game's rows read through the index
-/// `game_checkpoints_by_game`, keyed by the game alone (many nodes share the table, so a scan
-/// of it would read every node's games).
+/// PostgreSQL's way with the checkpoints of running games (``SQLCheckpointTable``).
+///
+/// A node writes each slice of a round as one `checkpoint_slices` row named after its process
+/// (``CheckpointSlice``: a line per game), in one binary COPY (``PostgresBinaryCopy``): a row
+/// per game a second cost PostgreSQL seven times what it costs SQLite (docs/BENCHMARKS.md,
+/// "Checkpoints on PostgreSQL"). Those rows are read only once their process is gone, by the
+/// node that claims one of its games (``gatherSlices(notSeenSince:)``,
+/// ``PostgresSliceGathering``), which joins them into a row per game in `game_checkpoints`.
+/// There, read through the index `game_checkpoints_by_game` keyed by the game alone, are the
+/// rows any node reads at once: a whole log handed over, the gathered logs, and every row a
+/// connection without a process writes (the operator's tools, the benchmark's per-game runs).
+/// A compaction's part deletes redundant game rows in one statement, and this process's slices
+/// below the compacting round in another.
 ///
 /// Threading rule: as its ``PostgresConnection``, one thread at a time (a storage thread).
 public struct PostgresCheckpointTable: SQLCheckpointTable {
     let connection: PostgresConnection
+    /// The process whose slices this writes (`cluster_nodes.instance`); nil: a row per game.
+    let process: String?
 
-    public init(connection: PostgresConnection) {
+    public init(connection: PostgresConnection, process: String? = nil) {
         self.connection = connection
+        self.process = process
     }
 
     public func nextRowID() throws -> Int64 {
-        // Identity values are handed out in rising order, so a row appended after this read
-        // gets a larger id than any row committed before it.
-        try connection.execute("SELECT coalesce(max(id), 0) + 1 FROM game_checkpoints").first?.int64(at: 0) ?? 1
+        // Both tables take ids from game_checkpoints' sequence, which hands them out in rising
+        // order, so a row appended after this read gets a larger id than any committed before it.
+        try connection.execute("""
+            SELECT greatest((SELECT coalesce(max(id), 0) FROM game_checkpoints),
+                            (SELECT coalesce(max(id), 0) FROM checkpoint_slices)) + 1
+            """).first?.int64(at: 0) ?? 1
     }
 
-    /// `batch` as one binary COPY: its rows as bytes, the moves encoded straight into the
-    /// buffer, nothing quoted on this side or parsed as text on the server's.
+    /// A slice of a round: one `checkpoint_slices` row when this table writes for a process,
+    /// else a row per game.
     public func append(_ batch: [GameCheckpoint], at: String) throws {
+        guard let process else { return try appendRows(batch, at: at) }
+        var rows = PostgresBinaryCopy(reservingCapacity: 64 + batch.count * 40)
+        rows.beginRow(fields: 4)
+        rows.appendText(process)
+        rows.appendBigint(Int64(batch.count))
+        rows.appendText { CheckpointSlice.encode(batch, appendingTo: &$0) }
+        rows.appendText(at)
+        try connection.copyIn("COPY checkpoint_slices (instance, games, data, at) FROM STDIN (FORMAT binary)", rows)
+    }
+
+    public func appendHandedOver(_ log: GameCheckpoint, at: String) throws {
+        try appendRows([log], at: at)
+    }
+
+    /// Slices in id order until the next would pass `games` lines: deleting a slice deletes
+    /// its text's chunks too (it is stored out of line), so a part's work follows its lines.
+    public func deleteOwnSlices(below first: Int64, games: Int) throws -> Bool {
+        guard let process else { return false }
+        let oldest = try connection.execute("""
+            SELECT id, games FROM checkpoint_slices WHERE instance = $1 AND id < $2 ORDER BY id LIMIT \(Self.slicesLookedAt)
+            """, [process, first]).map { ($0.int64(at: 0), $0.int64(at: 1)) }
+        var doomed: [Int64] = []
+        var lines: Int64 = 0
+        for (id, count) in oldest {
+            guard doomed.isEmpty || lines + count <= Int64(games) else { break }
+            doomed.append(id)
+            lines += count
+        }
+        guard !doomed.isEmpty else { return false }
+        try connection.execute("DELETE FROM checkpoint_slices WHERE id = ANY ($1::bigint[])",
+                               [SQLDialect.postgresArray(doomed.map(String.init))])
+        return doomed.count < oldest.count || oldest.count == Self.slicesLookedAt
+    }
+
+    /// How many of the oldest slices one part of a compaction looks at.
+    private static let slicesLookedAt = 64
+
+    public func gatherSlices(notSeenSince seenSince: String) throws -> Int {
+        try PostgresSliceGathering(connection: connection, ownProcess: process).gather(notSeenSince: seenSince)
+    }
+
+    /// `batch` as rows of `game_checkpoints` in one binary COPY: its rows as bytes, the moves
+    /// encoded straight into the buffer, nothing quoted on this side or parsed as text on the
+    /// server's.
+    func appendRows(_ batch: [GameCheckpoint], at: String) throws {
         // A row: 2 bytes of field count, 6 lengths, 3 bigints, an id, a few moves and the time.
         let rowBytes: Int = 2 + 6 * 4 + 3 * 8 + 16 + 24 + at.utf8.count
         var rows = PostgresBinaryCopy(reservingCapacity: batch.count * rowBytes)
@@ -74,7 +133,11 @@ public struct PostgresCheckpointTable: SQLCheckpointTable {
 
 extension SQLRunningGameRepository {
     /// The running games of one PostgreSQL connection: the connection and its checkpoint table.
-    public init(postgres connection: PostgresConnection, dailyFreePlays: Int = 5) {
-        self.init(executor: connection, checkpoints: PostgresCheckpointTable(connection: connection), dailyFreePlays: dailyFreePlays)
+    ///
+    /// - Parameter process: the process whose round slices it writes (a cluster node's
+    ///   `cluster_nodes.instance`); nil writes a row per game.
+    public init(postgres connection: PostgresConnection, process: String? = nil, dailyFreePlays: Int = 5) {
+        self.init(executor: connection, checkpoints: PostgresCheckpointTable(connection: connection, process: process),
+                  dailyFreePlays: dailyFreePlays)
     }
 }

@@ -143,15 +143,20 @@ public enum PostgresStorageBench {
     /// What keeping `games` running games recoverable costs (`CheckpointBenchmark`), for players
     /// with unlimited play made here.
     static func checkpoints(_ db: PostgresConnection, games: Int, pool: [PlayedGame]) throws -> [String] {
-        let repository = SQLRunningGameRepository(postgres: db, dailyFreePlays: 5)
+        // A node's process writing its rounds as slices, and another (no process of its own)
+        // that gathers them once the first is gone, as a node taking its games over does.
+        let repository = SQLRunningGameRepository(postgres: db, process: "bench-\(UUID().uuidString.lowercased())", dailyFreePlays: 5)
+        let survivor = SQLRunningGameRepository(postgres: db, dailyFreePlays: 5)
         let players = try addPlayers(db, count: 1000, prefix: "c")
         try db.execute("""
             INSERT INTO unlimited_entitlements (player_id, source, reference, granted_at)
             SELECT id, 'operator', 'bench', '2026-01-01T00:00:00Z' FROM players WHERE public_id LIKE 'c%'
             """)
         return try CheckpointBenchmark.run(
-            repository, players: players, games: games, pool: pool.map { ($0.seed, $0.level, $0.log) },
-            checkpointRows: { try db.execute("SELECT count(*) FROM game_checkpoints").first?.int(at: 0) ?? 0 },
+            repository, survivor: survivor, players: players, games: games, pool: pool.map { ($0.seed, $0.level, $0.log) },
+            checkpointRows: {
+                try db.execute("SELECT (SELECT count(*) FROM game_checkpoints) + (SELECT count(*) FROM checkpoint_slices)").first?.int(at: 0) ?? 0
+            },
             logPosition: { try db.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint").first?.int64(at: 0) ?? 0 })
     }
 }

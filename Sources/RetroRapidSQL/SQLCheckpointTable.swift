@@ -13,8 +13,26 @@ public protocol SQLCheckpointTable {
     /// PostgreSQL: the identity's largest value + 1, handed out in rising order).
     func nextRowID() throws -> Int64
 
-    /// Appends `batch` (never empty) as rows written at `at`.
+    /// Appends `batch` (never empty), a slice of a round, as written at `at`. PostgreSQL with
+    /// a process to name writes it as one `checkpoint_slices` row, read only once that process
+    /// is gone (``gatherSlices(notSeenSince:)``); otherwise a row per game.
     func append(_ batch: [GameCheckpoint], at: String) throws
+
+    /// Appends `log`, a game's whole log, as a row of its own that any node reads at once:
+    /// how a game handed to another node leaves it everything.
+    func appendHandedOver(_ log: GameCheckpoint, at: String) throws
+
+    /// Deletes this process's oldest slices below `first`, about `games` games' lines of them
+    /// (at least one slice), once a compacting round has written a whole log at or above
+    /// `first` of every game it runs. Returns whether any are left. None on SQLite.
+    func deleteOwnSlices(below first: Int64, games: Int) throws -> Bool
+
+    /// The slices of every other process whose node has not been seen since `seenSince` (or
+    /// has left, or restarted as another process) joined into rows of their games that still
+    /// run, each game's log as one whole-log row, and then deleted; a game whose log a later
+    /// row already holds whole is left as it is. Returns how many games it wrote. Nothing to
+    /// do on SQLite.
+    func gatherSlices(notSeenSince seenSince: String) throws -> Int
 
     /// Deletes the rows with an id in `ids` (all below `compaction.first`) that the compacting
     /// round made redundant: those of a game in `compaction.covered` (its full log is at or
@@ -25,6 +43,16 @@ public protocol SQLCheckpointTable {
     /// Calls `body` with every row of the games `publicIDs`, each game's in id order (other
     /// games' rows may come between).
     func forEachRow(ofGames publicIDs: [String], _ body: (CheckpointRow) throws -> Void) throws
+}
+
+extension SQLCheckpointTable {
+    public func appendHandedOver(_ log: GameCheckpoint, at: String) throws {
+        try append([log], at: at)
+    }
+
+    public func deleteOwnSlices(below first: Int64, games: Int) throws -> Bool { false }
+
+    public func gatherSlices(notSeenSince seenSince: String) throws -> Int { 0 }
 }
 
 /// One `game_checkpoints` row as read back.

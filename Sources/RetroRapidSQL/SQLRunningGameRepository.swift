@@ -117,9 +117,22 @@ public struct SQLRunningGameRepository: RunningGameRepository {
             let first = compacting ? try checkpoints.nextRowID() : 0
             if !batch.isEmpty { try checkpoints.append(batch, at: at) }
             guard compacting, first > Int64.min else { return }
+            while try checkpoints.deleteOwnSlices(below: first, games: Int.max) {}
             let compaction = CheckpointCompaction(first: first, covered: Set(batch.lazy.filter { $0.movesBefore == 0 }.map(\.publicID)),
                                                   rowsPerPart: Int.max)
             try checkpoints.deleteCompacted(Int64.min...(first - 1), of: compaction)
+        }
+    }
+
+    public func checkpointHandedOver(_ log: GameCheckpoint, now: Date) throws {
+        precondition(log.movesBefore == 0, "a handed-over log is whole")
+        try executor.writeTransaction { try checkpoints.appendHandedOver(log, at: UTCCivilTime.text(now)) }
+    }
+
+    @discardableResult
+    public func gatherCheckpoints(now: Date, lease: TimeInterval) throws -> Int {
+        try executor.writeTransaction {
+            try checkpoints.gatherSlices(notSeenSince: SQLClusterRepository.staleBefore(now, lease))
         }
     }
 
@@ -135,6 +148,9 @@ public struct SQLRunningGameRepository: RunningGameRepository {
         guard !compaction.isFinished else { return compaction }
         return try executor.writeTransaction {
             var rest = compaction
+            // This process's slices below the round first (the round wrote every game it runs
+            // whole), about a part's games at a time, as the rows below.
+            if try checkpoints.deleteOwnSlices(below: compaction.first, games: compaction.rowsPerPart) { return rest }
             guard let start = try compaction.next ?? lowestCheckpointRow(from: Int64.min, below: compaction.first),
                   start < compaction.first else {
                 rest.isFinished = true

@@ -74,7 +74,9 @@ public final class GameServer: Sendable {
         self.logger = logger
         let configuration = options.configuration
         let mailbox = ServiceMailbox()
-        worker = try DatabaseWorker(configuration: configuration, mailbox: mailbox, clock: options.clock)
+        // A cluster node's process name, before the storage threads: they write its checkpoint slices.
+        let instance = options.clusterBus.map { _ in ClusterMembership.newInstance() }
+        worker = try DatabaseWorker(configuration: configuration, mailbox: mailbox, clock: options.clock, checkpointProcess: instance)
         for applied in worker.appliedMigrations {
             logger.info("applied migration", metadata: ["db.migration": applied.identifier])
         }
@@ -88,7 +90,9 @@ public final class GameServer: Sendable {
                                metrics: metrics, logger: logger)
         let lease = ClusterLease(heartbeat: TimeInterval(configuration.clusterHeartbeatSeconds),
                                  lease: TimeInterval(configuration.clusterLeaseSeconds))
-        let membership = options.clusterBus.map { ClusterMembership(bus: $0, lease: lease, gameURL: configuration.gameURL) }
+        let membership = options.clusterBus.map {
+            ClusterMembership(bus: $0, lease: lease, gameURL: configuration.gameURL, instance: instance ?? ClusterMembership.newInstance())
+        }
         let context = ServerComponentContext(configuration: configuration, worker: worker, mailbox: mailbox,
                                              metrics: metrics, events: events, logger: logger,
                                              clientAddresses: clientAddresses, rateLimits: rateLimits, cluster: cluster,

@@ -243,16 +243,20 @@ public struct StorageCopier {
         return schema
     }
 
+    /// Tables PostgreSQL has and SQLite does not, left empty by a copy: a cluster node's
+    /// checkpoint slices (SQLite writes a row per game in `game_checkpoints`, which is copied).
+    static let postgresOnlyTables: Set<String> = ["checkpoint_slices"]
+
     /// The tables in foreign-key order (a table after every table it refers to, ties by name),
     /// after checking that both sides have the same tables and columns.
     private func copyPlan(source: [String: Set<String>], target: TargetSchema) throws -> [TablePlan] {
         var problems: [String] = []
         let onlySQLite = Set(source.keys).subtracting(target.columns.keys).sorted()
-        let onlyPostgres = Set(target.columns.keys).subtracting(source.keys).sorted()
+        let onlyPostgres = Set(target.columns.keys).subtracting(source.keys).subtracting(Self.postgresOnlyTables).sorted()
         if !onlySQLite.isEmpty { problems.append("tables only in SQLite: \(onlySQLite.joined(separator: ", "))") }
         if !onlyPostgres.isEmpty { problems.append("tables only in PostgreSQL: \(onlyPostgres.joined(separator: ", "))") }
         var plans: [String: TablePlan] = [:]
-        for (name, targetColumns) in target.columns {
+        for (name, targetColumns) in target.columns where !Self.postgresOnlyTables.contains(name) {
             guard let sourceColumns = source[name] else { continue }
             let targetNames = Set(targetColumns.map(\.name))
             if sourceColumns != targetNames {

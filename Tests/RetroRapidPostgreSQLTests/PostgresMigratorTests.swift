@@ -19,10 +19,11 @@ struct PostgresMigratorTests {
             #expect(applied.map(\.checksum) == migrator.migrations.map(\.checksum))
             #expect(try migrator.migrate().isEmpty)
             #expect(try migrator.pendingMigrations().isEmpty)
-            // The tables SQLite's migrations reach, and the migrator's own.
+            // The tables SQLite's migrations reach, the slices of cluster nodes' rounds (PostgreSQL's
+            // only), and the migrator's own.
             let tables = try connection.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
                 .map { $0.string(at: 0) }
-            #expect(tables == ["audit_log", "best_scores", "cluster_nodes", "code_redemptions", "daily_attempts", "daily_roads", "devices",
+            #expect(tables == ["audit_log", "best_scores", "checkpoint_slices", "cluster_nodes", "code_redemptions", "daily_attempts", "daily_roads", "devices",
                                "game_checkpoints", "game_holders", "games", "link_codes", "operators", "orders", "player_settings",
                                "players", "plays", "promo_codes", "race_entries", "races", "rate_limit_events", "rate_limit_keys",
                                "room_places", "running_games",

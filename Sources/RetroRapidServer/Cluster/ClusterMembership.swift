@@ -14,10 +14,14 @@ struct ClusterMembership: Sendable {
     /// The other nodes' game URLs, refreshed with each heartbeat.
     let directory = NodeDirectory()
 
-    init(bus: any ClusterBus, lease: ClusterLease = .standard, gameURL: String? = nil) {
+    /// A new process name, made before the storage threads start: they write the round
+    /// checkpoints as this process's slices.
+    static func newInstance() -> String { UUID().uuidString.lowercased() }
+
+    init(bus: any ClusterBus, lease: ClusterLease = .standard, gameURL: String? = nil, instance: String = newInstance()) {
         self.bus = bus
         nodeID = bus.nodeID
-        instance = UUID().uuidString.lowercased()
+        self.instance = instance
         self.lease = lease
         self.gameURL = gameURL
     }

@@ -190,6 +190,8 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
             guard let game = try storage.runningGames.running(playerID: playerID).first else { return .none }
             switch try storage.cluster.claim(gameID: game.publicID, nodeID: nodeID, now: storage.now, lease: leaseSeconds) {
             case .claimed:
+                // A holder that died left the game's newest moves in its checkpoint slices.
+                try storage.runningGames.gatherCheckpoints(now: storage.now, lease: leaseSeconds)
                 // Read again after the claim: the holder's last checkpoint came before its release.
                 return try storage.runningGames.running(publicID: game.publicID).map(FetchAnswer.claimed) ?? .none
             case .held(let holder): return .held(holder)
@@ -473,6 +475,7 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
         worker.perform(orderedBy: playerID, { storage -> RecordedGame? in
             guard case .claimed = try storage.cluster.claim(gameID: gameID, nodeID: nodeID, now: storage.now,
                                                            lease: leaseSeconds) else { return nil }
+            try storage.runningGames.gatherCheckpoints(now: storage.now, lease: leaseSeconds)
             return try Self.storeAsServerCrash(gameID, storage: storage)
         }, then: { [self] result in
             switch result {

@@ -113,7 +113,7 @@ final class CheckpointWriter: @unchecked Sendable {
                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         precondition(log.movesBefore == 0, "a whole log starts at its first move")
         worker.perform(orderedBy: playerID, { storage in
-            try storage.runningGames.checkpoint([log], compacting: false, now: storage.now)
+            try storage.runningGames.checkpointHandedOver(log, now: storage.now)
             return try after(storage)
         }, then: completion)
     }

@@ -395,9 +395,11 @@ final class GameSession {
     /// What changed since the last checkpoint the database confirmed, for the periodic one:
     /// the step count and the moves made since. Nil when nothing changed (a paused game costs
     /// nothing) or the game is over (it is being saved whole). `full` asks for the whole log,
-    /// changed or not (the compaction, `CheckpointWriter.swift`).
+    /// changed or not, over or not (the compaction, `CheckpointWriter.swift`): the compaction
+    /// deletes what came before it of every game it covers, and a game being saved is only
+    /// gone once its save commits.
     func checkpoint(now: Int64, full: Bool = false) -> (GameCheckpoint, LogSize)? {
-        guard !isOver else { return nil }
+        guard full || !isOver else { return nil }
         let log = game.log
         let size = LogSize(steps: log.steps, moves: log.moves.count)
         guard full || size != checkpointed else { return nil }

@@ -72,9 +72,12 @@ public final class DatabaseWorker: Sendable {
     /// migrations; then the others open theirs, one after another. Returns once all are open;
     /// throws what went wrong (every thread started has then ended).
     ///
-    /// - Parameter clock: what `StorageContext.now` reads; tests move time with it.
+    /// - Parameters:
+    ///   - clock: what `StorageContext.now` reads; tests move time with it.
+    ///   - checkpointProcess: a cluster node's process name (`ClusterMembership.instance`),
+    ///     whose round checkpoints PostgreSQL keeps as slices; nil for a single node.
     public init(configuration: ServerConfiguration, mailbox: ServiceMailbox,
-                clock: @escaping @Sendable () -> Date = { Date() }) throws {
+                clock: @escaping @Sendable () -> Date = { Date() }, checkpointProcess: String? = nil) throws {
         self.mailbox = mailbox
         let count = max(1, configuration.storageThreads)
         let queues = (0..<count).map { _ in StorageJobQueue() }
@@ -82,7 +85,8 @@ public final class DatabaseWorker: Sendable {
         var applied: [AppliedMigration] = []
         do {
             for index in 0..<count {
-                let body = StorageThread(configuration: configuration, clock: clock, queue: queues[index],
+                let body = StorageThread(configuration: configuration, clock: clock, checkpointProcess: checkpointProcess,
+                                         queue: queues[index],
                                          name: index == 0 ? "rr-storage" : "rr-storage-\(index)", migrates: index == 0)
                 let retained = Unmanaged.passRetained(body).toOpaque()
                 var thread = pthread_t()
@@ -363,6 +367,7 @@ private final class StorageJobQueue: Sendable {
 private final class StorageThread: Sendable {
     let configuration: ServerConfiguration
     let clock: @Sendable () -> Date
+    let checkpointProcess: String?
     let queue: StorageJobQueue
     let name: String
     /// Only the first thread migrates; the others open the store once it is up to date.
@@ -370,10 +375,11 @@ private final class StorageThread: Sendable {
     let startupDone = DispatchSemaphore(value: 0)
     let startupResult = Mutex<Result<[AppliedMigration], any Error>?>(nil)
 
-    init(configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date, queue: StorageJobQueue,
-         name: String, migrates: Bool) {
+    init(configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date, checkpointProcess: String?,
+         queue: StorageJobQueue, name: String, migrates: Bool) {
         self.configuration = configuration
         self.clock = clock
+        self.checkpointProcess = checkpointProcess
         self.queue = queue
         self.name = name
         self.migrates = migrates
@@ -389,7 +395,8 @@ private final class StorageThread: Sendable {
         do {
             let connection = try StorageFactory.open(configuration, ifMissing: .create)
             let applied = migrates ? try connection.migrate() : []
-            storage = StorageContext(connection: connection, configuration: configuration, clock: clock)
+            storage = StorageContext(connection: connection, configuration: configuration, clock: clock,
+                                     checkpointProcess: checkpointProcess)
             startupResult.withLock { $0 = .success(applied) }
             startupDone.signal()
         } catch {

@@ -44,13 +44,16 @@ public final class StorageContext {
     var offThreadAccess: () -> Void = { preconditionFailure("StorageContext used off the storage thread") }
 
     /// Builds the repositories from the configuration. On the storage thread.
-    init(connection: any StorageConnection, configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date) {
+    /// - Parameter checkpointProcess: the cluster node's process, whose round checkpoints go as slices.
+    init(connection: any StorageConnection, configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date,
+         checkpointProcess: String? = nil) {
         ownConnection = connection
         self.clock = clock
         self.thread = pthread_self()
         ownRepositories = connection.repositories(RepositorySettings(
             dailyFreePlays: configuration.dailyFreePlays,
-            basePrice: Money(minorUnits: Int64(configuration.unlimitedPriceMinorUnits), currency: configuration.currency)))
+            basePrice: Money(minorUnits: Int64(configuration.unlimitedPriceMinorUnits), currency: configuration.currency),
+            checkpointProcess: checkpointProcess))
         ownWebhook = PaymentWebhook(events: ownRepositories.paymentEvents, secret: configuration.webhookSecret ?? "")
     }
 

@@ -117,7 +117,7 @@ let package = Package(
 // they reach the reader's `package` API without making it public and stay built and
 // type-checked by every `swift build`.
 let fuzzTargets = ["client-message", "settings", "promo-code", "input-log", "display-name", "http-query", "fragment-assembly",
-                   "move-message"]
+                   "move-message", "checkpoint-slice"]
 package.targets += fuzzTargets.map { name in
     .executableTarget(name: "fuzz-\(name)", dependencies: ["RetroRapidFuzz"], path: "Sources/Fuzz/\(name)")
 }

@@ -35,4 +35,5 @@ public let allFuzzTargets: [any FuzzTarget.Type] = [
     HTTPQueryFuzzTarget.self,
     FragmentAssemblyFuzzTarget.self,
     MoveMessageFuzzTarget.self,
+    CheckpointSliceFuzzTarget.self,
 ]

@@ -15,10 +15,11 @@ import RetroRapidRules
 /// where the first left no row below), each part timed alone. A
 /// plain round is timed whole: the server writes it in the same slices, so a compacting
 /// slice or a part that takes less than a plain round holds a storage thread for less than a
-/// round does. No sleeping: the checkpoints run back to back, each timed alone. Then, where
-/// the store keeps a node's rounds as slices (PostgreSQL), another node's repository gathers
-/// them into a log per game as a node taking the games over does (timed), and `recoverAll`
-/// ends them all as a restart after a crash would.
+/// round does. No sleeping: the checkpoints run back to back, each timed alone. Where the
+/// store keeps a node's rounds as slices (PostgreSQL), another node's repository gathers them
+/// into a log per game as a node taking the games over does, timed once a second before the
+/// last compaction (when they hold the most). Then `recoverAll` ends them all as a restart
+/// after a crash would.
 public enum CheckpointBenchmark {
     public typealias Game = (seed: UInt64, level: SpeedLevel, log: InputLog)
 
@@ -58,6 +59,7 @@ public enum CheckpointBenchmark {
         let rowsPerPart = CheckpointCompaction.rowsPerPart(games: games, gamesPerSlice: CheckpointCompaction.defaultGamesPerSlice)
         var rows = 0
         var previous: CheckpointCompaction?
+        var gathering: String?
         for second in 1...simulatedSeconds {
             let compact = second % 60 == 0
             var batch: [GameCheckpoint] = []
@@ -75,6 +77,15 @@ public enum CheckpointBenchmark {
             }
             rows += batch.count
             let now = start.addingTimeInterval(Double(second))
+            // As if the node died just before its next compaction, when its slices hold the
+            // most: whole logs and 59 rounds after them. The run goes on from the gathered rows.
+            if let survivor, second == simulatedSeconds - 1 {
+                let peakBefore = peakResidentMegabytes()
+                let began = ContinuousClock.now
+                let gathered = try survivor.gatherCheckpoints(now: now, lease: 6)
+                gathering = "gather_after_death games=\(gathered) seconds=\(String(format: "%.2f", Double(nanoseconds(ContinuousClock.now - began)) / 1e9))"
+                    + " peak_rss_mb=\(peakBefore)->\(peakResidentMegabytes())"
+            }
             guard compact else {
                 let logBefore = try logPosition?()
                 let began = ContinuousClock.now
@@ -107,12 +118,7 @@ public enum CheckpointBenchmark {
         }
         let left = try checkpointRows()
         let ended = start.addingTimeInterval(Double(simulatedSeconds + 60))
-        var gathering: String?
-        if let survivor {
-            let began = ContinuousClock.now
-            let gathered = try survivor.gatherCheckpoints(now: ended, lease: 6)
-            gathering = "gather_after_death games=\(gathered) seconds=\(String(format: "%.2f", Double(nanoseconds(ContinuousClock.now - began)) / 1e9))"
-        }
+        try survivor?.gatherCheckpoints(now: ended, lease: 6)
         let began = ContinuousClock.now
         let recovered = try (survivor ?? repository).recoverAll(now: ended)
         let recovery = Double(nanoseconds(ContinuousClock.now - began)) / 1e9
@@ -126,6 +132,14 @@ public enum CheckpointBenchmark {
             "compaction_part rows_per_part=\(rowsPerPart) \(latency(parts)) first_parts_max_ms=\(String(format: "%.1f", Double(firstParts.max() ?? 0) / 1e6))",
             "recover_after_crash games=\(recovered.count) seconds=\(String(format: "%.2f", recovery))",
         ] + (gathering.map { [$0] } ?? [])
+    }
+
+    /// The process's peak resident memory so far (`VmHWM`), in MB; 0 where /proc has none.
+    private static func peakResidentMegabytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
+        return kilobytes / 1024
     }
 
     private static func nanoseconds(_ duration: Duration) -> UInt64 {

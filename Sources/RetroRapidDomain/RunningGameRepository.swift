@@ -45,6 +45,10 @@ public protocol RunningGameRepository {
     /// is its own short transaction, so no part holds a storage thread for long.
     func compactCheckpoints(_ compaction: CheckpointCompaction) throws -> CheckpointCompaction
 
+    /// Every running game with the log its checkpoints hold. Where a cluster node keeps its
+    /// rounds as slices of its process (PostgreSQL), a game a live process runs is read as
+    /// of its last log handed over or gathered: the node has the rest in memory, and
+    /// ``gatherCheckpoints(now:lease:)`` reads a gone process's slices.
     func running() throws -> [RunningGameRecord]
 
     func running(playerID: Int64) throws -> [RunningGameRecord]

@@ -62,9 +62,11 @@ public struct PostgresCheckpointTable: SQLCheckpointTable {
         var doomed: [Int64] = []
         var lines: Int64 = 0
         for (id, count) in oldest {
-            guard doomed.isEmpty || lines + count <= Int64(games) else { break }
+            // Counts come from the database: a sum past Int64 ends the part, never traps.
+            let (sum, overflow) = lines.addingReportingOverflow(count)
+            guard doomed.isEmpty || (!overflow && sum <= Int64(games)) else { break }
             doomed.append(id)
-            lines += count
+            lines = overflow ? Int64.max : sum
         }
         guard !doomed.isEmpty else { return false }
         try connection.execute("DELETE FROM checkpoint_slices WHERE id = ANY ($1::bigint[])",

@@ -448,6 +448,27 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
             }
         })
         removeDeadRoomPlaces(grace: grace)
+        gatherGoneSlices()
+    }
+
+    /// Gathers the checkpoint slices of processes gone from the cluster (died, left, restarted)
+    /// into a log per game, once their lease has lapsed: the first claim of one of their games
+    /// then finds the work done, and a process that left with no game still running leaves no
+    /// slices behind. A separate job, so a failure here holds up no game; a claim gathers too.
+    private func gatherGoneSlices() {
+        let leaseSeconds = lease.lease
+        worker.perform({ storage in
+            try storage.runningGames.gatherCheckpoints(now: storage.now, lease: leaseSeconds)
+        }, then: { [self] result in
+            switch result {
+            case .success(let games) where games > 0:
+                logger.info("checkpoints of a gone process gathered", metadata: ["games.count": String(games)])
+            case .success:
+                break
+            case .failure(let error):
+                logger.error("could not gather the checkpoints of gone processes", metadata: ["error": "\(error)"])
+            }
+        })
     }
 
     /// Deletes the room codes (`room_places`) of nodes not seen for the disconnect grace: their

@@ -20,6 +20,16 @@ struct PostgresCheckpointSliceTests {
         try SQLClusterRepository(executor: connection).join(nodeID: "a", instance: process, now: seen, lease: lease, gameURL: nil)
     }
 
+    /// Process "process-a" running game a1, its one slice of 4 steps and a move written.
+    func processWithOneGame(_ connection: PostgresConnection) throws -> SQLRunningGameRepository {
+        let player = try addRacePlayer(connection, "p-1")
+        let node = SQLRunningGameRepository(postgres: connection, process: "process-a")
+        try beginRunningGame(node, "00000000000000a1", player: player, practice: true, at: start)
+        try node.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 4, movesBefore: 0, moves: [move(3, .left)],
+                                            durationMilliseconds: 3600)], now: start.addingTimeInterval(4))
+        return node
+    }
+
     @Test func aProcessWritesARoundAsOneSliceRowThatOnlyAGatheringReads() throws {
         try withRaceDatabase { _, connection in
             let player = try addRacePlayer(connection, "p-1")
@@ -61,11 +71,7 @@ struct PostgresCheckpointSliceTests {
 
     @Test func aLiveProcessIsNotGatheredUntilItsLeaseLapsesOrItsNodeRestarts() throws {
         try withRaceDatabase { _, connection in
-            let player = try addRacePlayer(connection, "p-1")
-            let node = SQLRunningGameRepository(postgres: connection, process: "process-a")
-            try beginRunningGame(node, "00000000000000a1", player: player, practice: true, at: start)
-            try node.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 4, movesBefore: 0, moves: [move(3, .left)],
-                                                durationMilliseconds: 3600)], now: start.addingTimeInterval(4))
+            let node = try processWithOneGame(connection)
             try join(connection, process: "process-a", seen: start.addingTimeInterval(4))
             let other = SQLRunningGameRepository(postgres: connection, process: "process-b")
 
@@ -84,15 +90,11 @@ struct PostgresCheckpointSliceTests {
 
     @Test func aLogHandedOverAfterTheSlicesIsLeftAsItIs() throws {
         try withRaceDatabase { _, connection in
-            let player = try addRacePlayer(connection, "p-1")
-            let node = SQLRunningGameRepository(postgres: connection, process: "process-a")
-            try beginRunningGame(node, "00000000000000a1", player: player, practice: true, at: start)
-            try node.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 4, movesBefore: 0, moves: [move(3, .left)],
-                                                durationMilliseconds: 3600)], now: start.addingTimeInterval(4))
+            let node = try processWithOneGame(connection)
             try node.checkpointHandedOver(GameCheckpoint(publicID: "00000000000000a1", steps: 6, movesBefore: 0,
                                                          moves: [move(3, .left), move(5, .left)], durationMilliseconds: 5000),
                                           now: start.addingTimeInterval(6))
-            // The node that took it writes its own slices; the first process then dies.
+            // Another node reads the log handed over; then the first process dies, its slice left.
             let taker = SQLRunningGameRepository(postgres: connection, process: "process-b")
             #expect(try taker.running(publicID: "00000000000000a1")?.inputLog == "6:3L,5L")
             #expect(try taker.gatherCheckpoints(now: start.addingTimeInterval(30), lease: lease) == 0)
@@ -123,11 +125,7 @@ struct PostgresCheckpointSliceTests {
 
     @Test func anUnreadableSliceIsSkippedAndTheRestGathered() throws {
         try withRaceDatabase { _, connection in
-            let player = try addRacePlayer(connection, "p-1")
-            let node = SQLRunningGameRepository(postgres: connection, process: "process-a")
-            try beginRunningGame(node, "00000000000000a1", player: player, practice: true, at: start)
-            try node.checkpoint([GameCheckpoint(publicID: "00000000000000a1", steps: 4, movesBefore: 0, moves: [move(3, .left)],
-                                                durationMilliseconds: 3600)], now: start.addingTimeInterval(4))
+            _ = try processWithOneGame(connection)
             for data in ["99999999999999999999:x", "16:00000000000000a1 4 0", "400:00000000000000a1 1 0 1 \n"] {
                 try connection.execute("INSERT INTO checkpoint_slices (instance, games, data, at) VALUES ('process-a', 1, $1, 'x')", [data])
             }

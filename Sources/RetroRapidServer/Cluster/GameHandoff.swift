@@ -68,6 +68,8 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
     /// the claim this node is about to use is never released under it.
     private var releaseAfterFetch: [Int64: (gameID: String, asker: String)] = [:]
     private var nextHeartbeat: Int64 = 0
+    /// When this node's heartbeat was last written (0 before the first).
+    private var lastHeartbeat: Int64 = 0
     private var heartbeatInFlight = false
     private var nextSweep: Int64 = 0
     private var sweepInFlight = false
@@ -404,6 +406,16 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
                 if case .success(let (_, _, urls)) = result { directory.replace(with: urls) }
                 switch result {
                 case .success(let (true, held, _)):
+                    // A lapse longer than the lease: other nodes may have gathered this process's
+                    // checkpoint slices while it still wrote more, so its next round writes every
+                    // game whole again (docs/STORAGE.md, "Checkpoint slices").
+                    let written = MonotonicClock.now()
+                    if lastHeartbeat > 0, written - lastHeartbeat > Int64(lease.lease * 1_000_000) {
+                        logger.warning("this node's heartbeat lapsed past its lease; its games' checkpoints are written whole again",
+                                       metadata: ["cluster.node": nodeID])
+                        checkpoints.compactNext()
+                    }
+                    lastHeartbeat = written
                     // A game another node took while this one's heartbeat had lapsed (a stalled
                     // node, not a dead one) runs there now: it must not run on here too.
                     for gameID in running.subtracting(held) {
@@ -448,17 +460,19 @@ final class GameHandoff: RemoteGames, @unchecked Sendable {
             }
         })
         removeDeadRoomPlaces(grace: grace)
-        gatherGoneSlices()
+        gatherGoneSlices(grace: grace)
     }
 
     /// Gathers the checkpoint slices of processes gone from the cluster (died, left, restarted)
-    /// into a log per game, once their lease has lapsed: the first claim of one of their games
-    /// then finds the work done, and a process that left with no game still running leaves no
-    /// slices behind. A separate job, so a failure here holds up no game; a claim gathers too.
-    private func gatherGoneSlices() {
-        let leaseSeconds = lease.lease
+    /// into a log per game once they have not been seen for the disconnect grace, as the
+    /// orphans above: a process that left with no game still running leaves no slices behind.
+    /// Not at the lease: a node that only stalled keeps writing its slices, and a gathering
+    /// beside them is only safe for a game the gatherer has claimed (which the stalled node
+    /// drops). A claim gathers at the lease. A separate job, so a failure here holds up no game.
+    private func gatherGoneSlices(grace: TimeInterval) {
+        let after = max(lease.lease, grace)
         worker.perform({ storage in
-            try storage.runningGames.gatherCheckpoints(now: storage.now, lease: leaseSeconds)
+            try storage.runningGames.gatherCheckpoints(now: storage.now, lease: after)
         }, then: { [self] result in
             switch result {
             case .success(let games) where games > 0:

@@ -238,6 +238,12 @@ final class CheckpointWriter: @unchecked Sendable {
                       slices: Self.slices(for: matches, gamesPerSlice: gamesPerSlice))
     }
 
+    /// The next round compacts: writes every game's whole log and then deletes what came
+    /// before. For a node whose slices others may have gathered while it stalled.
+    func compactNext() {
+        sinceCompaction = max(sinceCompaction, Self.checkpointsPerCompaction - 1)
+    }
+
     /// The `number`-th compaction, of a round that began at `first` and covered `covered`:
     /// where `previous` left no row below (`CheckpointCompaction.following`), except every
     /// `compactionsPerFullSweep`-th, which starts at the lowest row whatever the one before

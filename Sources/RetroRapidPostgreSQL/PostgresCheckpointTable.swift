@@ -97,12 +97,29 @@ public struct PostgresCheckpointTable: SQLCheckpointTable {
             rows.appendBigint(Int64(max(0, checkpoint.durationMilliseconds)))
             rows.appendText(at)
         }
-        try connection.copyIn("""
-            COPY game_checkpoints (public_id, steps, moves_before, moves, duration_ms, at) FROM STDIN (FORMAT binary)
-            """, rows)
+        try connection.copyIn(Self.copyIntoGameRows, rows)
     }
 
-    /// The columns `append` writes, in its COPY's order.
+    /// `rows` as rows of `game_checkpoints` in one binary COPY, their moves as stored: how the
+    /// logs gathered from a gone process's slices are written (``PostgresSliceGathering``).
+    func appendRows(_ rows: [CheckpointRow]) throws {
+        guard !rows.isEmpty else { return }
+        var copy = PostgresBinaryCopy()
+        for row in rows {
+            copy.beginRow(fields: Self.fields)
+            copy.appendText(row.publicID)
+            copy.appendBigint(Int64(row.steps))
+            copy.appendBigint(Int64(row.movesBefore))
+            copy.appendText(row.moves)
+            copy.appendBigint(Int64(max(0, row.durationMilliseconds)))
+            copy.appendText(row.at)
+        }
+        try connection.copyIn(Self.copyIntoGameRows, copy)
+    }
+
+    /// The COPY both `appendRows` write with, and its column count.
+    private static let copyIntoGameRows =
+        "COPY game_checkpoints (public_id, steps, moves_before, moves, duration_ms, at) FROM STDIN (FORMAT binary)"
     private static let fields: Int16 = 6
 
     /// A row in `ids` goes when its game is covered or no longer runs. The covered games are

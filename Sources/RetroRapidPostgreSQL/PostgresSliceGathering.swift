@@ -41,11 +41,7 @@ struct PostgresSliceGathering {
     /// One line of a slice or one game row, with the id it sits at in the joined order.
     private struct Part {
         let id: Int64
-        let steps: Int
-        let movesBefore: Int
-        let moves: String
-        let durationMilliseconds: Int
-        let at: String
+        let row: CheckpointRow
         let ownRow: Bool
     }
 
@@ -59,9 +55,9 @@ struct PostgresSliceGathering {
             guard let id = slice.optionalInt64(at: 0), let entries = try? CheckpointSlice.decode(slice.string(at: 1)) else { continue }
             let at = slice.string(at: 2)
             for entry in entries {
-                parts[entry.publicID, default: []].append(Part(
-                    id: id, steps: entry.steps, movesBefore: entry.movesBefore, moves: entry.moves,
-                    durationMilliseconds: entry.durationMilliseconds, at: at, ownRow: false))
+                parts[entry.publicID, default: []].append(Part(id: id, row: CheckpointRow(
+                    publicID: entry.publicID, steps: entry.steps, movesBefore: entry.movesBefore, moves: entry.moves,
+                    durationMilliseconds: entry.durationMilliseconds, at: at), ownRow: false))
             }
         }
         let running = try connection.execute("SELECT public_id FROM running_games WHERE public_id = ANY ($1::text[])",
@@ -70,57 +66,48 @@ struct PostgresSliceGathering {
             SELECT id, public_id, steps, moves_before, moves, duration_ms, at FROM game_checkpoints
             WHERE public_id = ANY ($1::text[])
             """, [SQLDialect.postgresArray(running)]).map({ $0 }) {
-            parts[row.string(at: 1), default: []].append(Part(
-                id: row.int64(at: 0), steps: row.int(at: 2), movesBefore: row.int(at: 3), moves: row.string(at: 4),
-                durationMilliseconds: row.int(at: 5), at: row.string(at: 6), ownRow: true))
+            parts[row.string(at: 1), default: []].append(Part(id: row.int64(at: 0), row: CheckpointRow(
+                publicID: row.string(at: 1), steps: row.int(at: 2), movesBefore: row.int(at: 3), moves: row.string(at: 4),
+                durationMilliseconds: row.int(at: 5), at: row.string(at: 6)), ownRow: true))
         }
 
         var rewritten: [String] = []
-        var rows = PostgresBinaryCopy()
+        var rows: [CheckpointRow] = []
         for game in running {
             guard let joined = Self.joined(parts[game] ?? []) else { continue }
             rewritten.append(game)
-            for part in joined {
-                rows.beginRow(fields: 6)
-                rows.appendText(game)
-                rows.appendBigint(Int64(part.steps))
-                rows.appendBigint(Int64(part.movesBefore))
-                rows.appendText(part.moves)
-                rows.appendBigint(Int64(part.durationMilliseconds))
-                rows.appendText(part.at)
-            }
+            rows += joined
         }
         if !rewritten.isEmpty {
             try connection.execute("DELETE FROM game_checkpoints WHERE public_id = ANY ($1::text[])",
                                    [SQLDialect.postgresArray(rewritten)])
-            try connection.copyIn("""
-                COPY game_checkpoints (public_id, steps, moves_before, moves, duration_ms, at) FROM STDIN (FORMAT binary)
-                """, rows)
+            try PostgresCheckpointTable(connection: connection).appendRows(rows)
         }
         try connection.execute("DELETE FROM checkpoint_slices WHERE instance = $1", [process])
         return rewritten.count
     }
 
-    /// A game's rows and lines joined in id order: its whole log as one part, then the part its
+    /// A game's rows and lines joined in id order: its whole log as one row, then the row its
     /// log broke off at, if any. Nil when a whole log of its own rows comes after every line.
-    private static func joined(_ unordered: [Part]) -> [Part]? {
+    private static func joined(_ unordered: [Part]) -> [CheckpointRow]? {
         let parts = unordered.sorted { $0.id < $1.id }
         guard let lastLine = parts.last(where: { !$0.ownRow }) else { return nil }
-        if let lastWhole = parts.last(where: { $0.ownRow && $0.movesBefore == 0 }), lastWhole.id > lastLine.id { return nil }
+        if let lastWhole = parts.last(where: { $0.ownRow && $0.row.movesBefore == 0 }), lastWhole.id > lastLine.id { return nil }
         var log = CheckpointLog()
-        var brokeAt: Part?
+        var brokeAt: CheckpointRow?
         for part in parts {
-            log.append(steps: part.steps, movesBefore: part.movesBefore, moves: part.moves,
-                       durationMilliseconds: part.durationMilliseconds, at: part.at)
+            let row = part.row
+            log.append(steps: row.steps, movesBefore: row.movesBefore, moves: row.moves,
+                       durationMilliseconds: row.durationMilliseconds, at: row.at)
             if log.problem != nil {
-                brokeAt = part
+                brokeAt = row
                 break
             }
         }
-        var joined: [Part] = []
-        if let at = log.at {
-            joined.append(Part(id: 0, steps: log.steps, movesBefore: 0, moves: CheckpointLog.encode(log.moves),
-                               durationMilliseconds: log.durationMilliseconds, at: at, ownRow: true))
+        var joined: [CheckpointRow] = []
+        if let at = log.at, let game = parts.first?.row.publicID {
+            joined.append(CheckpointRow(publicID: game, steps: log.steps, movesBefore: 0, moves: CheckpointLog.encode(log.moves),
+                                        durationMilliseconds: log.durationMilliseconds, at: at))
         }
         if let brokeAt { joined.append(brokeAt) }
         return joined

@@ -74,9 +74,12 @@ public final class GameServer: Sendable {
         self.logger = logger
         let configuration = options.configuration
         let mailbox = ServiceMailbox()
-        // A cluster node's process name, before the storage threads: they write its checkpoint slices.
-        let instance = options.clusterBus.map { _ in ClusterMembership.newInstance() }
-        worker = try DatabaseWorker(configuration: configuration, mailbox: mailbox, clock: options.clock, checkpointProcess: instance)
+        let lease = ClusterLease(heartbeat: TimeInterval(configuration.clusterHeartbeatSeconds),
+                                 lease: TimeInterval(configuration.clusterLeaseSeconds))
+        // Before the storage threads: they write the round checkpoints as its process's slices.
+        let membership = options.clusterBus.map { ClusterMembership(bus: $0, lease: lease, gameURL: configuration.gameURL) }
+        worker = try DatabaseWorker(configuration: configuration, mailbox: mailbox, clock: options.clock,
+                                    checkpointProcess: membership?.instance)
         for applied in worker.appliedMigrations {
             logger.info("applied migration", metadata: ["db.migration": applied.identifier])
         }
@@ -88,11 +91,6 @@ public final class GameServer: Sendable {
         let rateLimits = RateLimits(options.limits, metrics: metrics, clock: options.rateLimitClock)
         cluster = ClusterRelay(bus: options.clusterBus, mailbox: mailbox, worker: worker, events: events,
                                metrics: metrics, logger: logger)
-        let lease = ClusterLease(heartbeat: TimeInterval(configuration.clusterHeartbeatSeconds),
-                                 lease: TimeInterval(configuration.clusterLeaseSeconds))
-        let membership = options.clusterBus.map {
-            ClusterMembership(bus: $0, lease: lease, gameURL: configuration.gameURL, instance: instance ?? ClusterMembership.newInstance())
-        }
         let context = ServerComponentContext(configuration: configuration, worker: worker, mailbox: mailbox,
                                              metrics: metrics, events: events, logger: logger,
                                              clientAddresses: clientAddresses, rateLimits: rateLimits, cluster: cluster,

@@ -362,6 +362,9 @@ struct GameSessionTests {
         stepOnce(game)
         _ = game.end(.abandoned, now: Self.start + 62_000 * Self.ms)
         #expect(game.checkpoint(now: Self.start + 62_000 * Self.ms) == nil)
+        // But a compacting round covers it whole: the rows before it go, and its save may fail.
+        let (over, _) = try #require(game.checkpoint(now: Self.start + 62_000 * Self.ms, full: true))
+        #expect(over.movesBefore == 0 && over.steps == game.game.log.steps && over.moves == game.game.log.moves)
     }
 
     @Test func aResumedGamesStoredPlayTimeThatNoMicrosecondCountHoldsIsBoundedNotTrappedOn() throws {

@@ -14,14 +14,10 @@ struct ClusterMembership: Sendable {
     /// The other nodes' game URLs, refreshed with each heartbeat.
     let directory = NodeDirectory()
 
-    /// A new process name, made before the storage threads start: they write the round
-    /// checkpoints as this process's slices.
-    static func newInstance() -> String { UUID().uuidString.lowercased() }
-
-    init(bus: any ClusterBus, lease: ClusterLease = .standard, gameURL: String? = nil, instance: String = newInstance()) {
+    init(bus: any ClusterBus, lease: ClusterLease = .standard, gameURL: String? = nil) {
         self.bus = bus
         nodeID = bus.nodeID
-        self.instance = instance
+        instance = UUID().uuidString.lowercased()
         self.lease = lease
         self.gameURL = gameURL
     }
